@@ -1,0 +1,53 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import { APP_GUARD, APP_INTERCEPTOR } from '@nestjs/core';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { LoggerModule } from 'nestjs-pino';
+import type { IncomingMessage } from 'node:http';
+import { AppConfig } from './config/config';
+import { CommonModule } from './common/common.module';
+import { RolesGuard } from './common/access/roles.guard';
+import { TransactionInterceptor } from './common/persistence/transaction.interceptor';
+import { dataSourceOptions } from './database/data-source-options';
+import { FEATURE_MODULES } from './modules';
+
+@Module({})
+export class AppModule {
+  static forRoot(config: AppConfig, databaseUrl: string): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [
+        CommonModule.forRoot(config),
+        LoggerModule.forRoot({
+          pinoHttp: {
+            level: config.logLevel,
+            genReqId: (req: IncomingMessage) => (req as IncomingMessage & { requestId?: string }).requestId ?? '',
+            customAttributeKeys: { reqId: 'request_id' },
+            redact: {
+              paths: [
+                'req.headers.authorization',
+                'req.headers.cookie',
+                'req.headers["x-api-key"]',
+                'res.headers["set-cookie"]',
+              ],
+              censor: '[redacted]',
+            },
+            serializers: {
+              req: (req: { id: string; method: string; url: string }) => ({
+                method: req.method,
+                // The query string can carry nothing secret by design, but keep logs short.
+                url: req.url.split('?')[0],
+              }),
+            },
+            autoLogging: { ignore: (req: IncomingMessage) => req.url === '/healthz' || req.url === '/metrics' },
+          },
+        }),
+        TypeOrmModule.forRoot({ ...dataSourceOptions(databaseUrl), autoLoadEntities: true }),
+        ...FEATURE_MODULES,
+      ],
+      providers: [
+        { provide: APP_GUARD, useClass: RolesGuard },
+        { provide: APP_INTERCEPTOR, useClass: TransactionInterceptor },
+      ],
+    };
+  }
+}

@@ -1,0 +1,106 @@
+import { applyDecorators, HttpCode, SetMetadata, Type } from '@nestjs/common';
+import { ApiBearerAuth, ApiExtraModels, ApiOperation, ApiResponse, getSchemaPath } from '@nestjs/swagger';
+import { ERROR_CATALOGUE, ErrorCode } from '../errors/error-codes';
+import { ProblemDto } from '../openapi/problem.dto';
+import { ProjectSource } from './project-access';
+import { ProjectRole } from './roles';
+
+export const ACCESS_KEY = 'tms:access';
+
+/** Who may call an endpoint. Every route has exactly one (set by @Endpoint). */
+export type AccessRule =
+  | { kind: 'public' }
+  | { kind: 'authenticated' }
+  | { kind: 'admin' }
+  | { kind: 'project'; minRole: ProjectRole; project: ProjectSource };
+
+/** Role metadata alone (the RolesGuard enforces it). Prefer @Endpoint, which also documents it. */
+export const MinRole = (minRole: ProjectRole, project: ProjectSource) =>
+  SetMetadata(ACCESS_KEY, { kind: 'project', minRole, project } satisfies AccessRule);
+
+export interface EndpointOptions {
+  summary: string;
+  description?: string;
+  /** Minimum project role, with where the project comes from. */
+  minRole?: ProjectRole;
+  project?: ProjectSource;
+  /** Instead of a project role: 'public', 'authenticated' or 'admin'. */
+  access?: 'public' | 'authenticated' | 'admin';
+  /** Success status (default 200). */
+  status?: number;
+  /** Success body: a DTO class, `[Dto]` for a bare array, or a raw schema. No body for 204. */
+  response?: Type<unknown> | [Type<unknown>] | { schema: Record<string, unknown> };
+  responseDescription?: string;
+  /** Domain problems this endpoint can answer beyond the standard 401/403/404/422. */
+  problems?: ErrorCode[];
+}
+
+/**
+ * One decorator per route: access rule (enforced by the global RolesGuard), success status,
+ * OpenAPI operation, bearer auth and every documented problem response.
+ */
+export function Endpoint(o: EndpointOptions): MethodDecorator {
+  const rule: AccessRule = o.access
+    ? { kind: o.access }
+    : { kind: 'project', minRole: o.minRole ?? 'viewer', project: o.project ?? { in: 'query' } };
+  const status = o.status ?? 200;
+  const who =
+    rule.kind === 'public'
+      ? 'No authentication.'
+      : rule.kind === 'authenticated'
+        ? 'Any authenticated user.'
+        : rule.kind === 'admin'
+          ? 'Administrators only.'
+          : `Minimum project role: **${rule.minRole}** (administrators act as lead).`;
+  const decorators: Array<MethodDecorator | ClassDecorator> = [
+    SetMetadata(ACCESS_KEY, rule),
+    HttpCode(status),
+    ApiExtraModels(ProblemDto),
+    ApiOperation({ summary: o.summary, description: [o.description, who].filter(Boolean).join('\n\n') }),
+  ];
+  if (rule.kind !== 'public') decorators.push(ApiBearerAuth());
+
+  if (status === 204) {
+    decorators.push(ApiResponse({ status, description: o.responseDescription ?? 'Done; no body.' }));
+  } else if (o.response && 'schema' in o.response) {
+    decorators.push(ApiResponse({ status, description: o.responseDescription ?? 'Success', schema: o.response.schema }));
+  } else if (Array.isArray(o.response)) {
+    decorators.push(ApiResponse({ status, description: o.responseDescription ?? 'Success', type: o.response[0], isArray: true }));
+  } else if (o.response) {
+    decorators.push(ApiResponse({ status, description: o.responseDescription ?? 'Success', type: o.response }));
+  } else {
+    decorators.push(ApiResponse({ status, description: o.responseDescription ?? 'Success' }));
+  }
+
+  const codes = new Set<ErrorCode>(o.problems ?? []);
+  codes.add('validation_error');
+  if (rule.kind !== 'public') {
+    codes.add('unauthorized');
+    codes.add('invalid_token');
+    codes.add('token_expired');
+    codes.add('token_revoked');
+    codes.add('invalid_api_key');
+    codes.add('user_disabled');
+  }
+  if (rule.kind === 'admin') codes.add('admin_required');
+  if (rule.kind === 'project') {
+    codes.add('insufficient_project_role');
+    const src = rule.project;
+    codes.add('resource' in src ? src.resource.notFound : 'project_not_found');
+  }
+  const byStatus = new Map<number, ErrorCode[]>();
+  for (const c of codes) {
+    const s = ERROR_CATALOGUE[c].status;
+    byStatus.set(s, [...(byStatus.get(s) ?? []), c]);
+  }
+  for (const [s, list] of [...byStatus.entries()].sort((a, b) => a[0] - b[0])) {
+    decorators.push(
+      ApiResponse({
+        status: s,
+        description: `Problem (application/problem+json). Codes: ${list.map((c) => '`' + c + '`').join(', ')}`,
+        content: { 'application/problem+json': { schema: { $ref: getSchemaPath(ProblemDto) } } },
+      }),
+    );
+  }
+  return applyDecorators(...decorators);
+}

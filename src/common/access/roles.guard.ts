@@ -1,0 +1,98 @@
+import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
+import { ROUTE_ARGS_METADATA } from '@nestjs/common/constants';
+import { Reflector } from '@nestjs/core';
+import type { Request } from 'express';
+import { AuthenticationService } from '../auth/authentication.service';
+import { AppException } from '../errors/app-exception';
+import { currentStore } from '../persistence/request-context';
+import { isDtoClass, validateInput } from '../validation/validate';
+import { AccessService } from './access.service';
+import { ACCESS_KEY, AccessRule } from './endpoint.decorator';
+import { hasRole } from './roles';
+
+const BODY = 3;
+const QUERY = 4;
+
+/**
+ * The global guard. In the CONTRACT §3 order: authentication (401) → request shape (422, validated
+ * here once and reused by the pipe) → the addressed resource and its project (404) → role (403).
+ * A route without an access rule is refused: every endpoint must declare one with @Endpoint.
+ */
+@Injectable()
+export class RolesGuard implements CanActivate {
+  constructor(
+    private readonly reflector: Reflector,
+    private readonly auth: AuthenticationService,
+    private readonly access: AccessService,
+  ) {}
+
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    if (context.getType() !== 'http') return true;
+    const req = context.switchToHttp().getRequest<Request>();
+    const rule = this.reflector.getAllAndOverride<AccessRule | undefined>(ACCESS_KEY, [
+      context.getHandler(),
+      context.getClass(),
+    ]);
+    if (!rule) throw new AppException('forbidden', 'This route declares no access rule');
+
+    if (rule.kind !== 'public') req.user = await this.auth.authenticate(req);
+
+    const validated = this.validateArguments(context, req);
+
+    if (rule.kind === 'admin' && !req.user?.isAdmin) {
+      throw new AppException('admin_required', 'This operation requires an administrator');
+    }
+    if (rule.kind !== 'project' || !req.user) return true;
+
+    const src = rule.project;
+    let access;
+    if ('resource' in src) {
+      const id = req.params[src.param ?? 'id'];
+      access = await this.access.forResource(req.user, src.resource, id);
+    } else {
+      const key = src.key ?? 'project_id';
+      const part = (src.in === 'query' ? validated.get('query') : validated.get('body')) as
+        | Record<string, unknown>
+        | undefined;
+      const raw = part ? part[key] : src.in === 'query' ? req.query[key] : (req.body as Record<string, unknown> | undefined)?.[key];
+      access = await this.access.forProject(req.user, raw);
+    }
+    if (!hasRole(access.role, rule.minRole)) {
+      throw new AppException(
+        'insufficient_project_role',
+        `This operation requires the ${rule.minRole} role or higher in this project; you are ${access.role}`,
+      );
+    }
+    req.access = access;
+    return true;
+  }
+
+  /** Validates @Body() and @Query() DTO arguments now, caching them for the validation pipe. */
+  private validateArguments(context: ExecutionContext, req: Request): Map<string, unknown> {
+    const store = currentStore();
+    const validated = store?.validated ?? new Map<string, unknown>();
+    const args: Record<string, { index: number; data?: unknown }> =
+      Reflect.getMetadata(ROUTE_ARGS_METADATA, context.getClass(), context.getHandler().name) ?? {};
+    const types: unknown[] =
+      Reflect.getMetadata('design:paramtypes', context.getClass().prototype, context.getHandler().name) ?? [];
+    const isMultipart = (req.headers['content-type'] ?? '').toLowerCase().startsWith('multipart/');
+    // Query first, then body: errors of both parts are reported together.
+    const errors: Record<string, string[]> = {};
+    for (const [key, meta] of Object.entries(args)) {
+      const kind = Number(key.split(':')[0]);
+      if ((kind !== BODY && kind !== QUERY) || meta.data) continue;
+      const type = types[meta.index];
+      if (!isDtoClass(type)) continue;
+      if (kind === BODY && isMultipart) continue; // form fields exist only after multer runs
+      try {
+        validated.set(kind === BODY ? 'body' : 'query', validateInput(type, kind === BODY ? req.body : req.query, kind === BODY ? 'body' : 'query'));
+      } catch (err) {
+        if (err instanceof AppException && err.code === 'validation_error' && err.errors) {
+          for (const [k, v] of Object.entries(err.errors)) (errors[k] ??= []).push(...v);
+        } else throw err;
+      }
+    }
+    if (Object.keys(errors).length > 0) throw AppException.validation(errors);
+    return validated;
+  }
+}

@@ -1,0 +1,23 @@
+import jwt from 'jsonwebtoken';
+import { signAccessToken, verifyAccessToken } from './tokens';
+
+const secret = 's'.repeat(40);
+
+describe('access tokens', () => {
+  it('round-trips the claims', () => {
+    const { token, expiresAt } = signAccessToken({ sub: 'u1', ver: 3 }, secret, 60);
+    const r = verifyAccessToken(token, secret);
+    expect(r).toEqual({ ok: true, claims: { sub: 'u1', ver: 3 }, expiresAt });
+  });
+
+  it.each([
+    ['another secret', () => signAccessToken({ sub: 'u', ver: 0 }, 'x'.repeat(40), 60).token, 'invalid_token'],
+    ['expired', () => jwt.sign({ sub: 'u', ver: 0, exp: Math.floor(Date.now() / 1000) - 10 }, secret), 'token_expired'],
+    ['alg none', () => jwt.sign({ sub: 'u', ver: 0, exp: 9999999999 }, '', { algorithm: 'none' }), 'invalid_token'],
+    ['HS512', () => jwt.sign({ sub: 'u', ver: 0, exp: 9999999999 }, secret, { algorithm: 'HS512' }), 'invalid_token'],
+    ['missing ver', () => jwt.sign({ sub: 'u', exp: 9999999999 }, secret), 'invalid_token'],
+    ['garbage', () => 'not.a.token', 'invalid_token'],
+  ])('rejects a token signed with %s', (_label, make, reason) => {
+    expect(verifyAccessToken(make(), secret)).toEqual({ ok: false, reason });
+  });
+});

@@ -1,0 +1,118 @@
+/**
+ * The one catalogue of error codes (CONTRACT §3). Every problem body's `code` comes from here,
+ * with its HTTP status and title. Add a code here (and nowhere else) when a feature needs one;
+ * the OpenAPI description lists this catalogue.
+ */
+export const ERROR_CATALOGUE = {
+  // 400 is never used: malformed input is a 422 validation_error.
+  // 401
+  unauthorized: { status: 401, title: 'Unauthorized' },
+  invalid_credentials: { status: 401, title: 'Unauthorized' },
+  invalid_token: { status: 401, title: 'Unauthorized' },
+  token_expired: { status: 401, title: 'Unauthorized' },
+  token_revoked: { status: 401, title: 'Unauthorized' },
+  invalid_api_key: { status: 401, title: 'Unauthorized' },
+  user_disabled: { status: 401, title: 'Unauthorized' },
+  // 403
+  insufficient_project_role: { status: 403, title: 'Forbidden' },
+  admin_required: { status: 403, title: 'Forbidden' },
+  forbidden: { status: 403, title: 'Forbidden' },
+  // 404
+  route_not_found: { status: 404, title: 'Not found' },
+  user_not_found: { status: 404, title: 'Not found' },
+  api_key_not_found: { status: 404, title: 'Not found' },
+  project_not_found: { status: 404, title: 'Not found' },
+  project_member_not_found: { status: 404, title: 'Not found' },
+  test_run_not_found: { status: 404, title: 'Not found' },
+  run_case_not_found: { status: 404, title: 'Not found' },
+  run_case_row_not_found: { status: 404, title: 'Not found' },
+  environment_not_found: { status: 404, title: 'Not found' },
+  environment_revision_not_found: { status: 404, title: 'Not found' },
+  product_not_found: { status: 404, title: 'Not found' },
+  component_not_found: { status: 404, title: 'Not found' },
+  test_case_not_found: { status: 404, title: 'Not found' },
+  suite_not_found: { status: 404, title: 'Not found' },
+  dataset_not_found: { status: 404, title: 'Not found' },
+  dataset_binding_not_found: { status: 404, title: 'Not found' },
+  test_plan_not_found: { status: 404, title: 'Not found' },
+  milestone_not_found: { status: 404, title: 'Not found' },
+  // 405, 413, 415
+  method_not_allowed: { status: 405, title: 'Method not allowed' },
+  payload_too_large: { status: 413, title: 'Payload too large' },
+  unsupported_media_type: { status: 415, title: 'Unsupported media type' },
+  // 409
+  invalid_status_transition: { status: 409, title: 'Invalid transition' },
+  run_items_in_progress: { status: 409, title: 'Run items in progress' },
+  run_archived: { status: 409, title: 'Run archived' },
+  run_closed: { status: 409, title: 'Run closed' },
+  run_import_not_allowed: { status: 409, title: 'Import not allowed' },
+  user_already_exists: { status: 409, title: 'Conflict' },
+  project_already_exists: { status: 409, title: 'Conflict' },
+  project_member_already_exists: { status: 409, title: 'Conflict' },
+  product_already_exists: { status: 409, title: 'Conflict' },
+  component_already_exists: { status: 409, title: 'Conflict' },
+  environment_already_exists: { status: 409, title: 'Conflict' },
+  milestone_already_exists: { status: 409, title: 'Conflict' },
+  test_plan_already_exists: { status: 409, title: 'Conflict' },
+  suite_already_exists: { status: 409, title: 'Conflict' },
+  run_case_already_exists: { status: 409, title: 'Conflict' },
+  automation_id_already_exists: { status: 409, title: 'Conflict' },
+  dataset_already_exists: { status: 409, title: 'Conflict' },
+  dataset_already_bound: { status: 409, title: 'Conflict' },
+  dataset_alias_already_exists: { status: 409, title: 'Conflict' },
+  last_lead: { status: 409, title: 'Conflict' },
+  conflict: { status: 409, title: 'Conflict' },
+  // 422
+  validation_error: { status: 422, title: 'Validation failed' },
+  invalid_current_password: { status: 422, title: 'Validation failed' },
+  invalid_environment: { status: 422, title: 'Invalid environment' },
+  invalid_milestone: { status: 422, title: 'Invalid milestone' },
+  invalid_assignee: { status: 422, title: 'Invalid assignee' },
+  invalid_owner: { status: 422, title: 'Invalid owner' },
+  invalid_user: { status: 422, title: 'Invalid user' },
+  component_project_mismatch: { status: 422, title: 'Component project mismatch' },
+  component_dependency_cycle: { status: 422, title: 'Dependency cycle' },
+  product_project_mismatch: { status: 422, title: 'Product project mismatch' },
+  dataset_project_mismatch: { status: 422, title: 'Dataset project mismatch' },
+  dataset_revision_not_found: { status: 422, title: 'Dataset revision not found' },
+  dataset_binding_empty_selection: { status: 422, title: 'Empty dataset selection' },
+  unknown_row_keys: { status: 422, title: 'Unknown row keys' },
+  test_case_project_mismatch: { status: 422, title: 'Test case project mismatch' },
+  test_case_status_not_allowed: { status: 422, title: 'Test case status not allowed' },
+  suite_project_mismatch: { status: 422, title: 'Suite project mismatch' },
+  suite_parent_cycle: { status: 422, title: 'Suite parent cycle' },
+  suite_depth_limit_exceeded: { status: 422, title: 'Suite depth limit exceeded' },
+  empty_upload: { status: 422, title: 'Empty upload' },
+  invalid_junit_xml: { status: 422, title: 'Invalid JUnit XML' },
+  no_active_cases: { status: 422, title: 'No active cases' },
+  // 5xx
+  internal_error: { status: 500, title: 'Internal server error' },
+  service_unavailable: { status: 503, title: 'Service unavailable' },
+} as const satisfies Record<string, { status: number; title: string }>;
+
+export type ErrorCode = keyof typeof ERROR_CATALOGUE;
+
+/**
+ * Unique constraints (named in migrations) → the 409 they become, and the field it concerns.
+ * Features add their constraint names here so a duplicate is never a 500.
+ */
+export const UNIQUE_CONSTRAINTS: Record<string, { code: ErrorCode; field: string; detail: string }> =
+  {
+    uq_users_username: {
+      code: 'user_already_exists',
+      field: 'username',
+      detail: 'A user with this username already exists',
+    },
+    pk_project_members: {
+      code: 'project_member_already_exists',
+      field: 'user_id',
+      detail: 'The user is already a member of this project',
+    },
+  };
+
+/** Registers unique-constraint mappings from a feature module (called at module load). */
+export function registerUniqueConstraints(
+  map: Record<string, { code: ErrorCode; field: string; detail: string }>,
+): void {
+  Object.assign(UNIQUE_CONSTRAINTS, map);
+}

@@ -1,0 +1,166 @@
+import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Inject, Logger } from '@nestjs/common';
+import type { Request, Response } from 'express';
+import { QueryFailedError } from 'typeorm';
+import { APP_CONFIG, AppConfig } from '../../config/config';
+import { AppException, FieldErrors } from './app-exception';
+import { ERROR_CATALOGUE, ErrorCode, UNIQUE_CONSTRAINTS } from './error-codes';
+import { allowedMethodsFor } from '../http/route-table';
+
+export interface ProblemBody {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  instance: string;
+  code: string;
+  request_id: string;
+  errors?: FieldErrors;
+}
+
+/** PostgreSQL SQLSTATE classes that mean the database is unreachable or going away. */
+const OUTAGE_SQLSTATES = new Set(['57P01', '57P02', '57P03', '53300', '08000', '08003', '08006', '08001', '08004']);
+const OUTAGE_ERRNOS = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN']);
+
+interface ErrorLike {
+  code?: unknown;
+  status?: unknown;
+  statusCode?: unknown;
+  type?: unknown;
+  constraint?: unknown;
+  message?: unknown;
+  driverError?: unknown;
+}
+
+/**
+ * The single exception filter: every non-2xx answer is an `application/problem+json` body (CONTRACT §3).
+ */
+@Catch()
+export class ProblemFilter implements ExceptionFilter {
+  private readonly logger = new Logger('ProblemFilter');
+
+  constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    const ctx = host.switchToHttp();
+    const req = ctx.getRequest<Request>();
+    const res = ctx.getResponse<Response>();
+    const problem = this.toProblem(exception, req);
+    if (res.headersSent) {
+      // A streamed download failed midway: nothing more can be said to the client.
+      this.logger.error({ err: exception, request_id: req.requestId }, 'error after headers were sent');
+      res.destroy();
+      return;
+    }
+    res.status(problem.status);
+    for (const [k, v] of Object.entries(problem.headers)) res.setHeader(k, v);
+    res.setHeader('Content-Type', 'application/problem+json; charset=utf-8');
+    res.send(JSON.stringify(problem.body));
+  }
+
+  /** Builds the problem body for any thrown value. Exposed for middleware that answers early. */
+  toProblem(exception: unknown, req: Request): { status: number; body: ProblemBody; headers: Record<string, string> } {
+    const make = (code: ErrorCode, detail: string, errors?: FieldErrors, headers: Record<string, string> = {}) => {
+      const entry = ERROR_CATALOGUE[code];
+      const body: ProblemBody = {
+        type: `${this.config.errorBaseUrl}/${code}`,
+        title: entry.title,
+        status: entry.status,
+        detail,
+        instance: (req.originalUrl ?? req.url ?? '').split('?')[0],
+        code,
+        request_id: req.requestId ?? '',
+      };
+      if (errors && Object.keys(errors).length > 0) body.errors = errors;
+      if (entry.status === 401) headers['WWW-Authenticate'] = 'Bearer';
+      return { status: entry.status, body, headers };
+    };
+
+    if (exception instanceof AppException) {
+      return make(exception.code, exception.detail, exception.errors, { ...(exception.headers ?? {}) });
+    }
+
+    if (exception instanceof HttpException) {
+      const status = exception.getStatus();
+      if (status === 404) {
+        const path = (req.originalUrl ?? req.url ?? '').split('?')[0];
+        const allowed = allowedMethodsFor(path);
+        if (allowed.length > 0 && !allowed.includes(req.method.toUpperCase())) {
+          return make('method_not_allowed', `Method ${req.method} is not allowed on ${path}; allowed: ${allowed.join(', ')}`, undefined, {
+            Allow: allowed.join(', '),
+          });
+        }
+        return make('route_not_found', `No route for ${req.method} ${path}`);
+      }
+      if (status === 413) return make('payload_too_large', 'The request body is too large');
+      if (status === 415) return make('unsupported_media_type', exception.message);
+      if (status === 405) return make('method_not_allowed', exception.message);
+      if (status === 401) return make('unauthorized', 'Authentication is required');
+      if (status === 403) return make('forbidden', exception.message);
+      if (status === 400 || status === 422) {
+        return make('validation_error', 'Request contains invalid fields', { body: [exception.message] });
+      }
+    }
+
+    const e = (exception ?? {}) as ErrorLike;
+    // body-parser / multer errors carry a status and a type.
+    const status = typeof e.status === 'number' ? e.status : typeof e.statusCode === 'number' ? e.statusCode : undefined;
+    if (e.type === 'entity.too.large' || status === 413 || e.code === 'LIMIT_FILE_SIZE') {
+      return make('payload_too_large', 'The request body is larger than the configured limit');
+    }
+    if (e.type === 'entity.parse.failed') {
+      return make('validation_error', 'The request body is not valid JSON', { body: ['Malformed JSON'] });
+    }
+    if (e.type === 'encoding.unsupported' || e.type === 'charset.unsupported' || status === 415) {
+      return make('unsupported_media_type', 'Unsupported content encoding or charset');
+    }
+    if (typeof e.code === 'string' && e.code.startsWith('LIMIT_')) {
+      // multer: LIMIT_UNEXPECTED_FILE, LIMIT_PART_COUNT, LIMIT_FIELD_* …
+      return make('validation_error', 'The multipart body is not acceptable', { file: [String(e.message ?? e.code)] });
+    }
+    if (exception instanceof QueryFailedError || (e.driverError && typeof e.driverError === 'object')) {
+      const driver = (e.driverError ?? {}) as ErrorLike;
+      const sqlstate = typeof driver.code === 'string' ? driver.code : undefined;
+      if (sqlstate === '23505') {
+        const constraint = typeof driver.constraint === 'string' ? driver.constraint : '';
+        const mapped = UNIQUE_CONSTRAINTS[constraint];
+        if (mapped) return make(mapped.code, mapped.detail, { [mapped.field]: [mapped.detail] });
+        return make('conflict', 'The request conflicts with existing data');
+      }
+      if (sqlstate === '40001' || sqlstate === '40P01') {
+        return make('conflict', 'A concurrent change conflicted with this request; retry it');
+      }
+      if (sqlstate && OUTAGE_SQLSTATES.has(sqlstate)) return this.outage(make, exception, req);
+    }
+    if (isOutage(exception)) return this.outage(make, exception, req);
+
+    this.logger.error(
+      { err: exception, request_id: req.requestId, method: req.method, path: req.originalUrl?.split('?')[0] },
+      'unexpected failure',
+    );
+    return make('internal_error', 'An unexpected error occurred; quote the request id when reporting it');
+  }
+
+  private outage(
+    make: (code: ErrorCode, detail: string, errors?: FieldErrors, headers?: Record<string, string>) => {
+      status: number;
+      body: ProblemBody;
+      headers: Record<string, string>;
+    },
+    exception: unknown,
+    req: Request,
+  ) {
+    this.logger.error({ err: exception, request_id: req.requestId }, 'database unavailable');
+    return make('service_unavailable', 'The database is unavailable; retry later', undefined, { 'Retry-After': '5' });
+  }
+}
+
+function isOutage(exception: unknown): boolean {
+  const e = (exception ?? {}) as ErrorLike;
+  if (typeof e.code === 'string' && OUTAGE_ERRNOS.has(e.code)) return true;
+  const msg = typeof e.message === 'string' ? e.message : '';
+  return (
+    /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error|ECONNREFUSED|the database system is (shutting down|starting up)/i.test(
+      msg,
+    )
+  );
+}

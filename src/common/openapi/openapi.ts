@@ -1,0 +1,53 @@
+import type { INestApplication } from '@nestjs/common';
+import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
+import { ERROR_CATALOGUE } from '../errors/error-codes';
+
+const DESCRIPTION = `Self-hosted test management service: test runs and results, JUnit import, versioned
+environment topologies, products and components by risk, datasets bound to test cases.
+
+**Authentication.** \`POST /api/v1/auth/login\` returns an access token; send it as
+\`Authorization: Bearer <token>\`. A personal API key (\`tms_…\`, from \`POST /api/v1/users/me/api-keys\`)
+works the same way, or as \`X-API-Key\`.
+
+**Access.** Everything lives in a project. Roles, lowest to highest: viewer < tester < lead;
+administrators act as lead everywhere. A caller who is not a member gets 404 for anything in the
+project, a member below the needed role 403 \`insufficient_project_role\`.
+
+**Conventions.** snake_case JSON; unknown fields and explicit nulls on non-nullable fields are 422;
+text is trimmed; lists answer \`{items, page, page_size, has_next, total}\` with \`page\` ≥ 1 and
+\`page_size\` 1..200 (row lists 1..500); sorting ties are broken by id; search is a case-insensitive
+substring match where \`%\` and \`_\` are literal. Every writing request runs in one transaction.
+Checks run in this order: authentication (401) → request shape (422) → resource and project (404) →
+role (403) → domain rules (409/422).
+
+**Errors** are \`application/problem+json\`: \`type, title, status, detail, instance, code, request_id\`
+and, on validation failures, \`errors\` (dot-joined field path → messages). Codes:
+
+${Object.entries(ERROR_CATALOGUE)
+  .map(([code, e]) => `- \`${code}\` (${e.status}) ${e.title}`)
+  .join('\n')}
+`;
+
+export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
+  const config = new DocumentBuilder()
+    .setTitle('Test Management Service API')
+    .setDescription(DESCRIPTION)
+    .setVersion('1.0.0')
+    .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'Access token or API key (tms_…)' })
+    .build();
+  return SwaggerModule.createDocument(app, config, {
+    // Unique across controllers: `ProjectsController.list` → `projectsList`.
+    operationIdFactory: (controllerKey: string, methodKey: string) => {
+      const c = controllerKey.replace(/Controller$/, '');
+      return c.charAt(0).toLowerCase() + c.slice(1) + methodKey.charAt(0).toUpperCase() + methodKey.slice(1);
+    },
+  });
+}
+
+export function redocHtml(): string {
+  return `<!DOCTYPE html>
+<html><head><meta charset="utf-8"><title>Test Management Service API — ReDoc</title>
+<meta name="viewport" content="width=device-width, initial-scale=1"></head>
+<body><redoc spec-url="/openapi.json"></redoc>
+<script src="/redoc/redoc.standalone.js"></script></body></html>`;
+}

@@ -1,0 +1,112 @@
+import { ArgumentMetadata, Injectable, PipeTransform } from '@nestjs/common';
+import { ClassConstructor, plainToInstance } from 'class-transformer';
+import { validateSync, ValidationError } from 'class-validator';
+import { AppException, FieldErrors } from '../errors/app-exception';
+import { currentStore } from '../persistence/request-context';
+
+const NO_TRIM = Symbol('no-trim');
+
+/** Marks a string property that must not be trimmed (passwords, secrets). */
+export function NoTrim(): PropertyDecorator {
+  return (target, key) => {
+    const set: Set<string | symbol> = Reflect.getMetadata(NO_TRIM, target) ?? new Set();
+    set.add(key);
+    Reflect.defineMetadata(NO_TRIM, set, target);
+  };
+}
+
+const PRIMITIVES = new Set<unknown>([String, Number, Boolean, Object, Array]);
+
+/** True when `t` is a DTO class worth validating (not a primitive wrapper). */
+export function isDtoClass(t: unknown): t is ClassConstructor<object> {
+  return typeof t === 'function' && !PRIMITIVES.has(t);
+}
+
+/**
+ * Trims every declared string field of DTO instances (recursively through nested DTOs), leaving
+ * free-form objects (meta, extra, metadata…) untouched: they are plain objects, not DTO instances.
+ */
+function trimDeclaredStrings(obj: unknown): void {
+  if (Array.isArray(obj)) {
+    obj.forEach(trimDeclaredStrings);
+    return;
+  }
+  if (obj === null || typeof obj !== 'object' || Object.getPrototypeOf(obj) === Object.prototype) return;
+  const noTrim: Set<string | symbol> | undefined = Reflect.getMetadata(NO_TRIM, obj);
+  const rec = obj as Record<string, unknown>;
+  for (const key of Object.keys(rec)) {
+    const v = rec[key];
+    if (typeof v === 'string') {
+      if (!noTrim?.has(key)) rec[key] = v.trim();
+    } else if (Array.isArray(v)) {
+      if (v.every((x) => typeof x === 'string')) {
+        if (!noTrim?.has(key)) rec[key] = v.map((x: string) => x.trim());
+      } else v.forEach(trimDeclaredStrings);
+    } else if (v && typeof v === 'object') {
+      trimDeclaredStrings(v);
+    }
+  }
+}
+
+function messageFor(err: ValidationError): string[] {
+  const c = err.constraints ?? {};
+  return Object.entries(c).map(([name, msg]) => {
+    if (name === 'whitelistValidation') return 'Unknown field';
+    return msg;
+  });
+}
+
+/** Flattens class-validator errors into the problem `errors` map with dot paths. */
+export function flattenErrors(errors: ValidationError[], prefix = ''): FieldErrors {
+  const out: FieldErrors = {};
+  const walk = (list: ValidationError[], base: string) => {
+    for (const e of list) {
+      const path = base ? `${base}.${e.property}` : e.property;
+      const msgs = messageFor(e);
+      if (msgs.length) (out[path] ??= []).push(...msgs);
+      if (e.children?.length) walk(e.children, path);
+    }
+  };
+  walk(errors, prefix);
+  return out;
+}
+
+/**
+ * Turns a plain request part into a validated, trimmed DTO instance, or throws 422 validation_error.
+ * `kind` 'query' prefixes paths with `query.`.
+ */
+export function validateInput<T extends object>(cls: ClassConstructor<T>, plain: unknown, kind: 'body' | 'query'): T {
+  // No body at all validates like an empty object: required fields are then reported by name.
+  if (kind === 'body' && (plain === undefined || plain === null)) plain = {};
+  if (typeof plain !== 'object' || plain === null || Array.isArray(plain)) {
+    throw AppException.validation({ body: ['The request body must be a JSON object'] });
+  }
+  const instance = plainToInstance(cls, plain, { exposeDefaultValues: true });
+  trimDeclaredStrings(instance);
+  const errors = validateSync(instance, {
+    whitelist: true,
+    forbidNonWhitelisted: true,
+    forbidUnknownValues: false,
+    validationError: { target: false, value: false },
+  });
+  if (errors.length > 0) {
+    throw AppException.validation(flattenErrors(errors, kind === 'query' ? 'query' : ''));
+  }
+  return instance;
+}
+
+/**
+ * Global pipe: returns the DTO the access guard already validated for this request (so validation
+ * runs once and before the 404/403 checks, per the CONTRACT §3 check order), or validates now.
+ */
+@Injectable()
+export class RequestValidationPipe implements PipeTransform {
+  transform(value: unknown, metadata: ArgumentMetadata): unknown {
+    if ((metadata.type !== 'body' && metadata.type !== 'query') || metadata.data || !isDtoClass(metadata.metatype)) {
+      return value;
+    }
+    const cached = currentStore()?.validated.get(metadata.type);
+    if (cached instanceof metadata.metatype) return cached;
+    return validateInput(metadata.metatype, value, metadata.type);
+  }
+}

@@ -1,0 +1,69 @@
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ConfigError, loadConfig } from './config';
+
+const secret = 'x'.repeat(40);
+
+describe('loadConfig', () => {
+  it('applies the CONTRACT §1 defaults', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cfg-'));
+    const c = loadConfig({ DATA_DIR: dir });
+    expect(c).toMatchObject({
+      port: 3000,
+      host: '0.0.0.0',
+      databaseUrl: null,
+      embeddedPgPort: 5433,
+      accessTokenTtlSeconds: 28800,
+      adminUsername: 'admin',
+      adminPassword: null,
+      errorBaseUrl: 'https://tms.local/errors',
+      maxUploadBytes: 67108864,
+      maxJsonBytes: 5242880,
+      logLevel: 'info',
+      corsOrigins: [],
+    });
+    expect(c.authSecret.length).toBeGreaterThanOrEqual(32);
+  });
+
+  it('generates AUTH_SECRET once and keeps it in DATA_DIR', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cfg-'));
+    const a = loadConfig({ DATA_DIR: dir }).authSecret;
+    const b = loadConfig({ DATA_DIR: dir }).authSecret;
+    expect(a).toBe(b);
+    expect(readFileSync(join(dir, 'auth-secret'), 'utf8').trim()).toBe(a);
+  });
+
+  it.each([
+    [{ PORT: 'abc' }, /PORT/],
+    [{ PORT: '70000' }, /PORT/],
+    [{ DATABASE_URL: 'mysql://x' }, /DATABASE_URL/],
+    [{ DATABASE_URL: 'postgres://u@h/db' }, /AUTH_SECRET is required/],
+    [{ AUTH_SECRET: 'short' }, /AUTH_SECRET/],
+    [{ LOG_LEVEL: 'loud', AUTH_SECRET: secret }, /LOG_LEVEL/],
+    [{ MAX_UPLOAD_BYTES: '-1', AUTH_SECRET: secret }, /MAX_UPLOAD_BYTES/],
+    [{ MAX_JSON_BYTES: '1.5', AUTH_SECRET: secret }, /MAX_JSON_BYTES/],
+    [{ ACCESS_TOKEN_TTL_SECONDS: '0', AUTH_SECRET: secret }, /ACCESS_TOKEN_TTL_SECONDS/],
+    [{ ADMIN_PASSWORD: 'short', AUTH_SECRET: secret }, /ADMIN_PASSWORD/],
+    [{ ERROR_BASE_URL: 'nope', AUTH_SECRET: secret }, /ERROR_BASE_URL/],
+    [{ CORS_ORIGINS: 'not an origin', AUTH_SECRET: secret }, /CORS_ORIGINS/],
+    [{ EMBEDDED_PG_PORT: '0', AUTH_SECRET: secret }, /EMBEDDED_PG_PORT/],
+  ])('rejects %j naming the variable', (env, message) => {
+    expect(() => loadConfig(env, { persistSecret: false })).toThrow(ConfigError);
+    expect(() => loadConfig(env, { persistSecret: false })).toThrow(message);
+  });
+
+  it('accepts an external database with a secret and parses lists', () => {
+    const c = loadConfig({
+      DATABASE_URL: 'postgresql://u:p@db:5432/tms',
+      AUTH_SECRET: secret,
+      CORS_ORIGINS: 'https://a.example.com, http://localhost:5173',
+      LOG_LEVEL: 'WARN',
+      ERROR_BASE_URL: 'https://errors.example.com/',
+    });
+    expect(c.databaseUrl).toBe('postgresql://u:p@db:5432/tms');
+    expect(c.corsOrigins).toEqual(['https://a.example.com', 'http://localhost:5173']);
+    expect(c.logLevel).toBe('warn');
+    expect(c.errorBaseUrl).toBe('https://errors.example.com');
+  });
+});

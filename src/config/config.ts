@@ -1,0 +1,125 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+
+/** Typed, validated configuration (CONTRACT §1). Read once at boot; never from `process.env` elsewhere. */
+export interface AppConfig {
+  port: number;
+  host: string;
+  databaseUrl: string | null;
+  dataDir: string;
+  embeddedPgPort: number;
+  authSecret: string;
+  accessTokenTtlSeconds: number;
+  adminUsername: string;
+  adminPassword: string | null;
+  errorBaseUrl: string;
+  maxUploadBytes: number;
+  maxJsonBytes: number;
+  logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  corsOrigins: string[];
+}
+
+export class ConfigError extends Error {}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+type Env = Record<string, string | undefined>;
+
+function text(env: Env, name: string): string | undefined {
+  const v = env[name];
+  if (v === undefined) return undefined;
+  const t = v.trim();
+  return t === '' ? undefined : t;
+}
+
+function int(env: Env, name: string, def: number, min: number, max: number): number {
+  const raw = text(env, name);
+  if (raw === undefined) return def;
+  if (!/^\d+$/.test(raw)) throw new ConfigError(`${name} must be a whole number, got "${raw}"`);
+  const n = Number(raw);
+  if (n < min || n > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${n}`);
+  return n;
+}
+
+/**
+ * Validates the environment and returns the typed configuration.
+ * A bad value throws a ConfigError naming the variable; main.ts prints it and exits 1.
+ * `generateSecret` persists a generated AUTH_SECRET under DATA_DIR (embedded mode only).
+ */
+export function loadConfig(env: Env = process.env, opts: { persistSecret?: boolean } = {}): AppConfig {
+  const databaseUrl = text(env, 'DATABASE_URL') ?? null;
+  if (databaseUrl !== null && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    throw new ConfigError('DATABASE_URL must be a postgres:// or postgresql:// URL');
+  }
+  const dataDir = resolve(text(env, 'DATA_DIR') ?? './.data');
+  const logLevel = (text(env, 'LOG_LEVEL') ?? 'info').toLowerCase();
+  if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {
+    throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
+  }
+  const errorBaseUrl = (text(env, 'ERROR_BASE_URL') ?? 'https://tms.local/errors').replace(/\/+$/, '');
+  if (!/^https?:\/\/\S+$/.test(errorBaseUrl)) {
+    throw new ConfigError(`ERROR_BASE_URL must be an http(s) URL, got "${errorBaseUrl}"`);
+  }
+  const adminUsername = text(env, 'ADMIN_USERNAME') ?? 'admin';
+  if (adminUsername.length < 3 || adminUsername.length > 64) {
+    throw new ConfigError('ADMIN_USERNAME must be 3 to 64 characters long');
+  }
+  const adminPassword = env.ADMIN_PASSWORD && env.ADMIN_PASSWORD.length > 0 ? env.ADMIN_PASSWORD : null;
+  if (adminPassword !== null && adminPassword.length < 10) {
+    throw new ConfigError('ADMIN_PASSWORD must be at least 10 characters long');
+  }
+
+  let authSecret = text(env, 'AUTH_SECRET');
+  if (authSecret !== undefined && authSecret.length < 32) {
+    throw new ConfigError('AUTH_SECRET must be at least 32 characters long');
+  }
+  if (authSecret === undefined) {
+    if (databaseUrl !== null) {
+      throw new ConfigError('AUTH_SECRET is required when DATABASE_URL is set');
+    }
+    authSecret = opts.persistSecret === false ? randomBytes(32).toString('hex') : persistedSecret(dataDir);
+  }
+
+  const corsOrigins = (text(env, 'CORS_ORIGINS') ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0);
+  for (const origin of corsOrigins) {
+    if (!/^https?:\/\/[^/\s]+$/.test(origin) && origin !== '*') {
+      throw new ConfigError(`CORS_ORIGINS entries must be origins like https://app.example.com, got "${origin}"`);
+    }
+  }
+
+  return {
+    port: int(env, 'PORT', 3000, 0, 65535),
+    host: text(env, 'HOST') ?? '0.0.0.0',
+    databaseUrl,
+    dataDir,
+    embeddedPgPort: int(env, 'EMBEDDED_PG_PORT', 5433, 1, 65535),
+    authSecret,
+    accessTokenTtlSeconds: int(env, 'ACCESS_TOKEN_TTL_SECONDS', 28800, 60, 31_536_000),
+    adminUsername,
+    adminPassword,
+    errorBaseUrl,
+    maxUploadBytes: int(env, 'MAX_UPLOAD_BYTES', 67_108_864, 1024, 4_294_967_296),
+    maxJsonBytes: int(env, 'MAX_JSON_BYTES', 5_242_880, 1024, 1_073_741_824),
+    logLevel: logLevel as AppConfig['logLevel'],
+    corsOrigins,
+  };
+}
+
+function persistedSecret(dataDir: string): string {
+  const file = join(dataDir, 'auth-secret');
+  if (existsSync(file)) {
+    const s = readFileSync(file, 'utf8').trim();
+    if (s.length >= 32) return s;
+  }
+  mkdirSync(dataDir, { recursive: true });
+  const secret = randomBytes(48).toString('base64url');
+  writeFileSync(file, secret + '\n', { mode: 0o600 });
+  return secret;
+}
+
+/** Injection token for AppConfig. */
+export const APP_CONFIG = Symbol('APP_CONFIG');

@@ -1,0 +1,208 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import {
+  IsBoolean,
+  IsEmail,
+  IsISO8601,
+  IsNotEmpty,
+  IsOptional,
+  IsString,
+  Matches,
+  MaxLength,
+  MinLength,
+} from 'class-validator';
+import { PageQueryDto } from '../../../common/pagination/page';
+import { Nullable, OptionalNotNull } from '../../../common/validation/decorators';
+import { NoTrim } from '../../../common/validation/validate';
+import { UserEntity } from '../entities/user.entity';
+import { ApiKeyEntity } from '../entities/api-key.entity';
+
+const USERNAME_RE = /^[A-Za-z0-9._@-]+$/;
+
+export class UserDto {
+  @ApiProperty({ format: 'uuid' }) id: string;
+  @ApiProperty({ example: 'alice' }) username: string;
+  @ApiProperty({ nullable: true, type: String, example: 'Alice Example' }) display_name: string | null;
+  @ApiProperty({ nullable: true, type: String, example: 'alice@example.com' }) email: string | null;
+  @ApiProperty() is_admin: boolean;
+  @ApiProperty() is_active: boolean;
+  @ApiProperty({ nullable: true, type: String, format: 'date-time' }) last_login_at: string | null;
+  @ApiProperty({ format: 'date-time' }) created_at: string;
+  @ApiProperty({ format: 'date-time' }) updated_at: string;
+}
+
+export function toUserDto(u: UserEntity): UserDto {
+  return {
+    id: u.id,
+    username: u.username,
+    display_name: u.displayName,
+    email: u.email,
+    is_admin: u.isAdmin,
+    is_active: u.isActive,
+    last_login_at: u.lastLoginAt ? u.lastLoginAt.toISOString() : null,
+    created_at: u.createdAt.toISOString(),
+    updated_at: u.updatedAt.toISOString(),
+  };
+}
+
+export class MembershipDto {
+  @ApiProperty({ format: 'uuid' }) project_id: string;
+  @ApiProperty() project_name: string;
+  @ApiProperty({ enum: ['viewer', 'tester', 'lead'] }) role: string;
+}
+
+export class MeDto extends UserDto {
+  @ApiProperty({ type: [MembershipDto] }) memberships: MembershipDto[];
+}
+
+export class CreateUserDto {
+  @ApiProperty({ minLength: 3, maxLength: 64, example: 'alice' })
+  @IsString()
+  @MinLength(3)
+  @MaxLength(64)
+  @Matches(USERNAME_RE, { message: 'username may contain letters, digits and . _ @ - only' })
+  username: string;
+
+  @ApiProperty({ minLength: 10, maxLength: 256, example: 'a long passphrase' })
+  @NoTrim()
+  @IsString()
+  @MinLength(10)
+  @MaxLength(256)
+  password: string;
+
+  @ApiPropertyOptional({ nullable: true, maxLength: 200 })
+  @Nullable()
+  @IsString()
+  @MaxLength(200)
+  display_name?: string | null;
+
+  @ApiPropertyOptional({ nullable: true, maxLength: 320 })
+  @Nullable()
+  @IsEmail()
+  @MaxLength(320)
+  email?: string | null;
+
+  @ApiPropertyOptional({ default: false })
+  @OptionalNotNull()
+  @IsBoolean()
+  is_admin?: boolean;
+}
+
+export class UpdateUserDto {
+  @ApiPropertyOptional({ minLength: 3, maxLength: 64, description: 'Administrators only' })
+  @OptionalNotNull()
+  @IsString()
+  @MinLength(3)
+  @MaxLength(64)
+  @Matches(USERNAME_RE, { message: 'username may contain letters, digits and . _ @ - only' })
+  username?: string;
+
+  @ApiPropertyOptional({ nullable: true, maxLength: 200 })
+  @Nullable()
+  @IsString()
+  @MaxLength(200)
+  display_name?: string | null;
+
+  @ApiPropertyOptional({ nullable: true, maxLength: 320 })
+  @Nullable()
+  @IsEmail()
+  @MaxLength(320)
+  email?: string | null;
+
+  @ApiPropertyOptional({ description: 'Administrators only' })
+  @OptionalNotNull()
+  @IsBoolean()
+  is_admin?: boolean;
+
+  @ApiPropertyOptional({ description: 'Administrators only' })
+  @OptionalNotNull()
+  @IsBoolean()
+  is_active?: boolean;
+}
+
+export class ChangePasswordDto {
+  @ApiPropertyOptional({ description: 'Required when changing your own password (not for administrators changing someone else\'s)' })
+  @NoTrim()
+  @OptionalNotNull()
+  @IsString()
+  @MaxLength(256)
+  current_password?: string;
+
+  @ApiProperty({ minLength: 10, maxLength: 256 })
+  @NoTrim()
+  @IsString()
+  @MinLength(10)
+  @MaxLength(256)
+  new_password: string;
+}
+
+export class ListUsersQueryDto extends PageQueryDto {
+  @ApiPropertyOptional({ description: 'Case-insensitive substring of username, display name or email' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(200)
+  search?: string;
+}
+
+export class LoginDto {
+  @ApiProperty({ example: 'admin' })
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(64)
+  username: string;
+
+  @ApiProperty({ example: 'a long passphrase' })
+  @NoTrim()
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(256)
+  password: string;
+}
+
+export class LoginResponseDto {
+  @ApiProperty({ description: 'Signed access token (JWT, HS256)' }) access_token: string;
+  @ApiProperty({ example: 'Bearer' }) token_type: 'Bearer';
+  @ApiProperty({ format: 'date-time' }) expires_at: string;
+  @ApiProperty({ type: UserDto }) user: UserDto;
+}
+
+export class CreateApiKeyDto {
+  @ApiProperty({ maxLength: 120, example: 'CI pipeline' })
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(120)
+  name: string;
+
+  @ApiPropertyOptional({ nullable: true, format: 'date-time', description: 'Must be in the future; null or absent: never expires' })
+  @Nullable()
+  @IsISO8601({ strict: true })
+  expires_at?: string | null;
+}
+
+export class ApiKeyDto {
+  @ApiProperty({ format: 'uuid' }) id: string;
+  @ApiProperty() name: string;
+  @ApiProperty({ example: 'tms_0a1b2c3d4e5f', description: 'Public part of the key, to recognise it' }) prefix: string;
+  @ApiProperty({ format: 'date-time' }) created_at: string;
+  @ApiProperty({ nullable: true, type: String, format: 'date-time' }) expires_at: string | null;
+  @ApiProperty({ nullable: true, type: String, format: 'date-time' }) last_used_at: string | null;
+}
+
+export function toApiKeyDto(k: ApiKeyEntity): ApiKeyDto {
+  return {
+    id: k.id,
+    name: k.name,
+    prefix: k.prefix,
+    created_at: k.createdAt.toISOString(),
+    expires_at: k.expiresAt ? k.expiresAt.toISOString() : null,
+    last_used_at: k.lastUsedAt ? k.lastUsedAt.toISOString() : null,
+  };
+}
+
+export class CreatedApiKeyDto {
+  @ApiProperty({ description: 'The secret key. Shown only in this response; store it now.' }) api_key: string;
+  @ApiProperty({ type: ApiKeyDto }) key: ApiKeyDto;
+}
+
+export class ApiKeyListDto {
+  @ApiProperty({ type: [ApiKeyDto] }) items: ApiKeyDto[];
+}

@@ -1,0 +1,136 @@
+import { Body, Controller, Delete, Get, Param, Patch, Post, Put, Query } from '@nestjs/common';
+import { ApiTags } from '@nestjs/swagger';
+import { Endpoint } from '../../common/access/endpoint.decorator';
+import { AuthenticatedUser } from '../../common/auth/authenticated-user';
+import { CurrentUser } from '../../common/auth/current-user.decorator';
+import { PageSchema } from '../../common/pagination/page';
+import {
+  ApiKeyListDto,
+  ChangePasswordDto,
+  CreateApiKeyDto,
+  CreatedApiKeyDto,
+  CreateUserDto,
+  ListUsersQueryDto,
+  LoginDto,
+  LoginResponseDto,
+  MeDto,
+  UpdateUserDto,
+  UserDto,
+} from './dto/user.dto';
+import { UsersService } from './users.service';
+
+@ApiTags('auth')
+@Controller('auth')
+export class AuthController {
+  constructor(private readonly users: UsersService) {}
+
+  @Post('login')
+  @Endpoint({
+    summary: 'Log in with username and password',
+    description:
+      'Returns a signed access token to send as `Authorization: Bearer <token>`. An unknown user and a wrong password answer identically (401 `invalid_credentials`).',
+    access: 'public',
+    response: LoginResponseDto,
+    problems: ['invalid_credentials', 'user_disabled'],
+  })
+  login(@Body() dto: LoginDto): Promise<LoginResponseDto> {
+    return this.users.login(dto);
+  }
+
+  @Get('me')
+  @Endpoint({ summary: 'The authenticated user and their project memberships', access: 'authenticated', response: MeDto })
+  me(@CurrentUser() user: AuthenticatedUser): Promise<MeDto> {
+    return this.users.me(user);
+  }
+}
+
+@ApiTags('users')
+@Controller('users')
+export class UsersController {
+  constructor(private readonly users: UsersService) {}
+
+  @Get('me/api-keys')
+  @Endpoint({ summary: 'List your personal API keys (secrets are never shown again)', access: 'authenticated', response: ApiKeyListDto })
+  listApiKeys(@CurrentUser() user: AuthenticatedUser): Promise<ApiKeyListDto> {
+    return this.users.listApiKeys(user);
+  }
+
+  @Post('me/api-keys')
+  @Endpoint({
+    summary: 'Create a personal API key',
+    description:
+      'The key (`tms_…`) is returned once in `api_key` and stored only as a SHA-256 hash. Send it as `Authorization: Bearer <key>` or `X-API-Key: <key>`; it acts with your rights.',
+    access: 'authenticated',
+    status: 201,
+    response: CreatedApiKeyDto,
+  })
+  createApiKey(@CurrentUser() user: AuthenticatedUser, @Body() dto: CreateApiKeyDto): Promise<CreatedApiKeyDto> {
+    return this.users.createApiKey(user, dto);
+  }
+
+  @Delete('me/api-keys/:id')
+  @Endpoint({ summary: 'Revoke one of your API keys (effective at once)', access: 'authenticated', status: 204, problems: ['api_key_not_found'] })
+  deleteApiKey(@CurrentUser() user: AuthenticatedUser, @Param('id') id: string): Promise<void> {
+    return this.users.deleteApiKey(user, id);
+  }
+
+  @Get()
+  @Endpoint({ summary: 'List users', access: 'admin', response: { schema: PageSchema('UserDto') } })
+  list(@Query() q: ListUsersQueryDto) {
+    return this.users.list(q);
+  }
+
+  @Post()
+  @Endpoint({ summary: 'Create a user', access: 'admin', status: 201, response: UserDto, problems: ['user_already_exists'] })
+  create(@Body() dto: CreateUserDto): Promise<UserDto> {
+    return this.users.create(dto);
+  }
+
+  @Get(':id')
+  @Endpoint({
+    summary: 'Get a user',
+    description: 'Administrators read anyone; other users only themselves (others are 404).',
+    access: 'authenticated',
+    response: UserDto,
+    problems: ['user_not_found'],
+  })
+  get(@CurrentUser() user: AuthenticatedUser, @Param('id') id: string): Promise<UserDto> {
+    return this.users.get(user, id);
+  }
+
+  @Patch(':id')
+  @Endpoint({
+    summary: 'Update a user',
+    description: 'A user may change their own `display_name` and `email`; only administrators change `username`, `is_admin` and `is_active`. Deactivating revokes tokens and API keys.',
+    access: 'authenticated',
+    response: UserDto,
+    problems: ['user_not_found', 'admin_required', 'forbidden', 'user_already_exists'],
+  })
+  update(@CurrentUser() user: AuthenticatedUser, @Param('id') id: string, @Body() dto: UpdateUserDto): Promise<UserDto> {
+    return this.users.update(user, id, dto);
+  }
+
+  @Put(':id/password')
+  @Endpoint({
+    summary: 'Change a password',
+    description: 'The user itself must give `current_password`; administrators may set anyone\'s. Every earlier access token of the user is revoked.',
+    access: 'authenticated',
+    status: 204,
+    problems: ['user_not_found', 'invalid_current_password'],
+  })
+  changePassword(@CurrentUser() user: AuthenticatedUser, @Param('id') id: string, @Body() dto: ChangePasswordDto): Promise<void> {
+    return this.users.changePassword(user, id, dto);
+  }
+
+  @Delete(':id')
+  @Endpoint({
+    summary: 'Deactivate a user',
+    description: 'Sets `is_active=false` and revokes tokens and API keys; the row stays so history keeps its names.',
+    access: 'admin',
+    status: 204,
+    problems: ['user_not_found', 'forbidden'],
+  })
+  deactivate(@CurrentUser() user: AuthenticatedUser, @Param('id') id: string): Promise<void> {
+    return this.users.deactivate(user, id);
+  }
+}

@@ -1,0 +1,14 @@
+import type { AuthenticatedUser } from '../common/auth/authenticated-user';
+import type { ProjectAccess } from '../common/access/project-access';
+
+declare global {
+  // eslint-disable-next-line @typescript-eslint/no-namespace
+  namespace Express {
+    interface Request {
+      requestId?: string;
+      user?: AuthenticatedUser;
+      access?: ProjectAccess;
+    }
+  }
+}
+export {};
