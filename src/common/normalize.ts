@@ -1,0 +1,29 @@
+/**
+ * Shared normalisation rules for string lists (CONTRACT §2).
+ *
+ * Lists called `tags`, `use_cases` or `endpoints` are normalised everywhere in the service by the
+ * same rule, so this module is the single implementation of it.
+ */
+
+/**
+ * Normalises a list of strings: trims every entry, drops entries that are empty after trimming,
+ * removes case-insensitive duplicates keeping the first occurrence with its original spelling, and
+ * keeps the original order. Values are never lower-cased.
+ *
+ * Example: `[' K8s', 'k8s', '', ' ', 'Prod']` → `['K8s', 'Prod']`.
+ *
+ * The input is not modified; a new array is always returned.
+ */
+export function normalizeStringList(values: readonly string[]): string[] {
+  const result: string[] = [];
+  const seen = new Set<string>();
+  for (const value of values) {
+    const trimmed = value.trim();
+    if (trimmed === '') continue;
+    const key = trimmed.toLowerCase();
+    if (seen.has(key)) continue;
+    seen.add(key);
+    result.push(trimmed);
+  }
+  return result;
+}

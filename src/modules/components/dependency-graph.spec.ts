@@ -1,0 +1,341 @@
+import {
+  DependencyEdge,
+  buildAdjacency,
+  collectReachable,
+  findCycle,
+  validateDependencyReplacement,
+} from './dependency-graph';
+
+/** Checks that `path` is a real cycle of the graph after the replacement. */
+function expectValidCycle(
+  path: string[] | null,
+  edges: DependencyEdge[],
+  replaceFrom: string,
+  newTargets: string[],
+): void {
+  expect(path).not.toBeNull();
+  const p = path as string[];
+  expect(p[0]).toBe(replaceFrom);
+  expect(p[p.length - 1]).toBe(replaceFrom);
+  expect(p.length).toBeGreaterThanOrEqual(2);
+  const edgeSet = new Set(edges.filter(([s]) => s !== replaceFrom).map(([s, t]) => `${s}>${t}`));
+  for (const target of newTargets) edgeSet.add(`${replaceFrom}>${target}`);
+  const missing: string[] = [];
+  for (let i = 0; i + 1 < p.length; i++) {
+    if (!edgeSet.has(`${p[i]}>${p[i + 1]}`)) missing.push(`${p[i]}>${p[i + 1]}`);
+  }
+  expect(missing).toEqual([]);
+  // a simple cycle: no node repeated except the closing one
+  expect(new Set(p.slice(0, -1)).size).toBe(p.length - 1);
+}
+
+/** Deterministic pseudo-random numbers (mulberry32). */
+function rng(seed: number): () => number {
+  let a = seed;
+  return () => {
+    a |= 0;
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+describe('findCycle: small graphs', () => {
+  const diamond: DependencyEdge[] = [
+    ['a', 'b'],
+    ['a', 'c'],
+    ['b', 'd'],
+    ['c', 'd'],
+  ];
+
+  it.each<[string, DependencyEdge[], string, string[], string[] | null]>([
+    ['no edges, no targets', [], 'a', [], null],
+    ['no edges, one target', [], 'a', ['b'], null],
+    ['self loop', [], 'a', ['a'], ['a', 'a']],
+    ['self loop among other targets', [['b', 'a']], 'a', ['b', 'a'], ['a', 'a']],
+    ['2-cycle', [['b', 'a']], 'a', ['b'], ['a', 'b', 'a']],
+    [
+      '3-cycle',
+      [
+        ['b', 'c'],
+        ['c', 'a'],
+      ],
+      'a',
+      ['b'],
+      ['a', 'b', 'c', 'a'],
+    ],
+    ['diamond, adding a→d', diamond, 'a', ['b', 'c', 'd'], null],
+    ['diamond, d→e', diamond, 'd', ['e'], null],
+    [
+      'diamond, d→a closes two cycles, shortest reported',
+      diamond,
+      'd',
+      ['a'],
+      ['d', 'a', 'b', 'd'],
+    ],
+    ['diamond, c→b (still acyclic)', diamond, 'c', ['b', 'd'], null],
+    ['diamond, b→c (still acyclic)', diamond, 'b', ['c'], null],
+    [
+      'shortest of two cycles is returned',
+      [
+        ['x', 'y'],
+        ['y', 'z'],
+        ['z', 'a'],
+        ['w', 'a'],
+      ],
+      'a',
+      ['x', 'w'],
+      ['a', 'w', 'a'],
+    ],
+    ['duplicate targets', [['b', 'a']], 'a', ['b', 'b'], ['a', 'b', 'a']],
+    ['target unknown to the graph', [['b', 'c']], 'a', ['zzz'], null],
+    [
+      'an existing cycle elsewhere is not this replacement’s cycle',
+      [
+        ['b', 'c'],
+        ['c', 'b'],
+      ],
+      'a',
+      ['b'],
+      null,
+    ],
+  ])('%s', (_label, edges, from, targets, expected) => {
+    const result = findCycle(edges, from, targets);
+    expect(result).toEqual(expected);
+    if (expected) expectValidCycle(result, edges, from, targets);
+  });
+});
+
+describe('findCycle: the replaced edges are ignored', () => {
+  it.each<[string, DependencyEdge[], string, string[], string[] | null]>([
+    // B→A exists, A→B proposed: the test-verified upstream case
+    ['B→A exists, PUT A→B', [['b', 'a']], 'a', ['b'], ['a', 'b', 'a']],
+    // replacing a's edges with nothing removes every cycle through a
+    [
+      'clearing the dependencies',
+      [
+        ['a', 'b'],
+        ['b', 'a'],
+      ],
+      'a',
+      [],
+      null,
+    ],
+    // the legacy cycle a→b→a runs through the old edge a→b, which the replacement drops
+    [
+      'replacement drops the edge that closed a cycle',
+      [
+        ['a', 'b'],
+        ['b', 'a'],
+      ],
+      'a',
+      ['c'],
+      null,
+    ],
+    // c used to depend on d; pointing c to a would cycle via a→b→c, but c→d only is fine
+    [
+      'keeping a harmless target',
+      [
+        ['a', 'b'],
+        ['b', 'c'],
+        ['c', 'd'],
+      ],
+      'c',
+      ['d'],
+      null,
+    ],
+    [
+      'moving a dependency that would cycle',
+      [
+        ['a', 'b'],
+        ['b', 'c'],
+        ['c', 'd'],
+      ],
+      'c',
+      ['a'],
+      ['c', 'a', 'b', 'c'],
+    ],
+    // b's old edge b→a is replaced by b→c, so a→b becomes possible afterwards
+    ['replacement removes a previous cycle risk', [['b', 'a']], 'b', ['c'], null],
+  ])('%s', (_label, edges, from, targets, expected) => {
+    expect(findCycle(edges, from, targets)).toEqual(expected);
+  });
+
+  it('after a replacement removes the risk, the reverse dependency is allowed', () => {
+    let edges: DependencyEdge[] = [['b', 'a']];
+    expect(findCycle(edges, 'a', ['b'])).not.toBeNull();
+    expect(findCycle(edges, 'b', ['c'])).toBeNull();
+    edges = [['b', 'c']]; // b's dependencies replaced
+    expect(findCycle(edges, 'a', ['b'])).toBeNull();
+  });
+});
+
+describe('findCycle: large graphs', () => {
+  const N = 10_000;
+  const chain: DependencyEdge[] = [];
+  for (let i = 0; i + 1 < N; i++) chain.push([`n${i}`, `n${i + 1}`]);
+
+  it('closes a 10,000-node chain without recursion', () => {
+    const result = findCycle(chain, `n${N - 1}`, ['n0']);
+    expect(result).toHaveLength(N + 1);
+    expect(result?.[0]).toBe(`n${N - 1}`);
+    expect(result?.[1]).toBe('n0');
+    expect(result?.[N - 1]).toBe(`n${N - 2}`);
+    expectValidCycle(result, chain, `n${N - 1}`, ['n0']);
+  });
+
+  it('extending the 10,000-node chain forward is fine', () => {
+    expect(findCycle(chain, `n${N - 1}`, ['tail'])).toBeNull();
+    expect(findCycle(chain, 'n0', ['n1', `n${N - 1}`])).toBeNull();
+  });
+
+  it('closes a cycle from the middle of the chain', () => {
+    const result = findCycle(chain, 'n5000', ['n1000', 'n5001']);
+    expect(result).toHaveLength(4002);
+    expectValidCycle(result, chain, 'n5000', ['n1000', 'n5001']);
+  });
+
+  describe('random DAG of 10,000 components and 50,000 edges', () => {
+    const random = rng(42);
+    const edges: DependencyEdge[] = [];
+    const seen = new Set<string>();
+    while (edges.length < 50_000) {
+      const a = Math.floor(random() * N);
+      const b = Math.floor(random() * N);
+      if (a === b) continue;
+      const [s, t] = a < b ? [a, b] : [b, a]; // edges only go to higher indexes: acyclic
+      const key = `${s}>${t}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      edges.push([`c${s}`, `c${t}`]);
+    }
+
+    it('accepts forward replacements quickly', () => {
+      const started = Date.now();
+      for (let k = 0; k < 20; k++) {
+        const from = Math.floor(random() * (N - 10));
+        const targets = [from + 1, from + 5, N - 1].map((i) => `c${i}`);
+        expect(findCycle(edges, `c${from}`, targets)).toBeNull();
+      }
+      expect(Date.now() - started).toBeLessThan(2000);
+    });
+
+    it('finds a backward edge that closes a cycle quickly', () => {
+      // pick an edge s→t and then walk forward to some u; replacing u's edges with u→s cycles
+      const [s, t] = edges[0];
+      const adjacency = buildAdjacency(edges);
+      let u = t;
+      for (let step = 0; step < 50; step++) {
+        const next = adjacency.get(u);
+        if (!next || next.length === 0) break;
+        u = next[0];
+      }
+      const started = Date.now();
+      const result = findCycle(edges, u, [s]);
+      expect(Date.now() - started).toBeLessThan(1000);
+      expectValidCycle(result, edges, u, [s]);
+    });
+
+    it('collectReachable covers the whole closure without recursion', () => {
+      const reachable = collectReachable(edges, ['c0']);
+      expect(reachable.has('c0')).toBe(true);
+      const escaped = edges.filter(
+        ([source, target]) => reachable.has(source) && !reachable.has(target),
+      );
+      expect(escaped).toEqual([]);
+      expect(reachable.size).toBeGreaterThan(1);
+    });
+  });
+});
+
+describe('collectReachable', () => {
+  const edges: DependencyEdge[] = [
+    ['a', 'b'],
+    ['b', 'c'],
+    ['c', 'a'],
+    ['d', 'e'],
+  ];
+  it.each<[string[], string[]]>([
+    [[], []],
+    [['a'], ['a', 'b', 'c']],
+    [['d'], ['d', 'e']],
+    [['e'], ['e']],
+    [['x'], ['x']],
+    [
+      ['e', 'a'],
+      ['e', 'a', 'b', 'c'],
+    ],
+  ])('from %j → %j', (starts, expected) => {
+    expect([...collectReachable(edges, starts)]).toEqual(expected);
+  });
+});
+
+describe('validateDependencyReplacement', () => {
+  const project = new Set(['a', 'b', 'c', 'd']);
+  const edges: DependencyEdge[] = [
+    ['b', 'c'],
+    ['c', 'a'],
+  ];
+
+  it.each<[string, string[], Record<string, unknown>]>([
+    ['empty list', [], { ok: true }],
+    ['valid targets', ['d'], { ok: true }],
+    [
+      'duplicate targets',
+      ['d', 'd', 'b', 'd'],
+      {
+        ok: false,
+        code: 'validation_error',
+        errors: {
+          'dependencies.1.target_component_id': ['duplicate of dependencies.0'],
+          'dependencies.3.target_component_id': ['duplicate of dependencies.0'],
+        },
+      },
+    ],
+    [
+      'self dependency',
+      ['d', 'a'],
+      {
+        ok: false,
+        code: 'component_dependency_cycle',
+        detail: 'A component cannot depend on itself',
+        errors: { 'dependencies.1.target_component_id': ['component cannot depend on itself'] },
+      },
+    ],
+    [
+      'foreign or unknown target',
+      ['d', 'zz'],
+      {
+        ok: false,
+        code: 'component_project_mismatch',
+        detail: 'Dependencies must target components in the same project',
+        errors: { 'dependencies.1.target_component_id': ['invalid target_component_id: zz'] },
+      },
+    ],
+    [
+      'first failing entry wins (mismatch before self)',
+      ['zz', 'a'],
+      { ok: false, code: 'component_project_mismatch' },
+    ],
+    [
+      'cycle through existing edges',
+      ['d', 'b'],
+      {
+        ok: false,
+        code: 'component_dependency_cycle',
+        detail: 'Dependency replacement introduces a cycle: a → b → c → a',
+        errors: { 'dependencies.1.target_component_id': ['dependency cycle detected'] },
+        cycle: ['a', 'b', 'c', 'a'],
+      },
+    ],
+  ])('%s', (_label, targets, expected) => {
+    const result = validateDependencyReplacement({
+      componentId: 'a',
+      targets,
+      projectComponentIds: project,
+      edges,
+    });
+    expect(result).toMatchObject(expected);
+  });
+});

@@ -1,0 +1,239 @@
+/**
+ * Canonical JSON and the environment snapshot hash (CONTRACT §8, reference
+ * environments-datasets-cases.md §1.4).
+ *
+ * The canonical form is byte-for-byte what Python's
+ * `json.dumps(value, sort_keys=True, separators=(',', ':'), ensure_ascii=True)` produces, because
+ * that is the reference implementation:
+ *
+ * - object keys sorted recursively by Unicode code point (not by UTF-16 code unit);
+ * - no whitespace at all;
+ * - every character outside printable ASCII (U+0020..U+007E) escaped as `\uXXXX` with lower-case
+ *   hex — this includes U+007F (DEL), and characters above U+FFFF become a surrogate pair of two
+ *   escapes; `"` and `\` are backslash-escaped, `\n \r \t \b \f` use their short forms and `/` is
+ *   not escaped;
+ * - integers as plain digits, non-integral numbers as Python's `repr(float)` (for example `1e-05`,
+ *   `1.5e-07`, `0.30000000000000004`).
+ *
+ * Integral numbers below 1e21 in magnitude are written as integers (`-0` as `0`), because that is
+ * how `JSON.stringify` sends them and so how Python would have parsed them (as an `int`). From 1e21
+ * on, `JSON.stringify` sends exponent notation, which Python parses as a float, so those are written
+ * as Python's float repr (`1e+21`).
+ *
+ * A JavaScript number cannot tell `1.0` from `1` (JSON.parse turns both into `1`), so an integral
+ * number is always written as an integer. Wrap a value in {@link JsonFloat} when it is known to be a
+ * float and must be written the Python way (`1.0`); the service itself never needs to.
+ *
+ * Pure functions only: no NestJS, no database.
+ */
+import { createHash } from 'node:crypto';
+
+/** Prefix of every snapshot hash, naming the algorithm (CONTRACT §8). */
+export const SNAPSHOT_HASH_PREFIX = 'sha256:';
+
+/**
+ * Marks a number as a float for {@link canonicalJson}, so it is written as Python writes a float
+ * (`1.0`, `1e+16`) instead of as an integer. `JSON.stringify` writes the plain number.
+ */
+export class JsonFloat {
+  /** @param value the float value; must be finite to be serialised canonically */
+  constructor(readonly value: number) {}
+
+  /** Plain JSON representation (used by `JSON.stringify`, for example when storing). */
+  toJSON(): number {
+    return this.value;
+  }
+}
+
+/**
+ * Serialises a JSON value canonically (see the module comment for the exact rules).
+ *
+ * Like `JSON.stringify`, object properties whose value is `undefined` are left out, `undefined`
+ * inside arrays becomes `null`, and objects with a `toJSON()` method (such as `Date`) are replaced by
+ * its result. Unlike `JSON.stringify`, values that JSON cannot carry (a top-level `undefined`,
+ * functions, symbols, bigints, `NaN`, `±Infinity`) and circular structures throw a `TypeError`
+ * instead of being dropped or mangled, so a hash never silently covers something else.
+ *
+ * Works iteratively, so arbitrarily deep nesting does not overflow the call stack.
+ */
+export function canonicalJson(value: unknown): string {
+  const out: string[] = [];
+  const stack: Frame[] = [];
+  const open = new Set<object>();
+
+  // `current` always holds a value already passed through toJSON().
+  let current: unknown = resolveToJson(value, '');
+  if (current === undefined) throw new TypeError('canonicalJson: value is not JSON-serialisable');
+  let pending = true;
+
+  for (;;) {
+    if (pending) {
+      pending = false;
+      if (current === null || typeof current !== 'object' || current instanceof JsonFloat) {
+        out.push(serializeScalar(current));
+      } else {
+        if (open.has(current)) throw new TypeError('canonicalJson: circular structure');
+        open.add(current);
+        if (Array.isArray(current)) {
+          out.push('[');
+          stack.push({ kind: 'array', container: current, items: current, index: 0 });
+        } else {
+          const record = current as Record<string, unknown>;
+          const entries = Object.keys(record)
+            .map((key): [string, unknown] => [key, resolveToJson(record[key], key)])
+            .filter(([, member]) => member !== undefined)
+            .sort(([a], [b]) => compareCodePoints(a, b));
+          out.push('{');
+          stack.push({ kind: 'object', container: record, entries, index: 0 });
+        }
+      }
+    }
+
+    const frame = stack[stack.length - 1];
+    if (frame === undefined) break;
+
+    if (frame.kind === 'array') {
+      if (frame.index < frame.items.length) {
+        if (frame.index > 0) out.push(',');
+        // Like JSON.stringify, an undefined array item is written as null.
+        current = resolveToJson(frame.items[frame.index], String(frame.index)) ?? null;
+        frame.index += 1;
+        pending = true;
+      } else {
+        out.push(']');
+        open.delete(frame.container);
+        stack.pop();
+      }
+    } else if (frame.index < frame.entries.length) {
+      const [key, member] = frame.entries[frame.index];
+      out.push(frame.index > 0 ? ',' : '', quoteString(key), ':');
+      current = member;
+      frame.index += 1;
+      pending = true;
+    } else {
+      out.push('}');
+      open.delete(frame.container);
+      stack.pop();
+    }
+  }
+
+  return out.join('');
+}
+
+/**
+ * Hash of an environment snapshot: `'sha256:'` followed by the 64 lower-case hex digits of the
+ * SHA-256 of the UTF-8 bytes of {@link canonicalJson}(snapshot) (CONTRACT §8).
+ */
+export function snapshotHash(snapshot: unknown): string {
+  const digest = createHash('sha256').update(canonicalJson(snapshot), 'utf8').digest('hex');
+  return SNAPSHOT_HASH_PREFIX + digest;
+}
+
+// ---------------------------------------------------------------------------------------------
+// internals
+
+type Frame =
+  | { kind: 'array'; container: object; items: readonly unknown[]; index: number }
+  | { kind: 'object'; container: object; entries: [string, unknown][]; index: number };
+
+function resolveToJson(value: unknown, key: string): unknown {
+  if (value !== null && typeof value === 'object' && !(value instanceof JsonFloat)) {
+    const toJSON: unknown = (value as { toJSON?: unknown }).toJSON;
+    if (typeof toJSON === 'function') return (toJSON as (key: string) => unknown).call(value, key);
+  }
+  return value;
+}
+
+function serializeScalar(value: unknown): string {
+  if (value === null) return 'null';
+  if (value instanceof JsonFloat) return pythonFloatRepr(value.value);
+  switch (typeof value) {
+    case 'string':
+      return quoteString(value);
+    case 'boolean':
+      return value ? 'true' : 'false';
+    case 'number':
+      return Number.isInteger(value) && Math.abs(value) < 1e21
+        ? String(value + 0)
+        : pythonFloatRepr(value);
+    default:
+      throw new TypeError(`canonicalJson: a ${typeof value} is not JSON-serialisable`);
+  }
+}
+
+/**
+ * Python's `repr(float)`: the shortest round-tripping digits (the same digits JavaScript picks),
+ * positional for decimal exponents -4..15, otherwise scientific with a signed exponent of at least
+ * two digits; an integral value keeps a trailing `.0`.
+ */
+function pythonFloatRepr(value: number): string {
+  if (!Number.isFinite(value)) {
+    throw new TypeError(`canonicalJson: ${String(value)} is not JSON-serialisable`);
+  }
+  const sign = value < 0 || Object.is(value, -0) ? '-' : '';
+  // toExponential() without an argument yields the shortest round-tripping digits.
+  const [mantissa, exponentText] = Math.abs(value).toExponential().split('e');
+  const digits = mantissa.replace('.', '');
+  const exponent = Number(exponentText);
+
+  if (exponent >= -4 && exponent < 16) {
+    if (exponent < 0) return `${sign}0.${'0'.repeat(-exponent - 1)}${digits}`;
+    const intPart = digits.slice(0, exponent + 1).padEnd(exponent + 1, '0');
+    const fraction = digits.slice(exponent + 1) || '0';
+    return `${sign}${intPart}.${fraction}`;
+  }
+  const scientificMantissa = digits.length > 1 ? `${digits[0]}.${digits.slice(1)}` : digits;
+  const exponentSign = exponent < 0 ? '-' : '+';
+  return `${sign}${scientificMantissa}e${exponentSign}${String(Math.abs(exponent)).padStart(2, '0')}`;
+}
+
+// Printable ASCII except `"` and `\`: such strings need no escaping at all.
+const PLAIN_STRING = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
+
+const SHORT_ESCAPES: Readonly<Record<number, string>> = {
+  0x22: '\\"',
+  0x5c: '\\\\',
+  0x0a: '\\n',
+  0x0d: '\\r',
+  0x09: '\\t',
+  0x08: '\\b',
+  0x0c: '\\f',
+};
+
+/** Quotes a string the way Python's `ensure_ascii=True` encoder does. */
+function quoteString(value: string): string {
+  if (PLAIN_STRING.test(value)) return `"${value}"`;
+  let result = '"';
+  for (let i = 0; i < value.length; i += 1) {
+    const code = value.charCodeAt(i);
+    const short = SHORT_ESCAPES[code];
+    if (short !== undefined) {
+      result += short;
+    } else if (code < 0x20 || code > 0x7e) {
+      // UTF-16 code units, so astral characters come out as a surrogate pair of escapes.
+      result += '\\u' + code.toString(16).padStart(4, '0');
+    } else {
+      result += value[i];
+    }
+  }
+  return result + '"';
+}
+
+/**
+ * Orders strings by Unicode code point, as Python sorts `str` keys. Plain `<` compares UTF-16 code
+ * units, which would put astral characters (stored as surrogate pairs, 0xD800..0xDFFF) before
+ * U+E000..U+FFFF. A lone surrogate is its own code point, exactly as in Python. Usable as an
+ * `Array.prototype.sort` comparator.
+ */
+export function compareCodePoints(a: string, b: string): number {
+  let i = 0;
+  let j = 0;
+  while (i < a.length && j < b.length) {
+    const x = a.codePointAt(i) ?? 0;
+    const y = b.codePointAt(j) ?? 0;
+    if (x !== y) return x - y;
+    i += x > 0xffff ? 2 : 1;
+    j += y > 0xffff ? 2 : 1;
+  }
+  return a.length - i - (b.length - j);
+}
