@@ -1,4 +1,4 @@
-import { DynamicModule, Module } from '@nestjs/common';
+import { DynamicModule, Module, RequestMethod } from '@nestjs/common';
 import { APP_GUARD, APP_INTERCEPTOR } from '@nestjs/core';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { LoggerModule } from 'nestjs-pino';
@@ -18,6 +18,8 @@ export class AppModule {
       imports: [
         CommonModule.forRoot(config),
         LoggerModule.forRoot({
+          // Explicit routes: the default also re-adds prefix-excluded paths, which logged them twice.
+          forRoutes: [{ path: '{/*splat}', method: RequestMethod.ALL }],
           pinoHttp: {
             level: config.logLevel,
             genReqId: (req: IncomingMessage) => (req as IncomingMessage & { requestId?: string }).requestId ?? '',

@@ -77,7 +77,7 @@ export function setupApp(app: NestExpressApplication | INestApplication): INestA
     swaggerOptions: { persistAuthorization: true, displayRequestDuration: true },
   });
   const redocDir = dirname(require.resolve('redoc/bundles/redoc.standalone.js'));
-  expressApp.use('/redoc', express.static(redocDir, { index: false, maxAge: '1d' }));
+  expressApp.use('/redoc', express.static(redocDir, { index: false, redirect: false, maxAge: '1d' }));
   const redocPage = redocHtml();
   expressApp.use((req: Request, res: Response, next: () => void) => {
     if (req.method === 'GET' && (req.path === '/redoc' || req.path === '/redoc/')) {

@@ -155,8 +155,10 @@ export class ProblemFilter implements ExceptionFilter {
 }
 
 function isOutage(exception: unknown): boolean {
-  const e = (exception ?? {}) as ErrorLike;
-  if (typeof e.code === 'string' && OUTAGE_ERRNOS.has(e.code)) return true;
+  const e = (exception ?? {}) as ErrorLike & { severity?: unknown };
+  if (typeof e.code === 'string' && (OUTAGE_ERRNOS.has(e.code) || OUTAGE_SQLSTATES.has(e.code))) return true;
+  // A FATAL server error while connecting (database not accepting connections, too many clients…).
+  if (e.severity === 'FATAL') return true;
   const msg = typeof e.message === 'string' ? e.message : '';
   return (
     /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error|ECONNREFUSED|the database system is (shutting down|starting up)/i.test(

@@ -36,7 +36,7 @@ export class ProjectsService {
     }
     if (q.search) qb.andWhere('p.name ILIKE :s', { s: likePattern(q.search) });
     qb.orderBy('lower(p.name)', 'ASC').addOrderBy('p.id', 'ASC');
-    qb.skip(offsetOf(q.page, q.page_size)).take(q.page_size);
+    qb.offset(offsetOf(q.page, q.page_size)).limit(q.page_size);
     const [rows, total] = await qb.getManyAndCount();
     return pageOf(rows.map(toProjectDto), q.page, q.page_size, total);
   }

@@ -78,7 +78,7 @@ export class UsersService {
       );
     }
     qb.orderBy('lower(u.username)', 'ASC').addOrderBy('u.id', 'ASC');
-    qb.skip(offsetOf(q.page, q.page_size)).take(q.page_size);
+    qb.offset(offsetOf(q.page, q.page_size)).limit(q.page_size);
     const [rows, total] = await qb.getManyAndCount();
     return pageOf(rows.map(toUserDto), q.page, q.page_size, total);
   }

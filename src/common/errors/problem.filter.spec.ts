@@ -1,0 +1,63 @@
+import { HttpException, NotFoundException } from '@nestjs/common';
+import type { Request } from 'express';
+import { QueryFailedError } from 'typeorm';
+import { loadConfig } from '../../config/config';
+import { AppException } from './app-exception';
+import { ProblemFilter } from './problem.filter';
+
+const config = loadConfig({ AUTH_SECRET: 'k'.repeat(40), ERROR_BASE_URL: 'https://errors.example.com' }, { persistSecret: false });
+const filter = new ProblemFilter(config);
+const req = { originalUrl: '/api/v1/things/1?x=2', method: 'GET', requestId: 'rid-1' } as unknown as Request;
+
+function pgError(code: string, constraint?: string): QueryFailedError {
+  const driver = Object.assign(new Error('db'), { code, constraint });
+  return new QueryFailedError('SELECT 1', [], driver);
+}
+
+describe('ProblemFilter.toProblem', () => {
+  it('renders an AppException from the catalogue', () => {
+    const p = filter.toProblem(AppException.validation({ 'a.b': ['bad'] }), req);
+    expect(p.status).toBe(422);
+    expect(p.body).toEqual({
+      type: 'https://errors.example.com/validation_error',
+      title: 'Validation failed',
+      status: 422,
+      detail: 'Request contains invalid fields',
+      instance: '/api/v1/things/1',
+      code: 'validation_error',
+      request_id: 'rid-1',
+      errors: { 'a.b': ['bad'] },
+    });
+  });
+
+  it('adds WWW-Authenticate to 401s', () => {
+    expect(filter.toProblem(new AppException('unauthorized', 'x'), req).headers['WWW-Authenticate']).toBe('Bearer');
+  });
+
+  it('hides unexpected failures behind internal_error without a stack', () => {
+    const err = new Error('secret internals at /src/x.ts:1');
+    const p = filter.toProblem(err, req);
+    expect(p.status).toBe(500);
+    expect(p.body.code).toBe('internal_error');
+    expect(JSON.stringify(p.body)).not.toContain('secret internals');
+    expect(p.body).not.toHaveProperty('errors');
+  });
+
+  it.each([
+    [pgError('23505', 'uq_users_username'), 409, 'user_already_exists'],
+    [pgError('23505', 'uq_unknown'), 409, 'conflict'],
+    [pgError('40P01'), 409, 'conflict'],
+    [pgError('57P01'), 503, 'service_unavailable'],
+    [Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }), 503, 'service_unavailable'],
+    [new Error('Connection terminated unexpectedly'), 503, 'service_unavailable'],
+    [new NotFoundException(), 404, 'route_not_found'],
+    [new HttpException('too big', 413), 413, 'payload_too_large'],
+    [Object.assign(new Error('too large'), { type: 'entity.too.large', status: 413 }), 413, 'payload_too_large'],
+    [Object.assign(new Error('bad json'), { type: 'entity.parse.failed', status: 400 }), 422, 'validation_error'],
+    [Object.assign(new Error('File too large'), { code: 'LIMIT_FILE_SIZE' }), 413, 'payload_too_large'],
+  ])('maps %p to %i %s', (err, status, code) => {
+    const p = filter.toProblem(err, req);
+    expect(p.status).toBe(status);
+    expect(p.body.code).toBe(code);
+  });
+});

@@ -1,0 +1,217 @@
+import jwt from 'jsonwebtoken';
+import { DEFAULT_PASSWORD, TEST_ADMIN, TEST_AUTH_SECRET } from '../support/constants';
+import { createTestApp, expectProblem, TestApp } from '../support/test-app';
+
+describe('identity: login, tokens, users, API keys (CONTRACT §4)', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp();
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  describe('POST /auth/login', () => {
+    it('returns a bearer token, its expiry and the user; sets last_login_at', async () => {
+      const res = await t.req('post', '/api/v1/auth/login').send({ username: TEST_ADMIN.username, password: TEST_ADMIN.password });
+      expect(res.status).toBe(200);
+      expect(res.body).toMatchObject({ token_type: 'Bearer', user: { username: 'admin', is_admin: true } });
+      expect(typeof res.body.access_token).toBe('string');
+      const exp = Date.parse(res.body.expires_at);
+      expect(exp - Date.now()).toBeGreaterThan(28800 * 1000 - 60_000);
+      expect(res.body.user.last_login_at).not.toBeNull();
+      expect(res.body.user).not.toHaveProperty('password_hash');
+      expect(JSON.stringify(res.body)).not.toContain(TEST_ADMIN.password);
+    });
+
+    it('answers an unknown user and a wrong password identically', async () => {
+      const a = await t.req('post', '/api/v1/auth/login').send({ username: 'nobody-here', password: 'whatever-123' });
+      const b = await t.req('post', '/api/v1/auth/login').send({ username: TEST_ADMIN.username, password: 'wrong-password' });
+      expectProblem(a, 401, 'invalid_credentials');
+      expectProblem(b, 401, 'invalid_credentials');
+      expect(a.body.detail).toBe(b.body.detail);
+      expect(a.headers['www-authenticate']).toBe('Bearer');
+    });
+
+    it('matches usernames case-insensitively', async () => {
+      const res = await t.req('post', '/api/v1/auth/login').send({ username: 'ADMIN', password: TEST_ADMIN.password });
+      expect(res.status).toBe(200);
+    });
+
+    it('rejects malformed bodies with 422 and field paths', async () => {
+      const res = await t.req('post', '/api/v1/auth/login').send({ username: 'admin', extra: 1 });
+      const p = expectProblem(res, 422, 'validation_error');
+      expect(p.errors).toMatchObject({ password: expect.any(Array), extra: ['Unknown field'] });
+    });
+  });
+
+  describe('Bearer authentication', () => {
+    it.each([
+      ['no credential', undefined, 'unauthorized'],
+      ['garbage token', 'Bearer not-a-token', 'invalid_token'],
+      ['wrong scheme', 'Basic YWRtaW46YWRtaW4=', 'invalid_token'],
+      ['unknown API key', 'Bearer tms_0123456789ab_' + 'A'.repeat(43), 'invalid_api_key'],
+    ])('%s → 401', async (_label, header, code) => {
+      let r = t.req('get', '/api/v1/auth/me');
+      if (header) r = r.set('Authorization', header);
+      const res = await r;
+      expectProblem(res, 401, code);
+      expect(res.headers['www-authenticate']).toBe('Bearer');
+    });
+
+    it('rejects an expired token with token_expired', async () => {
+      const token = jwt.sign({ sub: t.adminId, ver: 0, exp: Math.floor(Date.now() / 1000) - 5 }, TEST_AUTH_SECRET, { algorithm: 'HS256' });
+      expectProblem(await t.req('get', '/api/v1/auth/me', token), 401, 'token_expired');
+    });
+
+    it('rejects a token signed with another secret', async () => {
+      const token = jwt.sign({ sub: t.adminId, ver: 0, exp: Math.floor(Date.now() / 1000) + 60 }, 'x'.repeat(48), { algorithm: 'HS256' });
+      expectProblem(await t.req('get', '/api/v1/auth/me', token), 401, 'invalid_token');
+    });
+  });
+
+  describe('GET /auth/me', () => {
+    it('returns the user with memberships', async () => {
+      const u = await t.createUser();
+      const projectId = await t.createProject(u.token, 'Mine');
+      const res = await t.req('get', '/api/v1/auth/me', u.token);
+      expect(res.status).toBe(200);
+      expect(res.body).toMatchObject({
+        id: u.id,
+        username: u.username,
+        is_admin: false,
+        is_active: true,
+        memberships: [{ project_id: projectId, project_name: 'Mine', role: 'lead' }],
+      });
+      for (const k of ['display_name', 'email', 'last_login_at', 'created_at', 'updated_at']) expect(res.body).toHaveProperty(k);
+    });
+  });
+
+  describe('user administration', () => {
+    it('only administrators list and create users', async () => {
+      const u = await t.createUser();
+      expectProblem(await t.req('get', '/api/v1/users', u.token), 403, 'admin_required');
+      expectProblem(await t.req('post', '/api/v1/users', u.token).send({ username: 'zzz-user', password: DEFAULT_PASSWORD }), 403, 'admin_required');
+      expectProblem(await t.req('get', '/api/v1/users'), 401, 'unauthorized');
+      const list = await t.req('get', '/api/v1/users?search=' + u.username, t.adminToken);
+      expect(list.status).toBe(200);
+      expect(list.body).toMatchObject({ page: 1, page_size: 50, total: 1, has_next: false });
+      expect(list.body.items[0].username).toBe(u.username);
+    });
+
+    it('validates new users: username length, password length, duplicates (case-insensitive)', async () => {
+      const bad = await t.req('post', '/api/v1/users', t.adminToken).send({ username: 'ab', password: 'short' });
+      const p = expectProblem(bad, 422, 'validation_error');
+      expect(Object.keys(p.errors as object).sort()).toEqual(['password', 'username']);
+      const name = t.unique('dup');
+      expect((await t.req('post', '/api/v1/users', t.adminToken).send({ username: name, password: DEFAULT_PASSWORD })).status).toBe(201);
+      const dup = await t.req('post', '/api/v1/users', t.adminToken).send({ username: name.toUpperCase(), password: DEFAULT_PASSWORD });
+      expectProblem(dup, 409, 'user_already_exists');
+      const nul = await t.req('post', '/api/v1/users', t.adminToken).send({ username: t.unique('n'), password: DEFAULT_PASSWORD, is_admin: null });
+      expect(expectProblem(nul, 422, 'validation_error').errors).toHaveProperty('is_admin');
+    });
+
+    it('stores passwords as memory-hard hashes only', async () => {
+      const u = await t.createUser();
+      const rows = await t.db.query('SELECT password_hash FROM users WHERE id = $1', [u.id]);
+      expect(rows[0].password_hash).toMatch(/^scrypt\$/);
+      expect(rows[0].password_hash).not.toContain(DEFAULT_PASSWORD);
+    });
+
+    it('lets users read and edit themselves but not others, and not their admin flags', async () => {
+      const a = await t.createUser();
+      const b = await t.createUser();
+      expect((await t.req('get', `/api/v1/users/${a.id}`, a.token)).status).toBe(200);
+      expectProblem(await t.req('get', `/api/v1/users/${b.id}`, a.token), 404, 'user_not_found');
+      const upd = await t.req('patch', `/api/v1/users/${a.id}`, a.token).send({ display_name: '  Alice  ', email: 'a@example.com' });
+      expect(upd.status).toBe(200);
+      expect(upd.body).toMatchObject({ display_name: 'Alice', email: 'a@example.com' });
+      expectProblem(await t.req('patch', `/api/v1/users/${a.id}`, a.token).send({ is_admin: true }), 403, 'admin_required');
+      expectProblem(await t.req('patch', `/api/v1/users/${a.id}`, a.token).send({ username: 'newname' }), 403, 'admin_required');
+      const admin = await t.req('patch', `/api/v1/users/${a.id}`, t.adminToken).send({ username: t.unique('renamed') });
+      expect(admin.status).toBe(200);
+      expectProblem(await t.req('get', '/api/v1/users/not-a-uuid', t.adminToken), 404, 'user_not_found');
+    });
+
+    it('password change needs the current password and revokes earlier tokens', async () => {
+      const u = await t.createUser();
+      const url = `/api/v1/users/${u.id}/password`;
+      expectProblem(await t.req('put', url, u.token).send({ new_password: 'another long password' }), 422, 'validation_error');
+      expectProblem(
+        await t.req('put', url, u.token).send({ current_password: 'wrong password!', new_password: 'another long password' }),
+        422,
+        'invalid_current_password',
+      );
+      const ok = await t.req('put', url, u.token).send({ current_password: DEFAULT_PASSWORD, new_password: 'another long password' });
+      expect(ok.status).toBe(204);
+      expectProblem(await t.req('get', '/api/v1/auth/me', u.token), 401, 'token_revoked');
+      const fresh = await t.login(u.username, 'another long password');
+      expect((await t.req('get', '/api/v1/auth/me', fresh)).status).toBe(200);
+      // An administrator may set it without the current password, revoking again.
+      expect((await t.req('put', url, t.adminToken).send({ new_password: 'third long password' })).status).toBe(204);
+      expectProblem(await t.req('get', '/api/v1/auth/me', fresh), 401, 'token_revoked');
+    });
+
+    it('deactivation keeps the row, refuses login and revokes tokens and API keys', async () => {
+      const u = await t.createUser();
+      const key = await t.req('post', '/api/v1/users/me/api-keys', u.token).send({ name: 'ci' });
+      expect(key.status).toBe(201);
+      expectProblem(await t.req('delete', `/api/v1/users/${u.id}`, u.token), 403, 'admin_required');
+      expect((await t.req('delete', `/api/v1/users/${u.id}`, t.adminToken)).status).toBe(204);
+      expectProblem(await t.req('get', '/api/v1/auth/me', u.token), 401, 'user_disabled');
+      expectProblem(await t.req('get', '/api/v1/auth/me', key.body.api_key), 401, 'invalid_api_key');
+      const login = await t.req('post', '/api/v1/auth/login').send({ username: u.username, password: DEFAULT_PASSWORD });
+      expectProblem(login, 401, 'user_disabled');
+      const row = await t.req('get', `/api/v1/users/${u.id}`, t.adminToken);
+      expect(row.body.is_active).toBe(false);
+    });
+  });
+
+  describe('personal API keys', () => {
+    it('creates a key shown once, stored as a hash, usable as Bearer or X-API-Key, revocable', async () => {
+      const u = await t.createUser();
+      const created = await t.req('post', '/api/v1/users/me/api-keys', u.token).send({ name: '  CI pipeline ' });
+      expect(created.status).toBe(201);
+      const key: string = created.body.api_key;
+      expect(key).toMatch(/^tms_[0-9a-f]{12}_/);
+      expect(created.body.key).toMatchObject({ name: 'CI pipeline', prefix: key.slice(0, 16), expires_at: null, last_used_at: null });
+
+      const stored = await t.db.query('SELECT key_hash FROM api_keys WHERE id = $1', [created.body.key.id]);
+      expect(stored[0].key_hash).toMatch(/^[0-9a-f]{64}$/);
+      expect(JSON.stringify(stored)).not.toContain(key.slice(17));
+
+      const me = await t.req('get', '/api/v1/auth/me', key);
+      expect(me.status).toBe(200);
+      expect(me.body.id).toBe(u.id);
+      const viaHeader = await t.req('get', '/api/v1/auth/me').set('X-API-Key', key);
+      expect(viaHeader.status).toBe(200);
+
+      const list = await t.req('get', '/api/v1/users/me/api-keys', u.token);
+      expect(list.body.items).toHaveLength(1);
+      expect(JSON.stringify(list.body)).not.toContain(key.slice(17));
+      expect(list.body.items[0].last_used_at).not.toBeNull();
+
+      const other = await t.createUser();
+      expectProblem(await t.req('delete', `/api/v1/users/me/api-keys/${created.body.key.id}`, other.token), 404, 'api_key_not_found');
+      expect((await t.req('delete', `/api/v1/users/me/api-keys/${created.body.key.id}`, u.token)).status).toBe(204);
+      expectProblem(await t.req('get', '/api/v1/auth/me', key), 401, 'invalid_api_key');
+    });
+
+    it('refuses an expiry in the past and honours expiry', async () => {
+      const u = await t.createUser();
+      const past = await t.req('post', '/api/v1/users/me/api-keys', u.token).send({ name: 'old', expires_at: '2000-01-01T00:00:00Z' });
+      expect(expectProblem(past, 422, 'validation_error').errors).toHaveProperty('expires_at');
+      const created = await t.req('post', '/api/v1/users/me/api-keys', u.token).send({ name: 'soon', expires_at: new Date(Date.now() + 60_000).toISOString() });
+      expect(created.status).toBe(201);
+      await t.db.query(`UPDATE api_keys SET expires_at = now() - interval '1 second' WHERE id = $1`, [created.body.key.id]);
+      expectProblem(await t.req('get', '/api/v1/auth/me', created.body.api_key), 401, 'invalid_api_key');
+    });
+
+    it('an API key acts with its owner rights', async () => {
+      const f = await t.roleFixture();
+      const key = (await t.req('post', '/api/v1/users/me/api-keys', f.viewer.token).send({ name: 'k' })).body.api_key;
+      expect((await t.req('get', `/api/v1/projects/${f.projectId}`, key)).status).toBe(200);
+      expectProblem(await t.req('patch', `/api/v1/projects/${f.projectId}`, key).send({ name: 'x' }), 403, 'insufficient_project_role');
+    });
+  });
+});
