@@ -1,0 +1,583 @@
+/**
+ * JUnit dialect mapping: pure rules that turn one raw `<testcase>` element (or the repeated elements
+ * of the same test in one file) into a final result. No XML, no I/O — the streaming parser in
+ * `junit-parser.ts` produces {@link RawTestcase} values and hands them to {@link foldRetries}.
+ *
+ * Rules (CONTRACT §6, reference runs-imports-plans.md §4.4/§4.6/§4.9):
+ * - status precedence inside one element: `<failure>` → `failure` (or `xpassed` when the pytest
+ *   message starts with `[XPASS(strict)]`); `<error>` → `error`; Surefire `<rerunFailure>` /
+ *   `<rerunError>` without a primary element → the last rerun's kind; `<skipped>` → `skipped`
+ *   (`xfailed` when `type` is `pytest.xfail` or `XFAIL`); a skip-like `status` attribute
+ *   (`disabled`, `notrun`, …) → `skipped`, a failing one (`failed`, `errored`) → `failure`/`error`;
+ *   else `passed`.
+ * - Surefire `<flakyFailure>` / `<flakyError>`: earlier failed runs of a test that finally passed →
+ *   final `passed`, `flaky: true`, every run listed in `attempts` and in the comment.
+ * - Surefire `<rerunFailure>` / `<rerunError>` next to `<failure>` / `<error>`: the test failed on every
+ *   rerun → final status of the primary element, every run listed.
+ * - Repeated `<testcase>` elements with the same {@link retryKey} are retries of one test: one result
+ *   whose final status, message, output and duration are those of the last element; attempts are
+ *   concatenated in document order; flaky when an earlier attempt failed and the last one passed.
+ */
+
+export const JUNIT_STATUSES = [
+  'passed',
+  'failure',
+  'error',
+  'skipped',
+  'xfailed',
+  'xpassed',
+] as const;
+export type JunitStatus = (typeof JUNIT_STATUSES)[number];
+
+/** Child elements of `<testcase>` that carry an outcome. */
+export const OUTCOME_KINDS = [
+  'failure',
+  'error',
+  'skipped',
+  'flakyFailure',
+  'flakyError',
+  'rerunFailure',
+  'rerunError',
+] as const;
+export type OutcomeKind = (typeof OUTCOME_KINDS)[number];
+
+const OUTCOME_KIND_SET: ReadonlySet<string> = new Set(OUTCOME_KINDS);
+
+export function isOutcomeKind(name: string): name is OutcomeKind {
+  return OUTCOME_KIND_SET.has(name);
+}
+
+/** Property names the import understands (everything else is carried along but has no effect). */
+export const RECOGNISED_PROPERTIES = [
+  'automation_id',
+  'tms_test_title',
+  'tms_suite_path',
+  'tms_steps',
+  'tms_preconditions',
+  'tms_assertions',
+  'tms_dataset_key',
+  'dataset_key',
+  'tms_dataset_name',
+  'dataset_name',
+  'tms_dataset_data',
+  'dataset_data',
+  'tms_dataset_source_ref',
+  'dataset_source_ref',
+] as const;
+
+/** One outcome element (`<failure>`, `<skipped>`, `<flakyFailure>`, …) of a testcase. */
+export interface RawOutcome {
+  kind: OutcomeKind;
+  /** `message` attribute, trimmed; null when missing or blank. */
+  message: string | null;
+  /** `type` attribute, trimmed; null when missing or blank. */
+  type: string | null;
+  /** `time` attribute as written (Surefire rerun elements may carry one). */
+  time: string | null;
+  /** Element text (and `<stackTrace>` text for Surefire elements), trimmed; null when blank. */
+  text: string | null;
+  /** `<system-out>` / `<system-err>` nested in a Surefire flaky/rerun element. */
+  system_out: string | null;
+  system_err: string | null;
+}
+
+/** One `<testcase>` element as read from the document, before any dialect rule is applied. */
+export interface RawTestcase {
+  /** Position among the testcases taken from the document (0-based, document order). */
+  index: number;
+  /** `name` attribute, trimmed, never empty (nameless testcases never become a RawTestcase). */
+  name: string;
+  classname: string | null;
+  file: string | null;
+  line: number | null;
+  /** `time` attribute as written (seconds). */
+  time: string | null;
+  /** `status` attribute (tst, GoogleTest, Catch2: `run`, `disabled`, `notrun`, `failed`, …). */
+  status_attr: string | null;
+  /** `result` attribute (GoogleTest: `completed`, `skipped`, `suppressed`). */
+  result_attr: string | null;
+  /** Names of the enclosing `<testsuites name>` / `<testsuite>` elements, blank names skipped. */
+  suite_path: string[];
+  /** Effective properties: root/suite properties inherited, testcase properties override. */
+  properties: Readonly<Record<string, string>>;
+  outcomes: RawOutcome[];
+  system_out: string | null;
+  system_err: string | null;
+  /** True when some captured text of this element was cut at the size cap. */
+  truncated: boolean;
+}
+
+/** One execution of a test: a testcase element, or a Surefire flaky/rerun element inside one. */
+export interface JunitAttempt {
+  status: JunitStatus;
+  /** Short description: the message, else the type, else the first line of the body. */
+  message: string | null;
+  duration_ms: number | null;
+}
+
+/** Dataset properties (reference §4.9); present only when a dataset key is given. */
+export interface DatasetHint {
+  key: string;
+  name: string | null;
+  /** `tms_dataset_data` parsed as a JSON object; null when absent or not a JSON object. */
+  data: Record<string, unknown> | null;
+  source_ref: string | null;
+}
+
+/** Final result of one test of the report (retries folded). */
+export interface JunitResult {
+  /** Raw testcase `name` (trimmed). */
+  name: string;
+  classname: string | null;
+  /** `tms_test_title` property, else `name`. */
+  title: string;
+  /** `tms_suite_path` property (JSON array or `/`-separated), else the enclosing suite names. */
+  suite_path: string[];
+  /** Stable identity ({@link caseIdentity}): `automation_id` property, else `<classname>.<name>`. */
+  automation_id: string | null;
+  /** The `automation_id` property alone (null when the identity was derived from classname). */
+  automation_id_property: string | null;
+  file: string | null;
+  line: number | null;
+  /** Effective properties of the last attempt (shared, read-only object). */
+  properties: Readonly<Record<string, string>>;
+  status: JunitStatus;
+  /** `message` attribute of the element that decided the status. */
+  message: string | null;
+  /** Body text of the element(s) that decided the status. */
+  details: string | null;
+  /** Row comment: attempts block (when retried/flaky) + `message\n\ndetails`. */
+  comment: string | null;
+  duration_ms: number | null;
+  system_out: string | null;
+  system_err: string | null;
+  flaky: boolean;
+  /** Every execution in order; length 1 for a plain testcase. */
+  attempts: JunitAttempt[];
+  /** Number of `<testcase>` elements folded into this result. */
+  elements: number;
+  dataset: DatasetHint | null;
+  steps: string | null;
+  preconditions: string | null;
+  assertions: string | null;
+  truncated: boolean;
+  /** Index of the first element of this test in the document. */
+  index: number;
+}
+
+const MAX_DURATION_MS = 2_147_483_647;
+const XPASS_STRICT_PREFIX = '[XPASS(strict)]';
+const XFAIL_TYPES: ReadonlySet<string> = new Set(['pytest.xfail', 'xfail']);
+const SKIP_STATUS_ATTRS: ReadonlySet<string> = new Set([
+  'disabled',
+  'notrun',
+  'not_run',
+  'skipped',
+  'skip',
+  'ignored',
+]);
+const SKIP_RESULT_ATTRS: ReadonlySet<string> = new Set(['skipped', 'suppressed']);
+const FAILURE_STATUS_ATTRS: ReadonlySet<string> = new Set(['failed', 'failure', 'fail']);
+const ERROR_STATUS_ATTRS: ReadonlySet<string> = new Set(['errored', 'error']);
+const FAILING: ReadonlySet<JunitStatus> = new Set<JunitStatus>(['failure', 'error']);
+const MAX_ATTEMPT_LINES = 50;
+const MAX_ATTEMPT_MESSAGE = 200;
+
+/** Trims; blank → null. */
+export function blankToNull(value: string | null | undefined): string | null {
+  if (value === null || value === undefined) return null;
+  const trimmed = value.trim();
+  return trimmed === '' ? null : trimmed;
+}
+
+/**
+ * `time` attribute (seconds) → whole milliseconds, truncated like the reference (`int(s*1000)`),
+ * computed on the decimal value so that `1.005` gives 1005. Unparsable, negative, non-finite or
+ * beyond a 32-bit integer → null. Accepts `1,234.5` thousands separators.
+ */
+export function parseDurationMs(time: string | null | undefined): number | null {
+  if (time === null || time === undefined) return null;
+  let text = time.trim();
+  if (/^\d{1,3}(,\d{3})+(\.\d*)?$/.test(text)) text = text.replace(/,/g, '');
+  if (!/^\+?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(text)) return null;
+  const seconds = Number(text);
+  if (!Number.isFinite(seconds) || seconds < 0) return null;
+  const ms = Math.trunc(Math.round(seconds * 1_000_000) / 1000);
+  return ms > MAX_DURATION_MS ? null : ms;
+}
+
+/** Reference §4.4 comment: `"<message>\n\n<details>"` when both exist, else whichever, else null. */
+export function buildComment(message: string | null, details: string | null): string | null {
+  if (message && details) return message === details ? message : `${message}\n\n${details}`;
+  return message ?? details ?? null;
+}
+
+function casefold(value: string): string {
+  // Full upper-casing then lower-casing approximates Unicode case folding (ß → ss, ς → σ).
+  return value.toUpperCase().toLowerCase();
+}
+
+/**
+ * Title normalisation for matching (reference §4.6): split camelCase at lowercase/digit → uppercase,
+ * `_` and `-` → space, delete the standalone word `test` (any case), collapse whitespace, casefold.
+ * `test_login_works` ≡ `Login works`; `shouldAuthenticateWithValid` → `should authenticate with valid`.
+ */
+export function normalizeTitle(value: string): string {
+  let s = value.replace(/([a-z0-9])([A-Z])/g, '$1 $2');
+  s = s.replace(/[_-]/g, ' ');
+  s = s.replace(/(?<![\p{L}\p{N}_])test(?![\p{L}\p{N}_])/giu, '');
+  s = s.replace(/\s+/gu, ' ').trim();
+  return casefold(s);
+}
+
+/** Suite path normalisation for matching: each segment like a title, empty segments dropped. */
+export function normalizeSuitePath(path: readonly string[]): string[] {
+  return path.map(normalizeTitle).filter((segment) => segment !== '');
+}
+
+/**
+ * Stable identity of a parsed testcase (CONTRACT §6): the `automation_id` property when present,
+ * else `<classname>.<name>` when a classname exists, else null.
+ */
+export function caseIdentity(testcase: {
+  name: string;
+  classname: string | null;
+  properties: Readonly<Record<string, string>>;
+}): string | null {
+  const fromProperty = blankToNull(testcase.properties['automation_id']);
+  if (fromProperty !== null) return fromProperty;
+  const classname = blankToNull(testcase.classname);
+  const name = blankToNull(testcase.name);
+  if (classname !== null && name !== null) return `${classname}.${name}`;
+  return null;
+}
+
+/** `tms_suite_path`: a JSON array of strings, or a `/`-separated string; blank segments dropped. */
+export function parseSuitePathProperty(value: string | null | undefined): string[] | null {
+  const text = blankToNull(value);
+  if (text === null) return null;
+  if (text.startsWith('[')) {
+    try {
+      const parsed: unknown = JSON.parse(text);
+      if (Array.isArray(parsed) && parsed.every((item) => typeof item === 'string')) {
+        const segments = parsed.map((item: string) => item.trim()).filter((item) => item !== '');
+        return segments.length > 0 ? segments : null;
+      }
+    } catch {
+      // not JSON: fall through to the `/`-separated form
+    }
+  }
+  const segments = text
+    .split('/')
+    .map((item) => item.trim())
+    .filter((item) => item !== '');
+  return segments.length > 0 ? segments : null;
+}
+
+function parseJsonObject(value: string | null): Record<string, unknown> | null {
+  if (value === null) return null;
+  try {
+    const parsed: unknown = JSON.parse(value);
+    if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)) {
+      return parsed as Record<string, unknown>;
+    }
+  } catch {
+    // not JSON
+  }
+  return null;
+}
+
+function prop(properties: Readonly<Record<string, string>>, ...names: string[]): string | null {
+  for (const name of names) {
+    const value = blankToNull(properties[name]);
+    if (value !== null) return value;
+  }
+  return null;
+}
+
+/** Dataset properties (reference §4.9): `tms_dataset_*` first, then the unprefixed spelling. */
+export function readDatasetHint(properties: Readonly<Record<string, string>>): DatasetHint | null {
+  const key = prop(properties, 'tms_dataset_key', 'dataset_key');
+  if (key === null) return null;
+  return {
+    key,
+    name: prop(properties, 'tms_dataset_name', 'dataset_name'),
+    data: parseJsonObject(prop(properties, 'tms_dataset_data', 'dataset_data')),
+    source_ref: prop(properties, 'tms_dataset_source_ref', 'dataset_source_ref'),
+  };
+}
+
+function statusOfKind(kind: OutcomeKind): JunitStatus {
+  switch (kind) {
+    case 'failure':
+    case 'flakyFailure':
+    case 'rerunFailure':
+      return 'failure';
+    case 'error':
+    case 'flakyError':
+    case 'rerunError':
+      return 'error';
+    case 'skipped':
+      return 'skipped';
+  }
+}
+
+function isXpassStrict(outcome: RawOutcome): boolean {
+  const message = outcome.message ?? outcome.text ?? '';
+  return message.trimStart().startsWith(XPASS_STRICT_PREFIX);
+}
+
+function isXfail(outcome: RawOutcome): boolean {
+  return outcome.type !== null && XFAIL_TYPES.has(outcome.type.toLowerCase());
+}
+
+function firstLine(text: string | null): string | null {
+  if (text === null) return null;
+  const line = text.split('\n', 1)[0]?.trim() ?? '';
+  return line === '' ? null : line;
+}
+
+function attemptOf(
+  outcome: RawOutcome,
+  status: JunitStatus,
+  durationMs: number | null,
+): JunitAttempt {
+  return {
+    status,
+    message: outcome.message ?? outcome.type ?? firstLine(outcome.text),
+    duration_ms: durationMs,
+  };
+}
+
+function joinBodies(outcomes: readonly RawOutcome[]): string | null {
+  const [first, ...rest] = outcomes;
+  if (first === undefined) return null;
+  const parts: string[] = [];
+  if (first.text !== null) parts.push(first.text);
+  for (const outcome of rest) {
+    const part = [outcome.message, outcome.text].filter((p): p is string => p !== null);
+    if (part.length > 0) parts.push(part.join('\n'));
+  }
+  return parts.length > 0 ? parts.join('\n\n') : null;
+}
+
+interface ElementVerdict {
+  status: JunitStatus;
+  message: string | null;
+  details: string | null;
+  attempts: JunitAttempt[];
+}
+
+/** Applies the per-element rules to one testcase element. */
+export function judgeTestcase(raw: RawTestcase): ElementVerdict {
+  const duration = parseDurationMs(raw.time);
+  const failures = raw.outcomes.filter((o) => o.kind === 'failure');
+  const errors = raw.outcomes.filter((o) => o.kind === 'error');
+  const skips = raw.outcomes.filter((o) => o.kind === 'skipped');
+  const flakies = raw.outcomes.filter((o) => o.kind === 'flakyFailure' || o.kind === 'flakyError');
+  const reruns = raw.outcomes.filter((o) => o.kind === 'rerunFailure' || o.kind === 'rerunError');
+  const flakyAttempts = flakies.map((o) =>
+    attemptOf(o, statusOfKind(o.kind), parseDurationMs(o.time)),
+  );
+  const rerunAttempts = reruns.map((o) =>
+    attemptOf(o, statusOfKind(o.kind), parseDurationMs(o.time)),
+  );
+
+  const primary = failures.length > 0 ? failures : errors;
+  const [head] = primary;
+  if (head !== undefined) {
+    const status: JunitStatus =
+      head.kind === 'failure' ? (isXpassStrict(head) ? 'xpassed' : 'failure') : 'error';
+    return {
+      status,
+      message: head.message,
+      details: joinBodies(primary),
+      // Surefire: flaky runs come before the final one; reruns come after the first (primary) run.
+      attempts: [...flakyAttempts, attemptOf(head, status, duration), ...rerunAttempts],
+    };
+  }
+
+  const lastRerun = reruns[reruns.length - 1];
+  if (lastRerun !== undefined) {
+    const status = statusOfKind(lastRerun.kind);
+    return {
+      status,
+      message: lastRerun.message,
+      details: lastRerun.text,
+      attempts: [...flakyAttempts, ...rerunAttempts],
+    };
+  }
+
+  const [skip] = skips;
+  if (skip !== undefined) {
+    const status: JunitStatus = isXfail(skip) ? 'xfailed' : 'skipped';
+    return {
+      status,
+      message: skip.message,
+      details: skip.text,
+      attempts: [...flakyAttempts, attemptOf(skip, status, duration)],
+    };
+  }
+
+  const statusAttr = raw.status_attr?.toLowerCase() ?? '';
+  const resultAttr = raw.result_attr?.toLowerCase() ?? '';
+  let status: JunitStatus = 'passed';
+  if (SKIP_STATUS_ATTRS.has(statusAttr) || SKIP_RESULT_ATTRS.has(resultAttr)) status = 'skipped';
+  else if (FAILURE_STATUS_ATTRS.has(statusAttr)) status = 'failure';
+  else if (ERROR_STATUS_ATTRS.has(statusAttr)) status = 'error';
+  return {
+    status,
+    message: null,
+    details: null,
+    attempts: [...flakyAttempts, { status, message: null, duration_ms: duration }],
+  };
+}
+
+function isFlaky(attempts: readonly JunitAttempt[]): boolean {
+  const last = attempts[attempts.length - 1];
+  if (last === undefined || last.status !== 'passed') return false;
+  return attempts.slice(0, -1).some((attempt) => FAILING.has(attempt.status));
+}
+
+function clip(text: string, max: number): string {
+  const line = text.split('\n', 1)[0] ?? '';
+  return line.length > max ? `${line.slice(0, max)}…` : line;
+}
+
+/** The attempts block of a comment; null for a single attempt. */
+export function describeAttempts(attempts: readonly JunitAttempt[], flaky: boolean): string | null {
+  if (attempts.length < 2) return null;
+  const last = attempts[attempts.length - 1];
+  if (last === undefined) return null;
+  const failed = attempts.filter((attempt) => FAILING.has(attempt.status)).length;
+  const header = flaky
+    ? `Flaky: passed after ${failed} failed attempt${failed === 1 ? '' : 's'} (${attempts.length} attempts)`
+    : `${attempts.length} attempts, final status: ${last.status}`;
+  const lines = attempts.slice(0, MAX_ATTEMPT_LINES).map((attempt, i) => {
+    const duration = attempt.duration_ms === null ? '' : ` (${attempt.duration_ms} ms)`;
+    const message =
+      attempt.message === null ? '' : ` — ${clip(attempt.message, MAX_ATTEMPT_MESSAGE)}`;
+    return `Attempt ${i + 1}: ${attempt.status}${duration}${message}`;
+  });
+  if (attempts.length > MAX_ATTEMPT_LINES) {
+    lines.push(`… ${attempts.length - MAX_ATTEMPT_LINES} more attempts`);
+  }
+  return [header, ...lines].join('\n');
+}
+
+function composeComment(
+  attempts: readonly JunitAttempt[],
+  flaky: boolean,
+  message: string | null,
+  details: string | null,
+): string | null {
+  const parts = [describeAttempts(attempts, flaky), buildComment(message, details)].filter(
+    (part): part is string => part !== null,
+  );
+  return parts.length > 0 ? parts.join('\n\n') : null;
+}
+
+/** Maps one testcase element to a result (Surefire flaky/rerun elements already folded in). */
+export function mapTestcase(raw: RawTestcase): JunitResult {
+  const verdict = judgeTestcase(raw);
+  const properties = raw.properties;
+  const flaky = isFlaky(verdict.attempts);
+  return {
+    name: raw.name,
+    classname: raw.classname,
+    title: prop(properties, 'tms_test_title') ?? raw.name,
+    suite_path: parseSuitePathProperty(properties['tms_suite_path']) ?? raw.suite_path,
+    automation_id: caseIdentity(raw),
+    automation_id_property: prop(properties, 'automation_id'),
+    file: raw.file,
+    line: raw.line,
+    properties,
+    status: verdict.status,
+    message: verdict.message,
+    details: verdict.details,
+    comment: composeComment(verdict.attempts, flaky, verdict.message, verdict.details),
+    duration_ms: parseDurationMs(raw.time),
+    system_out: raw.system_out,
+    system_err: raw.system_err,
+    flaky,
+    attempts: verdict.attempts,
+    elements: 1,
+    dataset: readDatasetHint(properties),
+    steps: prop(properties, 'tms_steps'),
+    preconditions: prop(properties, 'tms_preconditions'),
+    assertions: prop(properties, 'tms_assertions'),
+    truncated: raw.truncated,
+    index: raw.index,
+  };
+}
+
+/**
+ * Key under which repeated testcase elements are retries of the same test: same suite path, same
+ * `automation_id` property, classname, name and dataset key. (A shared automation id alone is not
+ * enough: parametrised tests often share one but are distinct rows.)
+ */
+export function retryKey(result: JunitResult): string {
+  return JSON.stringify([
+    result.suite_path,
+    result.automation_id_property ?? '',
+    result.classname ?? '',
+    result.name,
+    result.dataset?.key ?? '',
+  ]);
+}
+
+/**
+ * Folds the results of repeated elements of one test (document order) into one: the last element
+ * decides status, message, details, output, duration and properties; attempts are concatenated.
+ */
+export function foldAttempts(results: readonly JunitResult[]): JunitResult {
+  const last = results[results.length - 1];
+  const first = results[0];
+  if (last === undefined || first === undefined) {
+    throw new Error('foldAttempts needs at least one result');
+  }
+  if (results.length === 1) return last;
+  const attempts = results.flatMap((result) => result.attempts);
+  const flaky = isFlaky(attempts);
+  return {
+    ...last,
+    attempts,
+    flaky,
+    elements: results.reduce((sum, result) => sum + result.elements, 0),
+    comment: composeComment(attempts, flaky, last.message, last.details),
+    truncated: results.some((result) => result.truncated),
+    index: first.index,
+  };
+}
+
+/**
+ * Maps every raw testcase and folds retries: one result per {@link retryKey}, ordered by the first
+ * occurrence of each test.
+ */
+export function foldRetries(raws: Iterable<RawTestcase>): JunitResult[] {
+  const groups = new Map<string, JunitResult[]>();
+  for (const raw of raws) {
+    const result = mapTestcase(raw);
+    const key = retryKey(result);
+    const group = groups.get(key);
+    if (group === undefined) groups.set(key, [result]);
+    else group.push(result);
+  }
+  const results: JunitResult[] = [];
+  for (const group of groups.values()) results.push(foldAttempts(group));
+  return results;
+}
+
+/** Counts results per final status. */
+export function countStatuses(results: readonly JunitResult[]): Record<JunitStatus, number> {
+  const totals: Record<JunitStatus, number> = {
+    passed: 0,
+    failure: 0,
+    error: 0,
+    skipped: 0,
+    xfailed: 0,
+    xpassed: 0,
+  };
+  for (const result of results) totals[result.status] += 1;
+  return totals;
+}
