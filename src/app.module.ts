@@ -3,6 +3,7 @@ import { APP_GUARD, APP_INTERCEPTOR } from '@nestjs/core';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { LoggerModule } from 'nestjs-pino';
 import type { IncomingMessage } from 'node:http';
+import type { Writable } from 'node:stream';
 import { AppConfig } from './config/config';
 import { CommonModule } from './common/common.module';
 import { RolesGuard } from './common/access/roles.guard';
@@ -12,7 +13,8 @@ import { FEATURE_MODULES } from './modules';
 
 @Module({})
 export class AppModule {
-  static forRoot(config: AppConfig, databaseUrl: string): DynamicModule {
+  /** `logStream` replaces stdout as the log destination (tests capture logs with it). */
+  static forRoot(config: AppConfig, databaseUrl: string, logStream?: Writable): DynamicModule {
     return {
       module: AppModule,
       imports: [
@@ -23,7 +25,6 @@ export class AppModule {
           pinoHttp: {
             level: config.logLevel,
             genReqId: (req: IncomingMessage) => (req as IncomingMessage & { requestId?: string }).requestId ?? '',
-            customAttributeKeys: { reqId: 'request_id' },
             redact: {
               paths: [
                 'req.headers.authorization',
@@ -35,12 +36,14 @@ export class AppModule {
             },
             serializers: {
               req: (req: { id: string; method: string; url: string }) => ({
+                request_id: req.id,
                 method: req.method,
                 // The query string can carry nothing secret by design, but keep logs short.
                 url: req.url.split('?')[0],
               }),
             },
             autoLogging: { ignore: (req: IncomingMessage) => req.url === '/healthz' || req.url === '/metrics' },
+            ...(logStream ? { stream: logStream } : {}),
           },
         }),
         TypeOrmModule.forRoot({ ...dataSourceOptions(databaseUrl), autoLoadEntities: true }),

@@ -1,3 +1,4 @@
+import type { Writable } from 'node:stream';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { DataSource } from 'typeorm';
@@ -36,8 +37,12 @@ export async function prepareDatabase(
   }
 }
 
-export async function createApp(config: AppConfig, databaseUrl: string): Promise<NestExpressApplication> {
-  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config, databaseUrl), {
+export async function createApp(
+  config: AppConfig,
+  databaseUrl: string,
+  logStream?: Writable,
+): Promise<NestExpressApplication> {
+  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config, databaseUrl, logStream), {
     bodyParser: false,
     bufferLogs: true,
   });

@@ -1,5 +1,6 @@
 import 'reflect-metadata';
 import { randomBytes } from 'node:crypto';
+import type { Writable } from 'node:stream';
 import type { INestApplication } from '@nestjs/common';
 import { Client } from 'pg';
 import request from 'supertest';
@@ -116,7 +117,7 @@ export class TestApp {
 }
 
 /** Boots the real application (same setupApp as production) on a fresh clone of the template. */
-export async function createTestApp(env: Record<string, string> = {}): Promise<TestApp> {
+export async function createTestApp(env: Record<string, string> = {}, logStream?: Writable): Promise<TestApp> {
   const state = readState();
   const name = `${state.template}_f${randomBytes(5).toString('hex')}`;
   const admin = new Client({ connectionString: `${state.serverUrl}/postgres` });
@@ -135,7 +136,7 @@ export async function createTestApp(env: Record<string, string> = {}): Promise<T
     },
     { persistSecret: false },
   );
-  const app = await createApp(config, databaseUrl);
+  const app = await createApp(config, databaseUrl, logStream);
   await app.init();
   const db = new DataSource({ type: 'postgres', url: databaseUrl, extra: { max: 3 } });
   await db.initialize();
