@@ -1,6 +1,8 @@
 import { HealthModule } from './health/health.module';
+import { MilestonesModule } from './milestones/milestones.module';
 import { ProjectsModule } from './projects/projects.module';
+import { TestRunsModule } from './test-runs/test-runs.module';
 import { UsersModule } from './users/users.module';
 
 /** Every feature module of the service. A new feature adds its module here (one line). */
-export const FEATURE_MODULES = [HealthModule, UsersModule, ProjectsModule];
+export const FEATURE_MODULES = [HealthModule, UsersModule, ProjectsModule, MilestonesModule, TestRunsModule];

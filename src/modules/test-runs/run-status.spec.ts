@@ -1,6 +1,5 @@
+import { PROJECT_ROLES, type ProjectRole } from '../../common/access/roles';
 import {
-  PROJECT_ROLES,
-  ProjectRole,
   RUN_STATUSES,
   RunStatus,
   RunTimestamps,
@@ -8,10 +7,7 @@ import {
   RunTransitionResult,
   checkRunTimestampFields,
   decideRunTransition,
-  hasProjectRole,
-  isProjectRole,
   isRunStatus,
-  projectRoleRank,
   requiredRoleForRunPatch,
 } from './run-status';
 
@@ -46,37 +42,7 @@ type Expected =
   | 'run_items_in_progress'
   | 'validation_error';
 
-describe('roles', () => {
-  it('lists roles lowest to highest', () => {
-    expect(PROJECT_ROLES).toEqual(['viewer', 'tester', 'lead']);
-    expect(projectRoleRank('viewer')).toBeLessThan(projectRoleRank('tester'));
-    expect(projectRoleRank('tester')).toBeLessThan(projectRoleRank('lead'));
-  });
-
-  it.each<[ProjectRole, ProjectRole, boolean]>([
-    ['viewer', 'viewer', true],
-    ['viewer', 'tester', false],
-    ['viewer', 'lead', false],
-    ['tester', 'viewer', true],
-    ['tester', 'tester', true],
-    ['tester', 'lead', false],
-    ['lead', 'viewer', true],
-    ['lead', 'tester', true],
-    ['lead', 'lead', true],
-  ])('hasProjectRole(%s, %s) = %s', (role, minimum, expected) => {
-    expect(hasProjectRole(role, minimum)).toBe(expected);
-  });
-
-  it.each([
-    ['viewer', true],
-    ['lead', true],
-    ['manager', false],
-    ['', false],
-    [null, false],
-  ])('isProjectRole(%p) = %s', (value, expected) => {
-    expect(isProjectRole(value)).toBe(expected);
-  });
-
+describe('status helpers', () => {
   it.each([
     ['not_started', true],
     ['archived', true],

@@ -4,6 +4,7 @@
  * No framework, no database: the service loads the run, counts the in-progress run items/rows, and
  * turns a failure result into an `AppException` with the same code and detail.
  */
+import { hasRole, type ProjectRole } from '../../common/access/roles';
 import type { ErrorCode } from '../../common/errors/error-codes';
 
 /** Run statuses in lifecycle order. */
@@ -13,32 +14,6 @@ export type RunStatus = (typeof RUN_STATUSES)[number];
 /** Type guard for a run status string. */
 export function isRunStatus(value: unknown): value is RunStatus {
   return typeof value === 'string' && (RUN_STATUSES as readonly string[]).includes(value);
-}
-
-/** Project membership roles, lowest to highest. Administrators act as `lead` (CONTRACT §4). */
-export const PROJECT_ROLES = ['viewer', 'tester', 'lead'] as const;
-export type ProjectRole = (typeof PROJECT_ROLES)[number];
-
-/** Numeric rank of each role (same spacing as the reference implementation). */
-export const PROJECT_ROLE_RANK: Readonly<Record<ProjectRole, number>> = {
-  viewer: 10,
-  tester: 20,
-  lead: 30,
-};
-
-/** Type guard for a project role string. */
-export function isProjectRole(value: unknown): value is ProjectRole {
-  return typeof value === 'string' && (PROJECT_ROLES as readonly string[]).includes(value);
-}
-
-/** Rank of a role; higher means more rights. */
-export function projectRoleRank(role: ProjectRole): number {
-  return PROJECT_ROLE_RANK[role];
-}
-
-/** True when `role` is `minimum` or higher. */
-export function hasProjectRole(role: ProjectRole, minimum: ProjectRole): boolean {
-  return projectRoleRank(role) >= projectRoleRank(minimum);
 }
 
 /** The lifecycle timestamp fields of a run. */
@@ -210,7 +185,7 @@ export function decideRunTransition(input: RunTransitionInput): RunTransitionRes
   if (shape) return shape;
 
   const minRole = requiredRoleForRunPatch(to);
-  if (!hasProjectRole(role, minRole)) {
+  if (!hasRole(role, minRole)) {
     return {
       ok: false,
       code: 'insufficient_project_role',

@@ -1,0 +1,122 @@
+import { Body, Controller, Delete, Get, Param, Patch, Post, Query } from '@nestjs/common';
+import { ApiTags } from '@nestjs/swagger';
+import { Endpoint } from '../../common/access/endpoint.decorator';
+import {
+  fromBody,
+  fromQuery,
+  fromResource,
+  ProjectAccess,
+} from '../../common/access/project-access';
+import { AuthenticatedUser } from '../../common/auth/authenticated-user';
+import { CurrentAccess, CurrentUser } from '../../common/auth/current-user.decorator';
+import { Page, PageSchema } from '../../common/pagination/page';
+import {
+  CreateTestRunDto,
+  ListTestRunsQueryDto,
+  TestRunDto,
+  UpdateTestRunDto,
+} from './dto/test-run.dto';
+import { TEST_RUNS } from './test-runs.resource';
+import { TestRunsService } from './test-runs.service';
+
+const run = fromResource(TEST_RUNS);
+
+@ApiTags('test-runs')
+@Controller('test-runs')
+export class TestRunsController {
+  constructor(private readonly runs: TestRunsService) {}
+
+  @Get()
+  @Endpoint({
+    summary: 'List test runs',
+    description:
+      'Filters: `status`, `environment_id`, `milestone_id` (each repeatable, any of the values), ' +
+      '`search` (case-insensitive substring of name, build or environment name), `created_by`, ' +
+      '`created_from` / `created_to` (a date `YYYY-MM-DD` — `created_to` then includes the whole ' +
+      'day, UTC — or an ISO 8601 datetime, inclusive). Archived runs are hidden unless a `status` ' +
+      'filter is given. Sort: `sort_by` created_at (default), name, status, build or environment; ' +
+      '`sort_order` desc (default) or asc; ties by id. Unknown filter ids match nothing.',
+    minRole: 'viewer',
+    project: fromQuery(),
+    response: { schema: PageSchema('TestRunDto') },
+  })
+  list(@Query() q: ListTestRunsQueryDto): Promise<Page<TestRunDto>> {
+    return this.runs.list(q);
+  }
+
+  @Post()
+  @Endpoint({
+    summary: 'Create a test run',
+    description:
+      'The run starts `not_started` with no items (add them through `/run-cases`). With an ' +
+      "`environment_id`, the environment's current revision (id, number, hash, full snapshot, " +
+      'name) is captured on the run and never changes when the environment changes later. A ' +
+      'blank `environment_id` / `milestone_id` / `assignee` means none.',
+    minRole: 'tester',
+    project: fromBody(),
+    status: 201,
+    response: TestRunDto,
+    problems: ['invalid_environment', 'invalid_milestone', 'invalid_assignee'],
+  })
+  create(
+    @CurrentAccess() access: ProjectAccess,
+    @CurrentUser() user: AuthenticatedUser,
+    @Body() dto: CreateTestRunDto,
+  ): Promise<TestRunDto> {
+    return this.runs.create(access, user, dto);
+  }
+
+  @Get(':id')
+  @Endpoint({
+    summary: 'Get a test run with summary and status breakdown',
+    minRole: 'viewer',
+    project: run,
+    response: TestRunDto,
+  })
+  get(@Param('id') id: string): Promise<TestRunDto> {
+    return this.runs.get(id);
+  }
+
+  @Patch(':id')
+  @Endpoint({
+    summary: 'Update run metadata or change its status',
+    description:
+      'Only present keys change. Transitions: not_started→in_progress, in_progress→completed ' +
+      '(409 `run_items_in_progress` while an item or a row is in_progress), completed→archived ' +
+      '(lead); anything else is 409 `invalid_status_transition`. `started_at` / `completed_at` / ' +
+      '`archived_at` are accepted only with their transition (else 422) and default to now; a ' +
+      'value earlier than the previous lifecycle timestamp is 422. An archived run is read-only ' +
+      '(409 `run_archived`). `environment_id` re-captures the current revision and cannot be null.',
+    minRole: 'tester',
+    project: run,
+    response: TestRunDto,
+    problems: [
+      'invalid_status_transition',
+      'run_items_in_progress',
+      'run_archived',
+      'invalid_environment',
+      'invalid_milestone',
+      'invalid_assignee',
+    ],
+  })
+  update(
+    @CurrentAccess() access: ProjectAccess,
+    @CurrentUser() user: AuthenticatedUser,
+    @Param('id') id: string,
+    @Body() dto: UpdateTestRunDto,
+  ): Promise<TestRunDto> {
+    return this.runs.update(access, user, id, dto);
+  }
+
+  @Delete(':id')
+  @Endpoint({
+    summary: 'Permanently delete a test run',
+    description: 'Removes the run with its items, rows and history, whatever its status.',
+    minRole: 'lead',
+    project: run,
+    status: 204,
+  })
+  remove(@Param('id') id: string): Promise<void> {
+    return this.runs.remove(id);
+  }
+}

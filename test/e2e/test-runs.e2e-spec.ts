@@ -1,0 +1,663 @@
+import {
+  createTestApp,
+  expectProblem,
+  expectRoleMatrix,
+  RoleFixture,
+  TestApp,
+} from '../support/test-app';
+
+/** Every field of api.md §2.1 / CONTRACT §5 on a run object. */
+const RUN_FIELDS = [
+  'id',
+  'project_id',
+  'name',
+  'description',
+  'environment_id',
+  'environment_name',
+  'environment_revision',
+  'environment_revision_id',
+  'environment_revision_number',
+  'environment_snapshot',
+  'milestone_id',
+  'milestone_name',
+  'build',
+  'assignee',
+  'created_by',
+  'created_by_name',
+  'status',
+  'started_at',
+  'completed_at',
+  'archived_at',
+  'planned_item_count',
+  'summary',
+  'status_breakdown',
+  'created_at',
+  'updated_at',
+].sort();
+
+const EMPTY_SUMMARY = {
+  total: 0,
+  untested: 0,
+  in_progress: 0,
+  passed: 0,
+  error: 0,
+  failure: 0,
+  blocked: 0,
+  skipped: 0,
+  xfailed: 0,
+  xpassed: 0,
+  pass_rate: 0,
+};
+
+const ISO_Z = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
+function expectRunShape(run: Record<string, unknown>): void {
+  expect(Object.keys(run).sort()).toEqual(RUN_FIELDS);
+  expect(run.summary).toEqual(
+    expect.objectContaining({ total: expect.any(Number), pass_rate: expect.any(Number) }),
+  );
+  expect(Object.keys(run.summary as object).sort()).toEqual(Object.keys(EMPTY_SUMMARY).sort());
+  expect(run.status_breakdown).toEqual({ items: expect.any(Array) });
+  expect(typeof run.environment_snapshot).toBe('object');
+  expect(run.environment_snapshot).not.toBeNull();
+  expect(run.created_at).toMatch(ISO_Z);
+  expect(run.updated_at).toMatch(ISO_Z);
+  expect(typeof run.planned_item_count).toBe('number');
+  expect(typeof run.created_by_name).toBe('string');
+}
+
+describe('test runs', () => {
+  let t: TestApp;
+  let f: RoleFixture;
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    f = await t.roleFixture();
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  const api = (path: string) => `/api/v1${path}`;
+
+  async function createRun(
+    body: Record<string, unknown> = {},
+    token = f.tester.token,
+    projectId = f.projectId,
+  ): Promise<Record<string, unknown>> {
+    const res = await t
+      .req('post', api('/test-runs'), token)
+      .send({ project_id: projectId, name: t.unique('Run '), ...body });
+    if (res.status !== 201)
+      throw new Error(`create run: ${res.status} ${JSON.stringify(res.body)}`);
+    return res.body as Record<string, unknown>;
+  }
+
+  async function createEnvironment(
+    projectId = f.projectId,
+    body: Record<string, unknown> = {},
+  ): Promise<Record<string, unknown>> {
+    const res = await t
+      .req('post', api('/environments'), f.lead.token)
+      .send({ project_id: projectId, name: t.unique('Env '), ...body });
+    if (res.status !== 201)
+      throw new Error(`create env: ${res.status} ${JSON.stringify(res.body)}`);
+    return res.body as Record<string, unknown>;
+  }
+
+  async function createMilestone(
+    body: Record<string, unknown> = {},
+    projectId = f.projectId,
+  ): Promise<Record<string, unknown>> {
+    const res = await t
+      .req('post', api('/milestones'), f.lead.token)
+      .send({ project_id: projectId, name: t.unique('M '), ...body });
+    if (res.status !== 201)
+      throw new Error(`create milestone: ${res.status} ${JSON.stringify(res.body)}`);
+    return res.body as Record<string, unknown>;
+  }
+
+  async function patchRun(id: unknown, body: Record<string, unknown>, token = f.lead.token) {
+    return t.req('patch', api(`/test-runs/${String(id)}`), token).send(body);
+  }
+
+  /** Moves a run through the lifecycle up to `status`. */
+  async function runIn(status: string): Promise<Record<string, unknown>> {
+    const run = await createRun();
+    const path = ['in_progress', 'completed', 'archived'];
+    let current = run;
+    for (const step of path) {
+      if (current.status === status) break;
+      const res = await patchRun(run.id, { status: step });
+      expect(res.status).toBe(200);
+      current = res.body as Record<string, unknown>;
+    }
+    expect(current.status).toBe(status);
+    return current;
+  }
+
+  describe('role matrix', () => {
+    it('GET /test-runs needs viewer', async () => {
+      const res = await expectRoleMatrix(t, f, {
+        method: 'get',
+        url: api(`/test-runs?project_id=${f.projectId}`),
+        minRole: 'viewer',
+        okStatus: 200,
+        notFoundCode: 'project_not_found',
+      });
+      expect(res.body).toMatchObject({ page: 1, page_size: 50 });
+    });
+
+    it('POST /test-runs needs tester', async () => {
+      const res = await expectRoleMatrix(t, f, {
+        method: 'post',
+        url: api('/test-runs'),
+        body: () => ({ project_id: f.projectId, name: 'Matrix run' }),
+        minRole: 'tester',
+        okStatus: 201,
+        notFoundCode: 'project_not_found',
+      });
+      expect(res.body.name).toBe('Matrix run');
+    });
+
+    it('GET /test-runs/{id} needs viewer', async () => {
+      const run = await createRun();
+      const res = await expectRoleMatrix(t, f, {
+        method: 'get',
+        url: api(`/test-runs/${String(run.id)}`),
+        minRole: 'viewer',
+        okStatus: 200,
+        notFoundCode: 'test_run_not_found',
+      });
+      expect(res.body.id).toBe(run.id);
+    });
+
+    it('PATCH /test-runs/{id} needs tester for metadata and status changes', async () => {
+      const run = await createRun();
+      const res = await expectRoleMatrix(t, f, {
+        method: 'patch',
+        url: api(`/test-runs/${String(run.id)}`),
+        body: () => ({ build: 'b-1' }),
+        minRole: 'tester',
+        okStatus: 200,
+        notFoundCode: 'test_run_not_found',
+      });
+      expect(res.body.build).toBe('b-1');
+      const start = await patchRun(run.id, { status: 'in_progress' }, f.tester.token);
+      expect(start.status).toBe(200);
+    });
+
+    it('PATCH status=archived needs lead', async () => {
+      const run = await runIn('completed');
+      const res = await expectRoleMatrix(t, f, {
+        method: 'patch',
+        url: api(`/test-runs/${String(run.id)}`),
+        body: () => ({ status: 'archived' }),
+        minRole: 'lead',
+        okStatus: 200,
+        notFoundCode: 'test_run_not_found',
+      });
+      expect(res.body.status).toBe('archived');
+    });
+
+    it('DELETE /test-runs/{id} needs lead', async () => {
+      const run = await createRun();
+      await expectRoleMatrix(t, f, {
+        method: 'delete',
+        url: api(`/test-runs/${String(run.id)}`),
+        minRole: 'lead',
+        okStatus: 204,
+        notFoundCode: 'test_run_not_found',
+      });
+      expectProblem(
+        await t.req('get', api(`/test-runs/${String(run.id)}`), f.lead.token),
+        404,
+        'test_run_not_found',
+      );
+    });
+
+    it('an administrator acts as lead without membership', async () => {
+      const run = await runIn('completed');
+      const res = await patchRun(run.id, { status: 'archived' }, t.adminToken);
+      expect(res.status).toBe(200);
+    });
+
+    it('a malformed run id is a 404', async () => {
+      expectProblem(
+        await t.req('get', api('/test-runs/not-a-uuid'), f.lead.token),
+        404,
+        'test_run_not_found',
+      );
+    });
+  });
+
+  describe('fields', () => {
+    it('a new run has every field with its initial values', async () => {
+      const run = await createRun({ name: '  Smoke  ' });
+      expectRunShape(run);
+      expect(run).toMatchObject({
+        project_id: f.projectId,
+        name: 'Smoke',
+        description: null,
+        environment_id: null,
+        environment_name: null,
+        environment_revision: null,
+        environment_revision_id: null,
+        environment_revision_number: null,
+        environment_snapshot: {},
+        milestone_id: null,
+        milestone_name: null,
+        build: null,
+        assignee: null,
+        created_by: f.tester.id,
+        created_by_name: `User ${f.tester.username}`,
+        status: 'not_started',
+        started_at: null,
+        completed_at: null,
+        archived_at: null,
+        planned_item_count: 0,
+        summary: EMPTY_SUMMARY,
+        status_breakdown: { items: [] },
+      });
+    });
+
+    it('create, get, patch and list all carry every field, with environment and milestone', async () => {
+      const env = await createEnvironment();
+      const milestone = await createMilestone();
+      const created = await createRun({
+        environment_id: env.id,
+        milestone_id: milestone.id,
+        build: '2.4.0-rc1',
+        assignee: f.viewer.id,
+        description: 'Nightly',
+      });
+      expectRunShape(created);
+      expect(created).toMatchObject({
+        environment_id: env.id,
+        environment_name: env.name,
+        environment_revision: {
+          id: env.current_revision_id,
+          revision_number: env.current_revision_number,
+          snapshot_hash: env.snapshot_hash,
+        },
+        environment_revision_id: env.current_revision_id,
+        environment_revision_number: 1,
+        milestone_id: milestone.id,
+        milestone_name: milestone.name,
+        build: '2.4.0-rc1',
+        assignee: f.viewer.id,
+        description: 'Nightly',
+      });
+      expect(Object.keys(created.environment_snapshot as object).length).toBeGreaterThan(0);
+
+      const got = await t.req('get', api(`/test-runs/${String(created.id)}`), f.viewer.token);
+      expect(got.status).toBe(200);
+      expectRunShape(got.body);
+      expect(got.body).toEqual(created);
+
+      const patched = await patchRun(created.id, { planned_item_count: 12 }, f.tester.token);
+      expect(patched.status).toBe(200);
+      expectRunShape(patched.body);
+      expect(patched.body).toMatchObject({
+        planned_item_count: 12,
+        milestone_name: milestone.name,
+      });
+
+      const list = await t.req(
+        'get',
+        api(`/test-runs?project_id=${f.projectId}&search=2.4.0-rc1`),
+        f.viewer.token,
+      );
+      expect(list.status).toBe(200);
+      expect(list.body.items).toHaveLength(1);
+      expectRunShape(list.body.items[0]);
+      expect(list.body.items[0]).toEqual(patched.body);
+    });
+
+    it('created_by_name falls back to the username', async () => {
+      const res = await t.req('post', api('/users'), t.adminToken).send({
+        username: t.unique('plain'),
+        password: 'a long passphrase',
+      });
+      expect(res.status).toBe(201);
+      await t.addMember(f.projectId, res.body.id, 'tester', f.lead.token);
+      const token = await t.login(res.body.username, 'a long passphrase');
+      const run = await createRun({}, token);
+      expect(run.created_by_name).toBe(res.body.username);
+    });
+
+    it('rejects unknown fields, client ids, empty names and explicit nulls', async () => {
+      const post = (body: object) => t.req('post', api('/test-runs'), f.tester.token).send(body);
+      let p = expectProblem(
+        await post({ project_id: f.projectId, name: 'x', id: 'abc' }),
+        422,
+        'validation_error',
+      );
+      expect(p.errors).toHaveProperty('id');
+      p = expectProblem(
+        await post({ project_id: f.projectId, name: '   ' }),
+        422,
+        'validation_error',
+      );
+      expect(p.errors).toHaveProperty('name');
+      p = expectProblem(await post({ project_id: f.projectId }), 422, 'validation_error');
+      expect(p.errors).toHaveProperty('name');
+      p = expectProblem(await post({ name: 'x' }), 422, 'validation_error');
+      expect(p.errors).toHaveProperty('project_id');
+
+      const run = await createRun();
+      p = expectProblem(await patchRun(run.id, { name: null }), 422, 'validation_error');
+      expect(p.errors).toHaveProperty('name');
+      p = expectProblem(
+        await patchRun(run.id, { planned_item_count: -1 }),
+        422,
+        'validation_error',
+      );
+      expect(p.errors).toHaveProperty('planned_item_count');
+      p = expectProblem(
+        await patchRun(run.id, { planned_item_count: null }),
+        422,
+        'validation_error',
+      );
+      expect(p.errors).toHaveProperty('planned_item_count');
+      p = expectProblem(await patchRun(run.id, { status: 'done' }), 422, 'validation_error');
+      expect(p.errors).toHaveProperty('status');
+      p = expectProblem(await patchRun(run.id, { extra: 1 }), 422, 'validation_error');
+      expect(p.errors).toHaveProperty('extra');
+    });
+
+    it('PATCH changes only present keys and null clears nullable ones', async () => {
+      const milestone = await createMilestone();
+      const run = await createRun({ description: 'd', build: 'b', milestone_id: milestone.id });
+      const res = await patchRun(run.id, { description: null, milestone_id: null });
+      expect(res.status).toBe(200);
+      expect(res.body).toMatchObject({
+        description: null,
+        milestone_id: null,
+        milestone_name: null,
+        build: 'b',
+        name: run.name,
+      });
+      const status = await patchRun(run.id, { status: null, name: 'Renamed' });
+      expect(status.status).toBe(200);
+      expect(status.body).toMatchObject({ status: 'not_started', name: 'Renamed' });
+    });
+  });
+
+  describe('references', () => {
+    it('environment: missing, foreign or archived → 422 invalid_environment', async () => {
+      const otherProject = await t.createProject(f.lead.token);
+      const foreign = await createEnvironment(otherProject);
+      const archived = await createEnvironment();
+      const del = await t.req('delete', api(`/environments/${String(archived.id)}`), f.lead.token);
+      expect(del.status).toBe(204);
+      for (const id of ['0190d9a6-0000-7000-8000-000000000000', 'nope', foreign.id, archived.id]) {
+        const p = expectProblem(
+          await t
+            .req('post', api('/test-runs'), f.tester.token)
+            .send({ project_id: f.projectId, name: 'x', environment_id: id }),
+          422,
+          'invalid_environment',
+        );
+        expect(p.errors).toHaveProperty('environment_id');
+      }
+      const run = await createRun();
+      expectProblem(
+        await patchRun(run.id, { environment_id: foreign.id }),
+        422,
+        'invalid_environment',
+      );
+    });
+
+    it('environment_id cannot be set to null', async () => {
+      const env = await createEnvironment();
+      const run = await createRun({ environment_id: env.id });
+      expectProblem(await patchRun(run.id, { environment_id: null }), 422, 'invalid_environment');
+      const after = await t.req('get', api(`/test-runs/${String(run.id)}`), f.lead.token);
+      expect(after.body.environment_id).toBe(env.id);
+    });
+
+    it('blank environment_id on create means no environment', async () => {
+      const run = await createRun({ environment_id: '  ' });
+      expect(run.environment_id).toBeNull();
+    });
+
+    it('milestone: missing, foreign or archived → 422 invalid_milestone', async () => {
+      const otherProject = await t.createProject(f.lead.token);
+      const foreign = await createMilestone({}, otherProject);
+      const archived = await createMilestone({ status: 'archived' });
+      for (const id of ['0190d9a6-0000-7000-8000-000000000000', 'nope', foreign.id, archived.id]) {
+        const p = expectProblem(
+          await t
+            .req('post', api('/test-runs'), f.tester.token)
+            .send({ project_id: f.projectId, name: 'x', milestone_id: id }),
+          422,
+          'invalid_milestone',
+        );
+        expect(p.errors).toHaveProperty('milestone_id');
+      }
+      const run = await createRun();
+      expectProblem(await patchRun(run.id, { milestone_id: foreign.id }), 422, 'invalid_milestone');
+    });
+
+    it('assignee without access → 422 invalid_assignee; members and admins are fine', async () => {
+      for (const id of [f.outsider.id, 'nope', '0190d9a6-0000-7000-8000-000000000000']) {
+        expectProblem(
+          await t
+            .req('post', api('/test-runs'), f.tester.token)
+            .send({ project_id: f.projectId, name: 'x', assignee: id }),
+          422,
+          'invalid_assignee',
+        );
+      }
+      const run = await createRun({ assignee: f.viewer.id });
+      expectProblem(await patchRun(run.id, { assignee: f.outsider.id }), 422, 'invalid_assignee');
+      const admin = await patchRun(run.id, { assignee: t.adminId });
+      expect(admin.body.assignee).toBe(t.adminId);
+      const cleared = await patchRun(run.id, { assignee: null });
+      expect(cleared.body.assignee).toBeNull();
+    });
+
+    it('a deleted milestone unlinks its runs', async () => {
+      const milestone = await createMilestone();
+      const run = await createRun({ milestone_id: milestone.id });
+      const del = await t.req('delete', api(`/milestones/${String(milestone.id)}`), f.lead.token);
+      expect(del.status).toBe(204);
+      const got = await t.req('get', api(`/test-runs/${String(run.id)}`), f.lead.token);
+      expect(got.body).toMatchObject({ milestone_id: null, milestone_name: null });
+    });
+  });
+
+  describe('environment capture', () => {
+    it('keeps the captured revision when the environment changes later', async () => {
+      const env = await createEnvironment(f.projectId, { description: 'v1' });
+      const run = await createRun({ environment_id: env.id });
+      const changed = await t
+        .req('patch', api(`/environments/${String(env.id)}`), f.lead.token)
+        .send({ name: `${String(env.name)} renamed`, description: 'v2', meta: { x: 1 } });
+      expect(changed.status).toBe(200);
+      expect(changed.body.current_revision_number).toBe(2);
+
+      const got = await t.req('get', api(`/test-runs/${String(run.id)}`), f.lead.token);
+      expect(got.body).toMatchObject({
+        environment_name: env.name,
+        environment_revision_id: env.current_revision_id,
+        environment_revision_number: 1,
+        environment_revision: {
+          id: env.current_revision_id,
+          revision_number: 1,
+          snapshot_hash: env.snapshot_hash,
+        },
+      });
+      expect(got.body.environment_snapshot).toEqual(run.environment_snapshot);
+
+      // Re-sending the environment on PATCH captures its current revision.
+      const rebound = await patchRun(run.id, { environment_id: env.id });
+      expect(rebound.status).toBe(200);
+      expect(rebound.body).toMatchObject({
+        environment_name: changed.body.name,
+        environment_revision_id: changed.body.current_revision_id,
+        environment_revision_number: 2,
+        environment_revision: {
+          id: changed.body.current_revision_id,
+          revision_number: 2,
+          snapshot_hash: changed.body.snapshot_hash,
+        },
+      });
+      expect(rebound.body.environment_snapshot).not.toEqual(run.environment_snapshot);
+
+      // Archiving the environment later does not touch the run.
+      await t.req('delete', api(`/environments/${String(env.id)}`), f.lead.token);
+      const after = await t.req('get', api(`/test-runs/${String(run.id)}`), f.lead.token);
+      expect(after.body.environment_revision_number).toBe(2);
+      expect(after.body.environment_id).toBe(env.id);
+    });
+  });
+
+  describe('status transitions', () => {
+    type Case = [from: string, to: string, expected: number, code: string];
+    const table: Case[] = [
+      ['not_started', 'not_started', 409, 'invalid_status_transition'],
+      ['not_started', 'in_progress', 200, ''],
+      ['not_started', 'completed', 409, 'invalid_status_transition'],
+      ['not_started', 'archived', 409, 'invalid_status_transition'],
+      ['in_progress', 'not_started', 409, 'invalid_status_transition'],
+      ['in_progress', 'in_progress', 409, 'invalid_status_transition'],
+      ['in_progress', 'completed', 200, ''],
+      ['in_progress', 'archived', 409, 'invalid_status_transition'],
+      ['completed', 'not_started', 409, 'invalid_status_transition'],
+      ['completed', 'in_progress', 409, 'invalid_status_transition'],
+      ['completed', 'completed', 409, 'invalid_status_transition'],
+      ['completed', 'archived', 200, ''],
+      ['archived', 'not_started', 409, 'run_archived'],
+      ['archived', 'in_progress', 409, 'run_archived'],
+      ['archived', 'completed', 409, 'run_archived'],
+      ['archived', 'archived', 409, 'run_archived'],
+    ];
+
+    it.each(table)('%s → %s answers %i %s', async (from, to, expected, code) => {
+      const run = await runIn(from);
+      const res = await patchRun(run.id, { status: to });
+      if (code) {
+        const p = expectProblem(res, expected, code);
+        if (code === 'invalid_status_transition' && to !== 'not_started') {
+          expect(p.detail).toContain('allowed only from');
+        }
+        const after = await t.req('get', api(`/test-runs/${String(run.id)}`), f.lead.token);
+        expect(after.body.status).toBe(from);
+      } else {
+        expect(res.status).toBe(expected);
+        expect(res.body.status).toBe(to);
+      }
+    });
+
+    it('sets the timestamps to now when omitted', async () => {
+      const before = Date.now();
+      const run = await runIn('archived');
+      const after = Date.now();
+      for (const field of ['started_at', 'completed_at', 'archived_at']) {
+        const value = Date.parse(String(run[field]));
+        expect(value).toBeGreaterThanOrEqual(before - 1000);
+        expect(value).toBeLessThanOrEqual(after + 1000);
+      }
+      expect(Date.parse(String(run.started_at))).toBeLessThanOrEqual(
+        Date.parse(String(run.completed_at)),
+      );
+      expect(Date.parse(String(run.completed_at))).toBeLessThanOrEqual(
+        Date.parse(String(run.archived_at)),
+      );
+    });
+
+    it('accepts explicit timestamps with their transition, in any offset', async () => {
+      const run = await createRun();
+      const started = await patchRun(run.id, {
+        status: 'in_progress',
+        started_at: '2026-01-01T10:00:00+02:00',
+      });
+      expect(started.body.started_at).toBe('2026-01-01T08:00:00.000Z');
+      const completed = await patchRun(run.id, {
+        status: 'completed',
+        completed_at: '2026-01-01T09:30:00Z',
+      });
+      expect(completed.body.completed_at).toBe('2026-01-01T09:30:00.000Z');
+      const archived = await patchRun(run.id, {
+        status: 'archived',
+        archived_at: '2026-01-02T00:00:00Z',
+      });
+      expect(archived.body).toMatchObject({
+        status: 'archived',
+        started_at: '2026-01-01T08:00:00.000Z',
+        completed_at: '2026-01-01T09:30:00.000Z',
+        archived_at: '2026-01-02T00:00:00.000Z',
+      });
+    });
+
+    it('rejects a timestamp without its transition or earlier than the previous one', async () => {
+      const run = await createRun();
+      let p = expectProblem(
+        await patchRun(run.id, { started_at: '2026-01-01T00:00:00Z' }),
+        422,
+        'validation_error',
+      );
+      expect(p.errors).toHaveProperty('started_at');
+      p = expectProblem(
+        await patchRun(run.id, { status: 'in_progress', completed_at: '2026-01-01T00:00:00Z' }),
+        422,
+        'validation_error',
+      );
+      expect(p.errors).toHaveProperty('completed_at');
+      p = expectProblem(
+        await patchRun(run.id, { status: 'in_progress', started_at: 'yesterday' }),
+        422,
+        'validation_error',
+      );
+      expect(p.errors).toHaveProperty('started_at');
+      await patchRun(run.id, { status: 'in_progress', started_at: '2026-01-02T00:00:00Z' });
+      p = expectProblem(
+        await patchRun(run.id, { status: 'completed', completed_at: '2026-01-01T00:00:00Z' }),
+        422,
+        'validation_error',
+      );
+      expect(p.errors).toHaveProperty('completed_at');
+    });
+
+    it('a failed transition discards the metadata of the same PATCH', async () => {
+      const run = await createRun({ build: 'old' });
+      expectProblem(
+        await patchRun(run.id, { build: 'new', status: 'completed' }),
+        409,
+        'invalid_status_transition',
+      );
+      const after = await t.req('get', api(`/test-runs/${String(run.id)}`), f.lead.token);
+      expect(after.body.build).toBe('old');
+    });
+
+    it('an archived run is read-only but can be deleted', async () => {
+      const run = await runIn('archived');
+      expectProblem(await patchRun(run.id, { name: 'changed' }), 409, 'run_archived');
+      expectProblem(await patchRun(run.id, { planned_item_count: 3 }), 409, 'run_archived');
+      const del = await t.req('delete', api(`/test-runs/${String(run.id)}`), f.lead.token);
+      expect(del.status).toBe(204);
+    });
+
+    it('a completed run still accepts metadata changes', async () => {
+      const run = await runIn('completed');
+      const res = await patchRun(run.id, { build: 'after', planned_item_count: 2 }, f.tester.token);
+      expect(res.status).toBe(200);
+      expect(res.body).toMatchObject({
+        build: 'after',
+        planned_item_count: 2,
+        status: 'completed',
+      });
+    });
+
+    it('a tester archiving gets 403 before any transition check', async () => {
+      const run = await createRun();
+      expectProblem(
+        await patchRun(run.id, { status: 'archived' }, f.tester.token),
+        403,
+        'insufficient_project_role',
+      );
+    });
+  });
+});
