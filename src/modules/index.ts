@@ -1,8 +1,10 @@
+import { ComponentsModule } from './components/components.module';
 import { HealthModule } from './health/health.module';
 import { MilestonesModule } from './milestones/milestones.module';
+import { ProductsModule } from './products/products.module';
 import { ProjectsModule } from './projects/projects.module';
 import { TestRunsModule } from './test-runs/test-runs.module';
 import { UsersModule } from './users/users.module';
 
 /** Every feature module of the service. A new feature adds its module here (one line). */
-export const FEATURE_MODULES = [HealthModule, UsersModule, ProjectsModule, MilestonesModule, TestRunsModule];
+export const FEATURE_MODULES = [HealthModule, UsersModule, ProjectsModule, MilestonesModule, TestRunsModule, ComponentsModule, ProductsModule];

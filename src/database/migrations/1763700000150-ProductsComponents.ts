@@ -11,6 +11,11 @@ export class ProductsComponents1763700000150 implements MigrationInterface {
   name = 'ProductsComponents1763700000150';
 
   async up(q: QueryRunner): Promise<void> {
+    // Lower-cased tags for the case-insensitive `tag` filters (GIN-indexable, so IMMUTABLE).
+    await q.query(`
+      CREATE FUNCTION catalog_lower_tags(tags text[]) RETURNS text[]
+        LANGUAGE sql IMMUTABLE PARALLEL SAFE
+        AS $$ SELECT coalesce(array_agg(lower(t)), '{}') FROM unnest(tags) AS t $$`);
     await q.query(`
       CREATE TABLE products (
         id uuid NOT NULL,
@@ -35,7 +40,7 @@ export class ProductsComponents1763700000150 implements MigrationInterface {
     );
     await q.query(`CREATE INDEX ix_products_project_status ON products (project_id, status)`);
     await q.query(`CREATE INDEX ix_products_owner ON products (owner_id)`);
-    await q.query(`CREATE INDEX ix_products_tags ON products USING gin (tags)`);
+    await q.query(`CREATE INDEX ix_products_tags ON products USING gin (catalog_lower_tags(tags))`);
     await q.query(`CREATE INDEX ix_products_name_trgm ON products USING gin (name gin_trgm_ops)`);
     await q.query(`CREATE INDEX ix_products_key_trgm ON products USING gin (key gin_trgm_ops)`);
     await q.query(
@@ -85,8 +90,12 @@ export class ProductsComponents1763700000150 implements MigrationInterface {
       `CREATE INDEX ix_components_project_risk_level ON components (project_id, risk_level)`,
     );
     await q.query(`CREATE INDEX ix_components_owner ON components (owner_id)`);
-    await q.query(`CREATE INDEX ix_components_tags ON components USING gin (tags)`);
-    await q.query(`CREATE INDEX ix_components_name_trgm ON components USING gin (name gin_trgm_ops)`);
+    await q.query(
+      `CREATE INDEX ix_components_tags ON components USING gin (catalog_lower_tags(tags))`,
+    );
+    await q.query(
+      `CREATE INDEX ix_components_name_trgm ON components USING gin (name gin_trgm_ops)`,
+    );
     await q.query(`CREATE INDEX ix_components_key_trgm ON components USING gin (key gin_trgm_ops)`);
     await q.query(
       `CREATE INDEX ix_components_description_trgm ON components USING gin (description gin_trgm_ops)`,
@@ -143,5 +152,6 @@ export class ProductsComponents1763700000150 implements MigrationInterface {
     await q.query(`DROP TABLE product_components`);
     await q.query(`DROP TABLE components`);
     await q.query(`DROP TABLE products`);
+    await q.query(`DROP FUNCTION catalog_lower_tags(text[])`);
   }
 }

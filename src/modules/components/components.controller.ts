@@ -1,0 +1,163 @@
+import { Body, Controller, Delete, Get, Param, Patch, Post, Put, Query } from '@nestjs/common';
+import { ApiTags } from '@nestjs/swagger';
+import { Endpoint } from '../../common/access/endpoint.decorator';
+import {
+  fromBody,
+  fromQuery,
+  fromResource,
+  ProjectAccess,
+  ResourceRef,
+} from '../../common/access/project-access';
+import { CurrentAccess } from '../../common/auth/current-user.decorator';
+import { PageSchema } from '../../common/pagination/page';
+import { ComponentsService } from './components.service';
+import {
+  ComponentDto,
+  ComponentGraphQueryDto,
+  CreateComponentDto,
+  ListComponentsQueryDto,
+  RISK_FORMULA_DESCRIPTION,
+  UpdateComponentDto,
+} from './dto/component.dto';
+import { ComponentGraphDto, DependencyListDto, ReplaceDependenciesDto } from './dto/dependency.dto';
+
+export const COMPONENTS: ResourceRef = {
+  table: 'components',
+  notFound: 'component_not_found',
+  label: 'Component',
+};
+const component = fromResource(COMPONENTS);
+
+const KEY_RULE =
+  '**Key.** Given → slugified (lower case; runs of other characters become `-`); omitted, null or ' +
+  'empty → generated from the name and made unique in the project with `-2`, `-3` …. An explicit ' +
+  'key another component of the project already has → 409 `component_already_exists`. Keys of ' +
+  'products and components are separate namespaces.\n\n**Owner.** `owner_id` must be an active ' +
+  'member of the project (422 `invalid_owner`); null clears it.';
+
+@ApiTags('components')
+@Controller('components')
+export class ComponentsController {
+  constructor(private readonly components: ComponentsService) {}
+
+  @Get()
+  @Endpoint({
+    summary: 'List components',
+    description:
+      'Filters combine with AND; repeated values of one filter match any of them. `tag` matches ' +
+      'case-insensitively, `product_id` keeps components linked to any of the products, `search` ' +
+      'is a substring of name, key or description. Sorted by risk: `risk_score` desc, then ' +
+      '`updated_at` desc, then id desc.',
+    minRole: 'viewer',
+    project: fromQuery(),
+    response: { schema: PageSchema('ComponentDto') },
+  })
+  list(@Query() q: ListComponentsQueryDto) {
+    return this.components.list(q);
+  }
+
+  // Declared before `:id` so that `graph` is never taken for a component id.
+  @Get('graph')
+  @Endpoint({
+    summary: 'Component dependency graph of a project',
+    description:
+      'Every component of the project (no paging, no cap; sorted like the list) and every ' +
+      'dependency edge between them (`source_component_id` depends on `target_component_id`, ' +
+      'oldest first).',
+    minRole: 'viewer',
+    project: fromQuery(),
+    response: ComponentGraphDto,
+  })
+  graph(@CurrentAccess() access: ProjectAccess, @Query() _q: ComponentGraphQueryDto) {
+    return this.components.graph(access.projectId);
+  }
+
+  @Post()
+  @Endpoint({
+    summary: 'Create a component',
+    description: `${RISK_FORMULA_DESCRIPTION}\n\n${KEY_RULE}`,
+    minRole: 'tester',
+    project: fromBody(),
+    status: 201,
+    response: ComponentDto,
+    problems: ['invalid_owner', 'component_already_exists'],
+  })
+  create(@Body() dto: CreateComponentDto): Promise<ComponentDto> {
+    return this.components.create(dto);
+  }
+
+  @Get(':id')
+  @Endpoint({
+    summary: 'Get a component',
+    minRole: 'viewer',
+    project: component,
+    response: ComponentDto,
+  })
+  get(@Param('id') id: string): Promise<ComponentDto> {
+    return this.components.get(id);
+  }
+
+  @Patch(':id')
+  @Endpoint({
+    summary: 'Update a component (metadata and risk factors)',
+    description:
+      `Only the fields present change. ${RISK_FORMULA_DESCRIPTION}\n\n${KEY_RULE} Renaming alone ` +
+      'keeps the key.',
+    minRole: 'tester',
+    project: component,
+    response: ComponentDto,
+    problems: ['invalid_owner', 'component_already_exists'],
+  })
+  update(@Param('id') id: string, @Body() dto: UpdateComponentDto): Promise<ComponentDto> {
+    return this.components.update(id, dto);
+  }
+
+  @Delete(':id')
+  @Endpoint({
+    summary: 'Delete a component',
+    description:
+      'Permanent. Also removes its product links, every dependency edge in which it is the source ' +
+      'or the target, and the test-case coverages of it.',
+    minRole: 'lead',
+    project: component,
+    status: 204,
+  })
+  remove(@Param('id') id: string): Promise<void> {
+    return this.components.remove(id);
+  }
+
+  @Get(':id/dependencies')
+  @Endpoint({
+    summary: "List a component's dependencies",
+    description: 'The outgoing edges (the component depends on each target), oldest first.',
+    minRole: 'viewer',
+    project: component,
+    response: DependencyListDto,
+  })
+  dependencies(@Param('id') id: string): Promise<DependencyListDto> {
+    return this.components.dependencies(id);
+  }
+
+  @Put(':id/dependencies')
+  @Endpoint({
+    summary: "Replace a component's dependencies",
+    description:
+      'Replaces the whole set of outgoing dependencies with the body (`[]` clears it) and answers ' +
+      'the new set. Rejected, nothing changed: the same target twice → 422 `validation_error`; the ' +
+      'component itself → 422 `component_dependency_cycle`; a target that is missing or in another ' +
+      'project → 422 `component_project_mismatch`; a set that would close a cycle (of any length) ' +
+      'in the project graph → 422 `component_dependency_cycle`, the detail spelling the cycle out. ' +
+      '`dependency_type` is `depends_on` (the default; the only value).',
+    minRole: 'tester',
+    project: component,
+    response: DependencyListDto,
+    problems: ['component_dependency_cycle', 'component_project_mismatch'],
+  })
+  replaceDependencies(
+    @CurrentAccess() access: ProjectAccess,
+    @Param('id') id: string,
+    @Body() dto: ReplaceDependenciesDto,
+  ): Promise<DependencyListDto> {
+    return this.components.replaceDependencies(access.projectId, id, dto);
+  }
+}

@@ -1,0 +1,15 @@
+import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { CatalogService } from './catalog.service';
+import { ComponentsController } from './components.controller';
+import { ComponentsService } from './components.service';
+import { ComponentDependencyEntity } from './entities/component-dependency.entity';
+import { ComponentEntity } from './entities/component.entity';
+
+@Module({
+  imports: [TypeOrmModule.forFeature([ComponentEntity, ComponentDependencyEntity])],
+  controllers: [ComponentsController],
+  providers: [ComponentsService, CatalogService],
+  exports: [ComponentsService, CatalogService],
+})
+export class ComponentsModule {}

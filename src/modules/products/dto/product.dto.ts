@@ -1,0 +1,321 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import {
+  ArrayMaxSize,
+  IsArray,
+  IsBoolean,
+  IsIn,
+  IsInt,
+  IsNotEmpty,
+  IsObject,
+  IsOptional,
+  IsString,
+  IsUUID,
+  Max,
+  MaxLength,
+  Min,
+  ValidateNested,
+} from 'class-validator';
+import { PageQueryDto } from '../../../common/pagination/page';
+import { Nullable, OptionalNotNull, QueryArray } from '../../../common/validation/decorators';
+import { CATALOG_STATUSES, type CatalogStatus } from '../../components/dto/component.dto';
+import { RISK_LEVELS, type RiskLevel } from '../../components/risk-score';
+
+/** Most links one product may have (one PUT). */
+export const MAX_PRODUCT_LINKS = 2000;
+
+export class ProductSummarySnapshotDto {
+  @ApiProperty({ description: 'Linked components' }) total_components: number;
+  @ApiProperty({ description: 'Linked components whose coverage score reaches the required score' })
+  adequately_covered_components: number;
+  @ApiProperty({
+    description:
+      'Linked components below their required coverage score (including those without cases)',
+  })
+  uncovered_components: number;
+  @ApiProperty({ description: 'Uncovered components of risk level high or critical' })
+  high_risk_uncovered_components: number;
+  @ApiProperty({
+    description:
+      'Distinct active cases with a mandatory-for-release coverage of a linked component',
+  })
+  mandatory_release_cases: number;
+}
+
+export class ProductDto {
+  @ApiProperty({ format: 'uuid' }) id: string;
+  @ApiProperty({ format: 'uuid' }) project_id: string;
+  @ApiProperty({ example: 'Web shop' }) name: string;
+  @ApiProperty({ example: 'web-shop', description: 'Slug, unique per project' }) key: string;
+  @ApiProperty({ nullable: true, type: String }) description: string | null;
+  @ApiProperty({ nullable: true, type: String, format: 'uuid' }) owner_id: string | null;
+  @ApiProperty({ enum: CATALOG_STATUSES }) status: CatalogStatus;
+  @ApiProperty({ type: [String], example: ['b2c'] }) tags: string[];
+  @ApiProperty({
+    type: ProductSummarySnapshotDto,
+    description: 'Coverage figures, computed like the same-named keys of the product summary',
+  })
+  summary_snapshot: ProductSummarySnapshotDto;
+  @ApiProperty({ format: 'date-time' }) created_at: string;
+  @ApiProperty({ format: 'date-time' }) updated_at: string;
+}
+
+export class CreateProductDto {
+  @ApiProperty({ format: 'uuid' })
+  @IsUUID()
+  project_id: string;
+
+  @ApiProperty({ maxLength: 200, example: 'Web shop' })
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(200)
+  name: string;
+
+  @ApiPropertyOptional({
+    nullable: true,
+    maxLength: 100,
+    example: 'web-shop',
+    description:
+      'Slugified (lower case, runs of other characters → `-`). Omitted, null or empty → generated from ' +
+      'the name and made unique with `-2`, `-3` …; an explicit key already used in the project → 409.',
+  })
+  @Nullable()
+  @IsString()
+  @MaxLength(100)
+  key?: string | null;
+
+  @ApiPropertyOptional({ nullable: true, maxLength: 10000 })
+  @Nullable()
+  @IsString()
+  @MaxLength(10000)
+  description?: string | null;
+
+  @ApiPropertyOptional({
+    nullable: true,
+    format: 'uuid',
+    description: 'An active member of the project, else 422 `invalid_owner`',
+  })
+  @Nullable()
+  @IsUUID()
+  owner_id?: string | null;
+
+  @ApiPropertyOptional({ enum: CATALOG_STATUSES, default: 'active' })
+  @OptionalNotNull()
+  @IsIn(CATALOG_STATUSES)
+  status?: CatalogStatus;
+
+  @ApiPropertyOptional({ type: [String], description: 'Trimmed, de-duplicated case-insensitively' })
+  @OptionalNotNull()
+  @IsArray()
+  @ArrayMaxSize(100)
+  @IsString({ each: true })
+  @MaxLength(100, { each: true })
+  tags?: string[];
+}
+
+export class UpdateProductDto {
+  @ApiPropertyOptional({ maxLength: 200 })
+  @OptionalNotNull()
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(200)
+  name?: string;
+
+  @ApiPropertyOptional({
+    nullable: true,
+    maxLength: 100,
+    description:
+      'A new explicit key (409 when another product of the project has it); null or empty → ' +
+      'regenerated from the (new) name. Renaming alone keeps the key.',
+  })
+  @Nullable()
+  @IsString()
+  @MaxLength(100)
+  key?: string | null;
+
+  @ApiPropertyOptional({ nullable: true, maxLength: 10000 })
+  @Nullable()
+  @IsString()
+  @MaxLength(10000)
+  description?: string | null;
+
+  @ApiPropertyOptional({ nullable: true, format: 'uuid', description: 'null clears the owner' })
+  @Nullable()
+  @IsUUID()
+  owner_id?: string | null;
+
+  @ApiPropertyOptional({ enum: CATALOG_STATUSES })
+  @OptionalNotNull()
+  @IsIn(CATALOG_STATUSES)
+  status?: CatalogStatus;
+
+  @ApiPropertyOptional({ type: [String] })
+  @OptionalNotNull()
+  @IsArray()
+  @ArrayMaxSize(100)
+  @IsString({ each: true })
+  @MaxLength(100, { each: true })
+  tags?: string[];
+}
+
+export class ListProductsQueryDto extends PageQueryDto {
+  @ApiProperty({ format: 'uuid' })
+  @IsUUID()
+  project_id: string;
+
+  @ApiPropertyOptional({ enum: CATALOG_STATUSES, isArray: true, description: 'Repeatable; any of' })
+  @QueryArray()
+  @IsOptional()
+  @IsIn(CATALOG_STATUSES, { each: true })
+  status?: CatalogStatus[];
+
+  @ApiPropertyOptional({
+    type: [String],
+    description: 'Repeatable; products having any of the tags (case-insensitive)',
+  })
+  @QueryArray()
+  @IsOptional()
+  @IsString({ each: true })
+  @MaxLength(100, { each: true })
+  tag?: string[];
+
+  @ApiPropertyOptional({ description: 'Case-insensitive substring of name, key or description' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(200)
+  search?: string;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Links
+
+export class ProductComponentLinkDto {
+  @ApiProperty({ format: 'uuid' }) product_id: string;
+  @ApiProperty({ format: 'uuid' }) component_id: string;
+  @ApiProperty({ example: 'payments-api' }) component_key: string;
+  @ApiProperty({ example: 'Payments API' }) component_name: string;
+  @ApiProperty({ enum: CATALOG_STATUSES }) component_status: CatalogStatus;
+  @ApiProperty({ enum: RISK_LEVELS }) risk_level: RiskLevel;
+  @ApiProperty({ type: 'integer', minimum: 0, maximum: 100 }) risk_score: number;
+  @ApiProperty() is_core: boolean;
+  @ApiProperty() sort_order: number;
+}
+
+export class ProductComponentLinkListDto {
+  @ApiProperty({ type: [ProductComponentLinkDto] }) items: ProductComponentLinkDto[];
+}
+
+export class ProductComponentLinkInputDto {
+  @ApiProperty({ format: 'uuid', description: "A component of the product's project" })
+  @IsUUID()
+  component_id: string;
+
+  @ApiPropertyOptional({ default: false })
+  @OptionalNotNull()
+  @IsBoolean()
+  is_core?: boolean;
+
+  @ApiPropertyOptional({ default: 0, minimum: -1000000, maximum: 1000000 })
+  @OptionalNotNull()
+  @IsInt()
+  @Min(-1000000)
+  @Max(1000000)
+  sort_order?: number;
+}
+
+export class ReplaceProductComponentsDto {
+  @ApiProperty({
+    type: [ProductComponentLinkInputDto],
+    description: `The complete new set of links (at most ${MAX_PRODUCT_LINKS}); [] removes all`,
+  })
+  @IsArray()
+  @ArrayMaxSize(MAX_PRODUCT_LINKS)
+  @IsObject({ each: true })
+  @ValidateNested({ each: true })
+  @Type(() => ProductComponentLinkInputDto)
+  links: ProductComponentLinkInputDto[];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Summary
+
+export class ComponentCoverageSummaryDto {
+  @ApiProperty({ format: 'uuid' }) component_id: string;
+  @ApiProperty() component_key: string;
+  @ApiProperty() component_name: string;
+  @ApiProperty({ enum: RISK_LEVELS }) risk_level: RiskLevel;
+  @ApiProperty({ type: 'integer' }) risk_score: number;
+  @ApiProperty({
+    description: 'Σ strength score of the active covering cases (smoke 1, regression 2, deep 3)',
+  })
+  coverage_score: number;
+  @ApiProperty({ description: 'By risk level: low 1, medium 2, high 4, critical 6' })
+  required_coverage_score: number;
+  @ApiProperty({ description: 'coverage_score ≥ required_coverage_score' })
+  adequately_covered: boolean;
+  @ApiProperty({ description: 'Not adequately covered (no case at all, or not enough)' })
+  uncovered: boolean;
+  @ApiProperty({ description: 'Active covering cases with a smoke coverage' })
+  smoke_case_count: number;
+  @ApiProperty({ description: 'Active covering cases with a regression coverage' })
+  regression_case_count: number;
+  @ApiProperty({ description: 'Active covering cases with a deep coverage' })
+  deep_case_count: number;
+  @ApiProperty({ type: [String], description: 'Active covering case ids, ascending' })
+  covered_case_ids: string[];
+}
+
+export class ProductSummaryDto {
+  @ApiProperty({ format: 'uuid' }) product_id: string;
+  @ApiProperty({ description: 'Linked components' }) total_components: number;
+  @ApiProperty({ description: 'Links with is_core = true' }) core_components: number;
+  @ApiProperty({ description: 'Linked components with at least one active covering case' })
+  components_with_cases: number;
+  @ApiProperty() adequately_covered_components: number;
+  @ApiProperty({ description: 'total_components − adequately_covered_components' })
+  inadequately_covered_components: number;
+  @ApiProperty({ description: 'Same value as inadequately_covered_components' })
+  uncovered_components: number;
+  @ApiProperty({ description: 'Uncovered components of level high or critical' })
+  high_risk_uncovered_components: number;
+  @ApiProperty({ description: 'Σ coverage_score of the linked components' })
+  coverage_score_total: number;
+  @ApiProperty({ description: 'Σ required_coverage_score of the linked components' })
+  required_coverage_score_total: number;
+  @ApiProperty({ description: 'Distinct active cases covering any linked component' })
+  total_cases: number;
+  @ApiProperty({ description: 'Distinct active cases with a mandatory-for-release coverage' })
+  mandatory_release_cases: number;
+  @ApiProperty({ description: 'Distinct cases with a smoke coverage' }) smoke_cases: number;
+  @ApiProperty({ description: 'Distinct cases with a smoke or regression coverage (cumulative)' })
+  regression_cases: number;
+  @ApiProperty({ description: 'Distinct cases with any coverage (cumulative; equals total_cases)' })
+  deep_cases: number;
+  @ApiProperty({ description: 'Covered cases whose test_case_type is not automated' })
+  manual_cases: number;
+  @ApiProperty({ description: 'Covered cases whose test_case_type is automated' })
+  automated_cases: number;
+  @ApiProperty({ type: [ComponentCoverageSummaryDto], description: 'Sorted by component name' })
+  per_component_breakdown: ComponentCoverageSummaryDto[];
+}
+
+export const SUMMARY_DESCRIPTION = [
+  'Coverage of the product: its linked components (any status) and, for each, the coverages by ' +
+    '**active** test cases (draft and archived cases never count).',
+  'Per component: `coverage_score` = Σ strength score of the covering cases (smoke 1, regression 2, ' +
+    'deep 3); `required_coverage_score` by risk level (low 1, medium 2, high 4, critical 6); ' +
+    '`adequately_covered` = score ≥ required; `uncovered` = not adequately covered (so a component ' +
+    'with some but not enough coverage is "uncovered"); `smoke/regression/deep_case_count` count the ' +
+    'covering cases per strength (exclusive).',
+  'Product level: `total_components`, `core_components` (links with is_core), ' +
+    '`components_with_cases` (≥ 1 covering case), `adequately_covered_components`, ' +
+    '`inadequately_covered_components` = `uncovered_components` = total − adequately covered, ' +
+    '`high_risk_uncovered_components` (uncovered and high/critical), `coverage_score_total` and ' +
+    '`required_coverage_score_total` (sums), `total_cases` (distinct covering cases), ' +
+    '`mandatory_release_cases` (distinct cases with a mandatory-for-release coverage), ' +
+    '`smoke_cases` (cases with a smoke coverage), `regression_cases` (smoke **or** regression — ' +
+    'cumulative), `deep_cases` (any strength — cumulative, equals total_cases), `manual_cases` / ' +
+    '`automated_cases` by test_case_type. `per_component_breakdown` is sorted by component name.',
+  'Example: one critical component (score 89, required 6) covered by one active smoke case → ' +
+    'coverage_score_total 1, required 6, adequately 0, uncovered 1, high-risk uncovered 1.',
+].join('\n\n');

@@ -1,0 +1,162 @@
+import { Body, Controller, Delete, Get, Param, Patch, Post, Put, Query } from '@nestjs/common';
+import { ApiTags } from '@nestjs/swagger';
+import { Endpoint } from '../../common/access/endpoint.decorator';
+import {
+  fromBody,
+  fromQuery,
+  fromResource,
+  ProjectAccess,
+  ResourceRef,
+} from '../../common/access/project-access';
+import { CurrentAccess } from '../../common/auth/current-user.decorator';
+import { PageSchema } from '../../common/pagination/page';
+import {
+  CreateProductDto,
+  ListProductsQueryDto,
+  ProductComponentLinkListDto,
+  ProductDto,
+  ProductSummaryDto,
+  ReplaceProductComponentsDto,
+  SUMMARY_DESCRIPTION,
+  UpdateProductDto,
+} from './dto/product.dto';
+import { ProductsService } from './products.service';
+
+export const PRODUCTS: ResourceRef = {
+  table: 'products',
+  notFound: 'product_not_found',
+  label: 'Product',
+};
+const product = fromResource(PRODUCTS);
+
+const SNAPSHOT =
+  '`summary_snapshot` holds five figures of the product summary (`GET /products/{id}/summary`), ' +
+  'computed the same way: `total_components`, `adequately_covered_components`, ' +
+  '`uncovered_components` (below the required coverage score, including components without cases), ' +
+  '`high_risk_uncovered_components` and `mandatory_release_cases`; only active test cases count.';
+
+const KEY_RULE =
+  '**Key.** Given → slugified (lower case; runs of other characters become `-`); omitted, null or ' +
+  'empty → generated from the name and made unique in the project with `-2`, `-3` …. An explicit ' +
+  'key another product of the project already has → 409 `product_already_exists`.\n\n**Owner.** ' +
+  '`owner_id` must be an active member of the project (422 `invalid_owner`); null clears it.';
+
+@ApiTags('products')
+@Controller('products')
+export class ProductsController {
+  constructor(private readonly products: ProductsService) {}
+
+  @Get()
+  @Endpoint({
+    summary: 'List products',
+    description:
+      'Filters combine with AND; repeated values of one filter match any of them. `tag` matches ' +
+      'case-insensitively; `search` is a substring of name, key or description. Sorted by ' +
+      `\`updated_at\` desc, then id desc. ${SNAPSHOT} The snapshots of a page are aggregated in one query.`,
+    minRole: 'viewer',
+    project: fromQuery(),
+    response: { schema: PageSchema('ProductDto') },
+  })
+  list(@Query() q: ListProductsQueryDto) {
+    return this.products.list(q);
+  }
+
+  @Post()
+  @Endpoint({
+    summary: 'Create a product',
+    description: KEY_RULE,
+    minRole: 'tester',
+    project: fromBody(),
+    status: 201,
+    response: ProductDto,
+    problems: ['invalid_owner', 'product_already_exists'],
+  })
+  create(@Body() dto: CreateProductDto): Promise<ProductDto> {
+    return this.products.create(dto);
+  }
+
+  @Get(':id')
+  @Endpoint({
+    summary: 'Get a product',
+    description: SNAPSHOT,
+    minRole: 'viewer',
+    project: product,
+    response: ProductDto,
+  })
+  get(@Param('id') id: string): Promise<ProductDto> {
+    return this.products.get(id);
+  }
+
+  @Patch(':id')
+  @Endpoint({
+    summary: 'Update a product',
+    description: `Only the fields present change. ${KEY_RULE} Renaming alone keeps the key.`,
+    minRole: 'tester',
+    project: product,
+    response: ProductDto,
+    problems: ['invalid_owner', 'product_already_exists'],
+  })
+  update(@Param('id') id: string, @Body() dto: UpdateProductDto): Promise<ProductDto> {
+    return this.products.update(id, dto);
+  }
+
+  @Delete(':id')
+  @Endpoint({
+    summary: 'Delete a product',
+    description:
+      'Permanent. Its component links are removed; the components themselves stay. Test cases ' +
+      'that named it as their primary product keep existing without it.',
+    minRole: 'lead',
+    project: product,
+    status: 204,
+  })
+  remove(@Param('id') id: string): Promise<void> {
+    return this.products.remove(id);
+  }
+
+  @Get(':id/components')
+  @Endpoint({
+    summary: "List a product's component links",
+    description: 'Ordered by `sort_order`, then component name, then component id.',
+    minRole: 'viewer',
+    project: product,
+    response: ProductComponentLinkListDto,
+  })
+  links(@Param('id') id: string): Promise<ProductComponentLinkListDto> {
+    return this.products.links(id);
+  }
+
+  @Put(':id/components')
+  @Endpoint({
+    summary: "Replace a product's component links",
+    description:
+      'Replaces every link with the body (`[]` removes all) and answers the new list. Rejected, ' +
+      'nothing changed: a component listed twice → 422 `validation_error`; a component that is ' +
+      "missing or in another project than the product's → 422 `component_project_mismatch` " +
+      '(each offending entry named as `links.<i>.component_id`). `is_core` defaults to false, ' +
+      '`sort_order` to 0.',
+    minRole: 'tester',
+    project: product,
+    response: ProductComponentLinkListDto,
+    problems: ['component_project_mismatch'],
+  })
+  replaceLinks(
+    @CurrentAccess() access: ProjectAccess,
+    @Param('id') id: string,
+    @Body() dto: ReplaceProductComponentsDto,
+  ): Promise<ProductComponentLinkListDto> {
+    return this.products.replaceLinks(access.projectId, id, dto);
+  }
+
+  @Get(':id/summary')
+  @Endpoint({
+    summary: 'Coverage summary of a product',
+    description: SUMMARY_DESCRIPTION,
+    minRole: 'viewer',
+    project: product,
+    response: ProductSummaryDto,
+  })
+  summary(@Param('id') id: string): Promise<ProductSummaryDto> {
+    return this.products.summary(id);
+  }
+}
