@@ -1,3 +1,4 @@
+import { EnvironmentsModule } from './environments/environments.module';
 import { ComponentsModule } from './components/components.module';
 import { HealthModule } from './health/health.module';
 import { MilestonesModule } from './milestones/milestones.module';
@@ -7,4 +8,4 @@ import { TestRunsModule } from './test-runs/test-runs.module';
 import { UsersModule } from './users/users.module';
 
 /** Every feature module of the service. A new feature adds its module here (one line). */
-export const FEATURE_MODULES = [HealthModule, UsersModule, ProjectsModule, MilestonesModule, TestRunsModule, ComponentsModule, ProductsModule];
+export const FEATURE_MODULES = [HealthModule, UsersModule, ProjectsModule, EnvironmentsModule, MilestonesModule, TestRunsModule, ComponentsModule, ProductsModule];
