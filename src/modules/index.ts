@@ -1,3 +1,6 @@
+import { DatasetsModule } from './datasets/datasets.module';
+import { SuitesModule } from './suites/suites.module';
+import { TestCasesModule } from './test-cases/test-cases.module';
 import { EnvironmentsModule } from './environments/environments.module';
 import { ComponentsModule } from './components/components.module';
 import { HealthModule } from './health/health.module';
@@ -8,4 +11,4 @@ import { TestRunsModule } from './test-runs/test-runs.module';
 import { UsersModule } from './users/users.module';
 
 /** Every feature module of the service. A new feature adds its module here (one line). */
-export const FEATURE_MODULES = [HealthModule, UsersModule, ProjectsModule, EnvironmentsModule, MilestonesModule, TestRunsModule, ComponentsModule, ProductsModule];
+export const FEATURE_MODULES = [HealthModule, UsersModule, ProjectsModule, EnvironmentsModule, MilestonesModule, TestRunsModule, ComponentsModule, ProductsModule, SuitesModule, TestCasesModule, DatasetsModule];

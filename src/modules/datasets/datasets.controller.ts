@@ -1,0 +1,142 @@
+import { Body, Controller, Delete, Get, Param, Patch, Post, Query } from '@nestjs/common';
+import { ApiTags } from '@nestjs/swagger';
+import { Endpoint } from '../../common/access/endpoint.decorator';
+import {
+  fromBody,
+  fromQuery,
+  fromResource,
+  ProjectAccess,
+} from '../../common/access/project-access';
+import { AuthenticatedUser } from '../../common/auth/authenticated-user';
+import { CurrentAccess, CurrentUser } from '../../common/auth/current-user.decorator';
+import { Page, PageSchema } from '../../common/pagination/page';
+import { DATASETS } from './datasets.resource';
+import { DatasetsService } from './datasets.service';
+import {
+  CreateDatasetDto,
+  DatasetDto,
+  DatasetRevisionDto,
+  ListDatasetsQueryDto,
+  ListRevisionsQueryDto,
+  UpdateDatasetDto,
+} from './dto/dataset.dto';
+
+const dataset = fromResource(DATASETS);
+
+const TABLE_RULES =
+  'Table rules (422 `validation_error`, field paths such as `columns.1.column_key`): column keys unique, at most one ' +
+  'scenario-label column, row keys unique, row values only for defined columns. At most 200 columns and 10,000 rows.';
+
+@ApiTags('datasets')
+@Controller('datasets')
+export class DatasetsController {
+  constructor(private readonly datasets: DatasetsService) {}
+
+  @Get()
+  @Endpoint({
+    summary: 'List datasets',
+    description:
+      'Filters: `search` (name or description), `source_type`, `status` (repeatable), `test_case_id` / ' +
+      '`exclude_test_case_id` (datasets bound / not bound to a case). Sorted by `updated_at` desc by default. ' +
+      'Items carry `current_revision` with its columns but without rows (read one dataset for its rows).',
+    minRole: 'viewer',
+    project: fromQuery(),
+    response: { schema: PageSchema('DatasetDto') },
+  })
+  list(@Query() q: ListDatasetsQueryDto): Promise<Page<DatasetDto>> {
+    return this.datasets.list(q);
+  }
+
+  @Post()
+  @Endpoint({
+    summary: 'Create a dataset and its revision 1',
+    description: `Names are unique per project, case-insensitively (409 \`dataset_already_exists\`). ${TABLE_RULES}`,
+    minRole: 'tester',
+    project: fromBody(),
+    status: 201,
+    response: DatasetDto,
+    problems: ['dataset_already_exists'],
+  })
+  create(
+    @CurrentAccess() access: ProjectAccess,
+    @CurrentUser() user: AuthenticatedUser,
+    @Body() dto: CreateDatasetDto,
+  ): Promise<DatasetDto> {
+    return this.datasets.create(access, user, dto);
+  }
+
+  @Get(':id')
+  @Endpoint({
+    summary: 'Get a dataset with its current revision (columns and rows)',
+    minRole: 'viewer',
+    project: dataset,
+    response: DatasetDto,
+  })
+  get(@Param('id') id: string): Promise<DatasetDto> {
+    return this.datasets.get(id);
+  }
+
+  @Patch(':id')
+  @Endpoint({
+    summary: 'Update a dataset',
+    description:
+      'Metadata (`name`, `description`, `status`, `source_type`, `source_ref`) changes in place. `columns` and `rows` ' +
+      'each replace the whole list (the absent one is kept from the current revision); a new immutable revision ' +
+      'is written only when the resulting table differs from the current one, carrying `change_summary`. ' +
+      TABLE_RULES,
+    minRole: 'tester',
+    project: dataset,
+    response: DatasetDto,
+    problems: ['dataset_already_exists'],
+  })
+  update(
+    @CurrentUser() user: AuthenticatedUser,
+    @Param('id') id: string,
+    @Body() dto: UpdateDatasetDto,
+  ): Promise<DatasetDto> {
+    return this.datasets.update(user, id, dto);
+  }
+
+  @Delete(':id')
+  @Endpoint({
+    summary: 'Delete a dataset with its revisions and bindings',
+    description: 'Run rows created earlier keep their snapshots of the dataset rows.',
+    minRole: 'lead',
+    project: dataset,
+    status: 204,
+  })
+  remove(@Param('id') id: string): Promise<void> {
+    return this.datasets.remove(id);
+  }
+
+  @Get(':id/revisions')
+  @Endpoint({
+    summary: 'List revisions of a dataset (newest first)',
+    description: 'Items carry columns; rows only with `include_rows=true`.',
+    minRole: 'viewer',
+    project: dataset,
+    response: { schema: PageSchema('DatasetRevisionDto') },
+  })
+  revisions(
+    @Param('id') id: string,
+    @Query() q: ListRevisionsQueryDto,
+  ): Promise<Page<DatasetRevisionDto>> {
+    return this.datasets.revisions(id, q);
+  }
+
+  @Get(':id/revisions/:revision_number')
+  @Endpoint({
+    summary: 'Get one revision with columns and rows',
+    description: 'An unknown revision number is 404 `dataset_revision_number_not_found`.',
+    minRole: 'viewer',
+    project: dataset,
+    response: DatasetRevisionDto,
+    problems: ['dataset_revision_number_not_found'],
+  })
+  revision(
+    @Param('id') id: string,
+    @Param('revision_number') n: string,
+  ): Promise<DatasetRevisionDto> {
+    return this.datasets.revision(id, n);
+  }
+}

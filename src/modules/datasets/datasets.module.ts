@@ -1,0 +1,20 @@
+import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { BindingExpansionService } from './binding-expansion.service';
+import { BindingsController } from './bindings.controller';
+import { BindingsService } from './bindings.service';
+import { DatasetsController } from './datasets.controller';
+import { DatasetsService } from './datasets.service';
+import {
+  DatasetBindingEntity,
+  DatasetEntity,
+  DatasetRevisionEntity,
+} from './entities/dataset.entity';
+
+@Module({
+  imports: [TypeOrmModule.forFeature([DatasetEntity, DatasetRevisionEntity, DatasetBindingEntity])],
+  controllers: [DatasetsController, BindingsController],
+  providers: [DatasetsService, BindingsService, BindingExpansionService],
+  exports: [DatasetsService, BindingsService, BindingExpansionService],
+})
+export class DatasetsModule {}

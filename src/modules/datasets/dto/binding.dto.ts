@@ -1,0 +1,196 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import {
+  ArrayMaxSize,
+  IsArray,
+  IsIn,
+  IsInt,
+  IsNotEmpty,
+  IsString,
+  IsUUID,
+  Max,
+  MaxLength,
+  Min,
+} from 'class-validator';
+import { Nullable, OptionalNotNull } from '../../../common/validation/decorators';
+import {
+  BINDING_MODES,
+  BindingMode,
+  ROW_SELECTION_TYPES,
+  RowSelectionType,
+} from '../binding-rules';
+
+const MAX_INT = 2147483647;
+
+export class DatasetBindingDto {
+  @ApiProperty({ format: 'uuid' }) id: string;
+  @ApiProperty({ format: 'uuid' }) test_case_id: string;
+  @ApiProperty({ format: 'uuid' }) dataset_id: string;
+  @ApiProperty({ description: 'Current name of the bound dataset', example: 'Login users' })
+  dataset_name: string;
+  @ApiProperty({ example: 'users' }) dataset_alias: string;
+  @ApiProperty({ enum: BINDING_MODES }) mode: BindingMode;
+  @ApiProperty({
+    nullable: true,
+    type: Number,
+    description: 'Set exactly when mode is pin_revision',
+  })
+  pinned_revision_number: number | null;
+  @ApiProperty({
+    description:
+      "Revision the binding uses now: the pinned revision for pin_revision, else the dataset's current revision",
+    example: 3,
+  })
+  resolved_revision_number: number;
+  @ApiProperty({ enum: ROW_SELECTION_TYPES }) row_selection_type: RowSelectionType;
+  @ApiProperty({ type: [String], description: 'Empty unless row_selection_type is subset' })
+  selected_row_keys: string[];
+  @ApiProperty({ example: 0 }) sort_order: number;
+  @ApiProperty({ format: 'date-time' }) created_at: string;
+  @ApiProperty({ format: 'date-time' }) updated_at: string;
+}
+
+export class DatasetBindingListDto {
+  @ApiProperty({ type: [DatasetBindingDto] }) items: DatasetBindingDto[];
+}
+
+export class CreateDatasetBindingDto {
+  @ApiProperty({ format: 'uuid', description: 'A dataset of the same project as the test case' })
+  @IsUUID()
+  dataset_id: string;
+
+  @ApiProperty({
+    maxLength: 128,
+    example: 'users',
+    description: 'Unique among the bindings of the case',
+  })
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(128)
+  dataset_alias: string;
+
+  @ApiPropertyOptional({ enum: BINDING_MODES, default: 'follow_latest' })
+  @OptionalNotNull()
+  @IsIn(BINDING_MODES)
+  mode?: BindingMode;
+
+  @ApiPropertyOptional({
+    nullable: true,
+    type: Number,
+    minimum: 1,
+    description:
+      'Required when mode is pin_revision (the revision must exist); not allowed with follow_latest',
+  })
+  @Nullable()
+  @IsInt()
+  @Min(1)
+  @Max(MAX_INT)
+  pinned_revision_number?: number | null;
+
+  @ApiPropertyOptional({ enum: ROW_SELECTION_TYPES, default: 'all' })
+  @OptionalNotNull()
+  @IsIn(ROW_SELECTION_TYPES)
+  row_selection_type?: RowSelectionType;
+
+  @ApiPropertyOptional({
+    type: [String],
+    description:
+      'Required (non-empty) when row_selection_type is subset; every key must exist in the resolved revision; not allowed with all',
+  })
+  @OptionalNotNull()
+  @IsArray()
+  @ArrayMaxSize(10000)
+  @IsString({ each: true })
+  @IsNotEmpty({ each: true })
+  @MaxLength(128, { each: true })
+  selected_row_keys?: string[];
+
+  @ApiPropertyOptional({ default: 0, minimum: 0 })
+  @OptionalNotNull()
+  @IsInt()
+  @Min(0)
+  @Max(MAX_INT)
+  sort_order?: number;
+}
+
+export class UpdateDatasetBindingDto {
+  @ApiPropertyOptional({ maxLength: 128 })
+  @OptionalNotNull()
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(128)
+  dataset_alias?: string;
+
+  @ApiPropertyOptional({
+    enum: BINDING_MODES,
+    description: 'Switching to follow_latest clears the pin',
+  })
+  @OptionalNotNull()
+  @IsIn(BINDING_MODES)
+  mode?: BindingMode;
+
+  @ApiPropertyOptional({ nullable: true, type: Number, minimum: 1 })
+  @Nullable()
+  @IsInt()
+  @Min(1)
+  @Max(MAX_INT)
+  pinned_revision_number?: number | null;
+
+  @ApiPropertyOptional({
+    enum: ROW_SELECTION_TYPES,
+    description: 'Switching to all clears selected_row_keys',
+  })
+  @OptionalNotNull()
+  @IsIn(ROW_SELECTION_TYPES)
+  row_selection_type?: RowSelectionType;
+
+  @ApiPropertyOptional({ type: [String] })
+  @OptionalNotNull()
+  @IsArray()
+  @ArrayMaxSize(10000)
+  @IsString({ each: true })
+  @IsNotEmpty({ each: true })
+  @MaxLength(128, { each: true })
+  selected_row_keys?: string[];
+
+  @ApiPropertyOptional({ minimum: 0 })
+  @OptionalNotNull()
+  @IsInt()
+  @Min(0)
+  @Max(MAX_INT)
+  sort_order?: number;
+}
+
+/** OpenAPI request examples of both modes. */
+export const BINDING_CREATE_EXAMPLES = {
+  follow_latest_all: {
+    summary: 'Follow the latest revision, all active rows',
+    value: { dataset_id: '0190f0c2-6a1e-7c3b-9d2e-1a2b3c4d5e6f', dataset_alias: 'users' },
+  },
+  pin_revision_subset: {
+    summary: 'Pin revision 2, only two rows',
+    value: {
+      dataset_id: '0190f0c2-6a1e-7c3b-9d2e-1a2b3c4d5e6f',
+      dataset_alias: 'browsers',
+      mode: 'pin_revision',
+      pinned_revision_number: 2,
+      row_selection_type: 'subset',
+      selected_row_keys: ['chrome', 'firefox'],
+      sort_order: 1,
+    },
+  },
+};
+
+export const BINDING_UPDATE_EXAMPLES = {
+  pin: {
+    summary: 'Pin the binding to revision 3',
+    value: { mode: 'pin_revision', pinned_revision_number: 3 },
+  },
+  follow_latest: {
+    summary: 'Follow the latest revision again (clears the pin)',
+    value: { mode: 'follow_latest' },
+  },
+  subset: {
+    summary: 'Use only some rows',
+    value: { row_selection_type: 'subset', selected_row_keys: ['admin', 'guest'] },
+  },
+};

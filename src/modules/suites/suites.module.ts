@@ -1,0 +1,13 @@
+import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { SuiteEntity } from './entities/suite.entity';
+import { SuitesController } from './suites.controller';
+import { SuitesService } from './suites.service';
+
+@Module({
+  imports: [TypeOrmModule.forFeature([SuiteEntity])],
+  controllers: [SuitesController],
+  providers: [SuitesService],
+  exports: [SuitesService],
+})
+export class SuitesModule {}

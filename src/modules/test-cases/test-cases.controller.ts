@@ -1,0 +1,140 @@
+import { Body, Controller, Delete, Get, Param, Patch, Post, Query } from '@nestjs/common';
+import { ApiTags } from '@nestjs/swagger';
+import { Endpoint } from '../../common/access/endpoint.decorator';
+import {
+  fromBody,
+  fromQuery,
+  fromResource,
+  ProjectAccess,
+} from '../../common/access/project-access';
+import { AuthenticatedUser } from '../../common/auth/authenticated-user';
+import { CurrentAccess, CurrentUser } from '../../common/auth/current-user.decorator';
+import { Page, PageSchema } from '../../common/pagination/page';
+import {
+  CreateTestCaseDto,
+  ListTestCasesQueryDto,
+  TagListDto,
+  TagsQueryDto,
+  TestCaseDto,
+  UpdateTestCaseDto,
+} from './dto/test-case.dto';
+import { TEST_CASES } from './test-cases.resource';
+import { TestCasesService } from './test-cases.service';
+
+const testCase = fromResource(TEST_CASES);
+
+const REFERENCE_RULES =
+  'References: `suite_id` unknown → 404 `suite_not_found`, of another project → 422 `suite_project_mismatch`; ' +
+  '`owner_id` must be a user with access to the project (422 `invalid_owner`); `primary_product_id` must be a ' +
+  'product of the project (422 `product_project_mismatch`); `component_coverages` must name distinct components ' +
+  'of the project (422 `validation_error` for duplicates, 422 `component_project_mismatch` otherwise). ' +
+  '`automation_id` is unique per project (409 `automation_id_already_exists`). Any status may be set by a tester ' +
+  '(draft, active, archived; only active cases join runs and count in coverage).';
+
+@ApiTags('test-cases')
+@Controller('test-cases')
+export class TestCasesController {
+  constructor(private readonly cases: TestCasesService) {}
+
+  @Get()
+  @Endpoint({
+    summary: 'List test cases',
+    description:
+      'Filters (repeatable, any-of): `status` (archived cases are hidden unless a status filter is given), ' +
+      '`priority`, `suite_id`, `tag` (case-insensitive), `test_case_type`, `product_id` (primary product), ' +
+      '`component_id` (covered components), `owner_id`, `exclude_test_case_id`; `search` over key, title and ' +
+      'automation_id. Sort by `created_at` (default, desc), `updated_at`, `key` (numeric), `title`, `status` ' +
+      '(draft < active < archived), `priority` (none < low < medium < high < critical), `owner_name`, `suite_name`.',
+    minRole: 'viewer',
+    project: fromQuery(),
+    response: { schema: PageSchema('TestCaseDto') },
+  })
+  list(@Query() q: ListTestCasesQueryDto): Promise<Page<TestCaseDto>> {
+    return this.cases.list(q);
+  }
+
+  @Get('tags')
+  @Endpoint({
+    summary: "Distinct tags of the project's test cases",
+    description: 'Sorted case-insensitively; archived cases included.',
+    minRole: 'viewer',
+    project: fromQuery(),
+    response: TagListDto,
+  })
+  tags(@Query() q: TagsQueryDto): Promise<{ items: string[] }> {
+    return this.cases.tags(q.project_id);
+  }
+
+  @Post()
+  @Endpoint({
+    summary: 'Create a test case',
+    description: `The key \`TC-<n>\` is allocated sequentially per project and never reused. Status defaults to active. ${REFERENCE_RULES}`,
+    minRole: 'tester',
+    project: fromBody(),
+    status: 201,
+    response: TestCaseDto,
+    problems: [
+      'suite_not_found',
+      'suite_project_mismatch',
+      'invalid_owner',
+      'product_project_mismatch',
+      'component_project_mismatch',
+      'automation_id_already_exists',
+    ],
+  })
+  create(
+    @CurrentAccess() access: ProjectAccess,
+    @CurrentUser() user: AuthenticatedUser,
+    @Body() dto: CreateTestCaseDto,
+  ): Promise<TestCaseDto> {
+    return this.cases.create(access, user, dto);
+  }
+
+  @Get(':id')
+  @Endpoint({
+    summary: 'Get a test case',
+    minRole: 'viewer',
+    project: testCase,
+    response: TestCaseDto,
+  })
+  get(@Param('id') id: string): Promise<TestCaseDto> {
+    return this.cases.get(id);
+  }
+
+  @Patch(':id')
+  @Endpoint({
+    summary: 'Update a test case',
+    description: `Only present keys change; null clears nullable fields; \`steps\`, \`tags\` and \`component_coverages\` are replaced as a whole. ${REFERENCE_RULES}`,
+    minRole: 'tester',
+    project: testCase,
+    response: TestCaseDto,
+    problems: [
+      'suite_not_found',
+      'suite_project_mismatch',
+      'invalid_owner',
+      'product_project_mismatch',
+      'component_project_mismatch',
+      'automation_id_already_exists',
+    ],
+  })
+  update(
+    @CurrentAccess() access: ProjectAccess,
+    @Param('id') id: string,
+    @Body() dto: UpdateTestCaseDto,
+  ): Promise<TestCaseDto> {
+    return this.cases.update(access, id, dto);
+  }
+
+  @Delete(':id')
+  @Endpoint({
+    summary: 'Delete a test case',
+    description:
+      'Permanent; its coverages and dataset bindings go with it. Run items keep their snapshots.',
+    minRole: 'lead',
+    project: testCase,
+    status: 204,
+  })
+  remove(@Param('id') id: string): Promise<void> {
+    return this.cases.remove(id);
+  }
+}
