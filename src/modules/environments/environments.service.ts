@@ -373,10 +373,16 @@ export class EnvironmentsService {
    * writers of one environment serialise, and returns it with its current revision.
    */
   private async lock(id: string): Promise<EnvironmentRow> {
-    const rows = await this.db.query<EnvironmentRow>(
-      `${ENVIRONMENT_SELECT} WHERE e.id = $1 FOR UPDATE OF e`,
+    // Lock the bare row first: a FOR UPDATE on the join would be re-checked against the row
+    // version a concurrent writer committed (pointing at a newer revision) and return nothing.
+    // Once the lock is held, the next statement sees the latest committed revision.
+    const locked = await this.db.query<{ id: string }>(
+      `SELECT id FROM environments WHERE id = $1 FOR UPDATE`,
       [id],
     );
+    const rows = locked[0]
+      ? await this.db.query<EnvironmentRow>(`${ENVIRONMENT_SELECT} WHERE e.id = $1`, [id])
+      : [];
     if (!rows[0]) throw AppException.notFound('environment_not_found', 'Environment');
     return rows[0];
   }
