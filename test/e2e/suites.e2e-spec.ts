@@ -1,0 +1,308 @@
+import { randomUUID } from 'node:crypto';
+import {
+  createTestApp,
+  expectProblem,
+  expectRoleMatrix,
+  RoleFixture,
+  TestApp,
+} from '../support/test-app';
+
+const API = '/api/v1';
+
+describe('suites (CONTRACT §7)', () => {
+  let t: TestApp;
+  let f: RoleFixture;
+  let other: RoleFixture;
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    [f, other] = await Promise.all([t.roleFixture(), t.roleFixture()]);
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  const createSuite = async (body: Record<string, unknown> = {}, fx: RoleFixture = f) => {
+    const res = await t
+      .req('post', `${API}/suites`, fx.tester.token)
+      .send({ project_id: fx.projectId, name: t.unique('Suite '), ...body });
+    if (res.status !== 201)
+      throw new Error(`create suite: ${res.status} ${JSON.stringify(res.body)}`);
+    return res.body as { id: string; name: string; parent_id: string | null; [k: string]: unknown };
+  };
+  const createCase = async (body: Record<string, unknown>, fx: RoleFixture = f) => {
+    const res = await t
+      .req('post', `${API}/test-cases`, fx.tester.token)
+      .send({ project_id: fx.projectId, title: t.unique('Case '), ...body });
+    if (res.status !== 201)
+      throw new Error(`create case: ${res.status} ${JSON.stringify(res.body)}`);
+    return res.body as { id: string; suite_id: string | null };
+  };
+  /** root → l2 → l3 → l4 */
+  const chain = async (levels: number, fx: RoleFixture = f) => {
+    const out: Array<{ id: string }> = [];
+    for (let i = 0; i < levels; i++)
+      out.push(await createSuite({ parent_id: out[i - 1]?.id ?? null }, fx));
+    return out;
+  };
+
+  describe('role matrix', () => {
+    it('GET /suites needs viewer', async () => {
+      await expectRoleMatrix(t, f, {
+        method: 'get',
+        url: `${API}/suites?project_id=${f.projectId}`,
+        minRole: 'viewer',
+        okStatus: 200,
+        notFoundCode: 'project_not_found',
+      });
+    });
+    it('POST /suites needs tester', async () => {
+      await expectRoleMatrix(t, f, {
+        method: 'post',
+        url: `${API}/suites`,
+        body: () => ({ project_id: f.projectId, name: 'matrix' }),
+        minRole: 'tester',
+        okStatus: 201,
+        notFoundCode: 'project_not_found',
+      });
+    });
+    it('GET /suites/{id} needs viewer', async () => {
+      const s = await createSuite();
+      await expectRoleMatrix(t, f, {
+        method: 'get',
+        url: `${API}/suites/${s.id}`,
+        minRole: 'viewer',
+        okStatus: 200,
+        notFoundCode: 'suite_not_found',
+      });
+    });
+    it('PATCH /suites/{id} needs tester', async () => {
+      const s = await createSuite();
+      await expectRoleMatrix(t, f, {
+        method: 'patch',
+        url: `${API}/suites/${s.id}`,
+        body: () => ({ description: 'x' }),
+        minRole: 'tester',
+        okStatus: 200,
+        notFoundCode: 'suite_not_found',
+      });
+    });
+    it('DELETE /suites/{id} needs lead', async () => {
+      const s = await createSuite();
+      await expectRoleMatrix(t, f, {
+        method: 'delete',
+        url: `${API}/suites/${s.id}`,
+        minRole: 'lead',
+        okStatus: 204,
+        notFoundCode: 'suite_not_found',
+      });
+      expectProblem(
+        await t.req('get', `${API}/suites/${s.id}`, f.lead.token),
+        404,
+        'suite_not_found',
+      );
+    });
+  });
+
+  it('creates with defaults and counts cases directly in the suite', async () => {
+    const s = await createSuite({ name: '  Auth  ', description: 'd' });
+    expect(s).toMatchObject({
+      project_id: f.projectId,
+      name: 'Auth',
+      parent_id: null,
+      description: 'd',
+      position: 100,
+      test_cases_count: 0,
+      active_test_cases_count: 0,
+    });
+    const child = await createSuite({ parent_id: s.id, position: 3 });
+    expect(child).toMatchObject({ parent_id: s.id, position: 3 });
+    await createCase({ suite_id: s.id });
+    await createCase({ suite_id: s.id, status: 'draft' });
+    await createCase({ suite_id: s.id, status: 'archived' });
+    await createCase({ suite_id: child.id });
+    const got = await t.req('get', `${API}/suites/${s.id}`, f.viewer.token);
+    expect(got.body).toMatchObject({ test_cases_count: 2, active_test_cases_count: 1 });
+  });
+
+  it('rejects bad bodies with 422', async () => {
+    const post = (body: Record<string, unknown>) =>
+      t
+        .req('post', `${API}/suites`, f.tester.token)
+        .send({ project_id: f.projectId, name: 'x', ...body });
+    expect(
+      expectProblem(await post({ name: '  ' }), 422, 'validation_error').errors,
+    ).toHaveProperty('name');
+    expect(
+      expectProblem(await post({ parent_id: 'abc' }), 422, 'validation_error').errors,
+    ).toHaveProperty('parent_id');
+    expect(
+      expectProblem(await post({ position: null }), 422, 'validation_error').errors,
+    ).toHaveProperty('position');
+    expect(
+      expectProblem(await post({ sort_order: 1 }), 422, 'validation_error').errors,
+    ).toHaveProperty('sort_order');
+    const s = await createSuite();
+    const nul = await t.req('patch', `${API}/suites/${s.id}`, f.tester.token).send({ name: null });
+    expect(expectProblem(nul, 422, 'validation_error').errors).toHaveProperty('name');
+  });
+
+  describe('parent rules', () => {
+    it('allows 4 levels; a 5th is 422 suite_depth_limit_exceeded', async () => {
+      const [, , , l4] = await chain(4);
+      const res = await t
+        .req('post', `${API}/suites`, f.tester.token)
+        .send({ project_id: f.projectId, name: 'l5', parent_id: l4.id });
+      expect(expectProblem(res, 422, 'suite_depth_limit_exceeded').errors).toHaveProperty(
+        'parent_id',
+      );
+    });
+
+    it('moving a subtree counts its height', async () => {
+      const [, , l3] = await chain(3);
+      const [sub] = await chain(2); // sub has one child level
+      const bad = await t
+        .req('patch', `${API}/suites/${sub.id}`, f.tester.token)
+        .send({ parent_id: l3.id });
+      expectProblem(bad, 422, 'suite_depth_limit_exceeded');
+      const [a, b] = await chain(2);
+      const ok = await t
+        .req('patch', `${API}/suites/${sub.id}`, f.tester.token)
+        .send({ parent_id: b.id });
+      expect(ok.status).toBe(200);
+      expect(ok.body.parent_id).toBe(b.id);
+      expect(a.id).not.toBe(b.id);
+    });
+
+    it('itself or a descendant as parent is 422 suite_parent_cycle', async () => {
+      const [root, mid, leaf] = await chain(3);
+      expectProblem(
+        await t
+          .req('patch', `${API}/suites/${root.id}`, f.tester.token)
+          .send({ parent_id: root.id }),
+        422,
+        'suite_parent_cycle',
+      );
+      expectProblem(
+        await t
+          .req('patch', `${API}/suites/${root.id}`, f.tester.token)
+          .send({ parent_id: leaf.id }),
+        422,
+        'suite_parent_cycle',
+      );
+      expectProblem(
+        await t
+          .req('patch', `${API}/suites/${root.id}`, f.tester.token)
+          .send({ parent_id: mid.id }),
+        422,
+        'suite_parent_cycle',
+      );
+      const unchanged = await t.req('get', `${API}/suites/${root.id}`, f.viewer.token);
+      expect(unchanged.body.parent_id).toBeNull();
+    });
+
+    it('a parent of another project is 422 suite_project_mismatch; an unknown one 404', async () => {
+      const foreign = await createSuite({}, other);
+      const res = await t
+        .req('post', `${API}/suites`, f.tester.token)
+        .send({ project_id: f.projectId, name: 'x', parent_id: foreign.id });
+      expect(expectProblem(res, 422, 'suite_project_mismatch').errors).toHaveProperty('parent_id');
+      const s = await createSuite();
+      expectProblem(
+        await t
+          .req('patch', `${API}/suites/${s.id}`, f.tester.token)
+          .send({ parent_id: foreign.id }),
+        422,
+        'suite_project_mismatch',
+      );
+      expectProblem(
+        await t
+          .req('patch', `${API}/suites/${s.id}`, f.tester.token)
+          .send({ parent_id: randomUUID() }),
+        404,
+        'suite_not_found',
+      );
+    });
+
+    it('parent null moves a suite to the root', async () => {
+      const [, child] = await chain(2);
+      const res = await t
+        .req('patch', `${API}/suites/${child.id}`, f.tester.token)
+        .send({ parent_id: null, name: 'Now root' });
+      expect(res.body).toMatchObject({ parent_id: null, name: 'Now root' });
+    });
+  });
+
+  it('DELETE moves child suites and test cases to the parent; nothing is lost', async () => {
+    const [root, mid] = await chain(2);
+    const kid1 = await createSuite({ parent_id: mid.id });
+    const kid2 = await createSuite({ parent_id: mid.id });
+    const c1 = await createCase({ suite_id: mid.id });
+    const c2 = await createCase({ suite_id: kid1.id });
+    await t.req('delete', `${API}/suites/${mid.id}`, f.lead.token).expect(204);
+    for (const k of [kid1, kid2]) {
+      expect((await t.req('get', `${API}/suites/${k.id}`, f.viewer.token)).body.parent_id).toBe(
+        root.id,
+      );
+    }
+    expect((await t.req('get', `${API}/test-cases/${c1.id}`, f.viewer.token)).body.suite_id).toBe(
+      root.id,
+    );
+    expect((await t.req('get', `${API}/test-cases/${c2.id}`, f.viewer.token)).body.suite_id).toBe(
+      kid1.id,
+    );
+    // Deleting a root suite makes its children roots and its cases suite-less.
+    const c3 = await createCase({ suite_id: root.id });
+    await t.req('delete', `${API}/suites/${root.id}`, f.lead.token).expect(204);
+    expect(
+      (await t.req('get', `${API}/suites/${kid1.id}`, f.viewer.token)).body.parent_id,
+    ).toBeNull();
+    expect(
+      (await t.req('get', `${API}/test-cases/${c3.id}`, f.viewer.token)).body.suite_id,
+    ).toBeNull();
+    expect((await t.req('get', `${API}/test-cases/${c1.id}`, f.viewer.token)).status).toBe(200);
+    expectProblem(
+      await t.req('delete', `${API}/suites/${root.id}`, f.lead.token),
+      404,
+      'suite_not_found',
+    );
+  });
+
+  it('lists with parent_id, root_only, search, sorting and paging', async () => {
+    const fx = await t.roleFixture();
+    const a = await createSuite({ name: 'Alpha', position: 2 }, fx);
+    const b = await createSuite({ name: 'beta_x', position: 1 }, fx);
+    const c = await createSuite({ name: 'Gamma', parent_id: a.id }, fx);
+    const list = async (q: string) => {
+      const res = await t.req(
+        'get',
+        `${API}/suites?project_id=${fx.projectId}&${q}`,
+        fx.viewer.token,
+      );
+      expect(res.status).toBe(200);
+      return res.body as {
+        items: Array<{ id: string; name: string }>;
+        total: number;
+        has_next: boolean;
+      };
+    };
+    const names = async (q: string) => (await list(q)).items.map((i) => i.name);
+    expect(await names('')).toEqual(['Gamma', 'beta_x', 'Alpha']);
+    expect(await names('sort_by=name')).toEqual(['Alpha', 'beta_x', 'Gamma']);
+    expect(await names('sort_by=name&sort_order=desc')).toEqual(['Gamma', 'beta_x', 'Alpha']);
+    expect(await names('sort_by=position&root_only=true')).toEqual(['beta_x', 'Alpha']);
+    expect(await names(`parent_id=${a.id}`)).toEqual(['Gamma']);
+    expect(await names('search=A_X')).toEqual(['beta_x']);
+    expect(await names('search=a')).toHaveLength(3);
+    const page = await list('sort_by=name&page_size=2');
+    expect(page).toMatchObject({ total: 3, has_next: true });
+    expect([b.id, c.id]).toHaveLength(2);
+    const bad = await t.req(
+      'get',
+      `${API}/suites?project_id=${fx.projectId}&sort_by=depth`,
+      fx.viewer.token,
+    );
+    expect(expectProblem(bad, 422, 'validation_error').errors).toHaveProperty(['query.sort_by']);
+    expectProblem(await t.req('get', `${API}/suites`, fx.viewer.token), 422, 'validation_error');
+  });
+});
