@@ -22,9 +22,9 @@ export class EnvironmentEntity {
   @Column({ name: 'use_cases', type: 'text', array: true, default: () => "'{}'" })
   useCases: string[];
   @Column({ name: 'schema_version', type: 'integer', default: 1 }) schemaVersion: number;
-  @Column({ type: 'jsonb', default: () => "'{}'::jsonb" }) topology: Record<string, unknown>;
-  @Column({ type: 'jsonb', default: () => "'{}'::jsonb" }) meta: Record<string, unknown>;
-  @Column({ type: 'jsonb', default: () => "'{}'::jsonb" }) extra: Record<string, unknown>;
+  @Column({ type: 'jsonb', default: () => "'{}'" }) topology: Record<string, unknown>;
+  @Column({ type: 'jsonb', default: () => "'{}'" }) meta: Record<string, unknown>;
+  @Column({ type: 'jsonb', default: () => "'{}'" }) extra: Record<string, unknown>;
   @Column({ name: 'current_revision_id', type: 'uuid' }) currentRevisionId: string;
   @Column({ name: 'current_revision_number', type: 'integer' }) currentRevisionNumber: number;
   @Column({ name: 'snapshot_hash', type: 'text' }) snapshotHash: string;
@@ -64,8 +64,8 @@ export class EnvironmentRevisionEntity {
   @Column({ name: 'revision_note', type: 'text', nullable: true }) revisionNote: string | null;
   @Column({ name: 'full_snapshot', type: 'jsonb' }) fullSnapshot: Record<string, unknown>;
   @Column({ name: 'snapshot_hash', type: 'text' }) snapshotHash: string;
-  @Column({ type: 'jsonb', default: () => "'[]'::jsonb" }) entities: unknown[];
-  @Column({ type: 'jsonb', default: () => "'[]'::jsonb" }) edges: unknown[];
+  @Column({ type: 'jsonb', default: () => "'[]'" }) entities: unknown[];
+  @Column({ type: 'jsonb', default: () => "'[]'" }) edges: unknown[];
   @Column({ name: 'entities_count', type: 'integer', default: 0 }) entitiesCount: number;
   @Column({ name: 'edges_count', type: 'integer', default: 0 }) edgesCount: number;
   @Column({ name: 'created_by', type: 'uuid' }) createdBy: string;
