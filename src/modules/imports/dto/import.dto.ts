@@ -1,0 +1,141 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { IsBoolean } from 'class-validator';
+import { PageQueryDto } from '../../../common/pagination/page';
+import { OptionalNotNull, QueryBool } from '../../../common/validation/decorators';
+
+/** `dry_run` / `create_missing_cases` as query parameters (they may also come as form fields). */
+export class JunitImportQueryDto {
+  @ApiPropertyOptional({
+    type: Boolean,
+    default: false,
+    description:
+      'Preview only: match and count, write nothing at all (no case, no result, no import record). ' +
+      '`true`/`false`/`1`/`0`; may also be sent as a form field of the same name.',
+  })
+  @QueryBool()
+  @OptionalNotNull()
+  @IsBoolean()
+  dry_run?: boolean;
+
+  @ApiPropertyOptional({
+    type: Boolean,
+    default: false,
+    description:
+      'Create a test case for every result that matches none (identity: the `automation_id` property, ' +
+      'else `<classname>.<name>`), with suites from the suite path, and add matched cases missing from ' +
+      'the run. `true`/`false`/`1`/`0`; may also be sent as a form field of the same name.',
+  })
+  @QueryBool()
+  @OptionalNotNull()
+  @IsBoolean()
+  create_missing_cases?: boolean;
+}
+
+export class ListImportsQueryDto extends PageQueryDto {}
+
+/** OpenAPI schema of the multipart body. */
+export const JUNIT_UPLOAD_SCHEMA = {
+  type: 'object',
+  required: ['file'],
+  properties: {
+    file: {
+      type: 'string',
+      format: 'binary',
+      description:
+        'The JUnit XML report (`<testsuites>` or `<testsuite>` root). At most MAX_UPLOAD_BYTES ' +
+        '(default 64 MiB) → 413 beyond. Streamed into the parser; never stored.',
+    },
+    dry_run: { type: 'boolean', default: false, description: 'Same as the query parameter.' },
+    create_missing_cases: { type: 'boolean', default: false, description: 'Same as the query parameter.' },
+  },
+};
+
+export class ImportIssueDto {
+  @ApiProperty({ example: 'test_login_works', description: 'Raw `name` of the testcase ("" when it had none).' })
+  testcase_name: string;
+  @ApiProperty({ type: String, nullable: true, example: 'tests.auth.LoginTest' }) testcase_classname: string | null;
+  @ApiProperty({ type: String, nullable: true, example: 'tests.auth.LoginTest.test_login_works' })
+  automation_id: string | null;
+  @ApiProperty({ example: 'no matching test case found' }) reason: string;
+}
+
+export class ImportCreatedCaseDto {
+  @ApiProperty({ type: String, nullable: true, format: 'uuid', description: 'null in a dry run' }) id: string | null;
+  @ApiProperty({ type: String, nullable: true, example: 'TC-42', description: 'null in a dry run' }) key: string | null;
+  @ApiProperty({ example: 'test_login_works' }) title: string;
+  @ApiProperty({ type: String, nullable: true }) automation_id: string | null;
+  @ApiProperty({ type: [String], example: ['tests', 'auth'], description: 'Suite path of the case (≤ 4 levels)' })
+  suite_path: string[];
+}
+
+export class ImportTargetRunDto {
+  @ApiProperty({ type: String, nullable: true, format: 'uuid', description: 'null when a dry run would create it' })
+  id: string | null;
+  @ApiProperty({ example: 'Nightly' }) name: string;
+  @ApiProperty({ enum: ['existing', 'created'] }) match_mode: 'existing' | 'created';
+}
+
+export class ImportSummaryDto {
+  @ApiProperty({ description: 'Tests in the report (repeated testcases of one test folded into one)' })
+  total_cases: number;
+  @ApiProperty() matched_by_automation_id: number;
+  @ApiProperty() matched_by_name: number;
+  @ApiProperty({ description: 'Cases created (dry run: cases that would be created)' }) created_test_cases: number;
+  @ApiProperty({ description: 'Results written to run rows (0 in a dry run)' }) updated: number;
+  @ApiProperty() unmatched: number;
+  @ApiProperty() ambiguous: number;
+  @ApiProperty() errors: number;
+  @ApiProperty({ description: 'Testcases ignored: without name and classname, or outside any testsuite' })
+  ignored: number;
+}
+
+export class ImportStatusCountsDto {
+  @ApiProperty() passed: number;
+  @ApiProperty() failure: number;
+  @ApiProperty() error: number;
+  @ApiProperty() skipped: number;
+  @ApiProperty() xfailed: number;
+  @ApiProperty() xpassed: number;
+  @ApiProperty({ description: 'Passed after failed attempts (Surefire flaky, retries)' }) flaky: number;
+}
+
+export class JunitImportDto {
+  @ApiProperty({ type: String, nullable: true, format: 'uuid', description: 'Import record id; null for a dry run' })
+  id: string | null;
+  @ApiProperty({ type: String, nullable: true, format: 'uuid' }) test_run_id: string | null;
+  @ApiProperty({ type: ImportTargetRunDto }) target_run: ImportTargetRunDto;
+  @ApiProperty({ example: 'TEST-com.example.LoginTest.xml' }) source_filename: string;
+  @ApiProperty({ type: String, nullable: true, example: 'application/xml' }) source_content_type: string | null;
+  @ApiProperty({ example: 2048 }) size_bytes: number;
+  @ApiProperty({ example: 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855' }) sha256: string;
+  @ApiProperty() dry_run: boolean;
+  @ApiProperty({ enum: ['completed', 'partial', 'preview'] }) status: 'completed' | 'partial' | 'preview';
+  @ApiProperty({ type: ImportSummaryDto }) summary: ImportSummaryDto;
+  @ApiProperty({ type: ImportStatusCountsDto, description: 'Final statuses of the tests of the report' })
+  statuses: ImportStatusCountsDto;
+  @ApiProperty({ type: [ImportCreatedCaseDto] }) created_cases: ImportCreatedCaseDto[];
+  @ApiProperty({ type: [ImportIssueDto] }) unmatched_cases: ImportIssueDto[];
+  @ApiProperty({ type: [ImportIssueDto] }) ambiguous_cases: ImportIssueDto[];
+  @ApiProperty({ type: [ImportIssueDto] }) error_cases: ImportIssueDto[];
+  @ApiProperty({ type: [ImportIssueDto], description: 'Placeholder testcases without name and classname' })
+  ignored_cases: ImportIssueDto[];
+  @ApiProperty({ format: 'date-time' }) created_at: string;
+}
+
+/** One recorded import, as listed by `GET /test-runs/{id}/imports`. */
+export class JunitImportRecordDto {
+  @ApiProperty({ format: 'uuid' }) id: string;
+  @ApiProperty({ format: 'uuid' }) project_id: string;
+  @ApiProperty({ format: 'uuid' }) test_run_id: string;
+  @ApiProperty({ example: 'junit.xml' }) file_name: string;
+  @ApiProperty({ type: String, nullable: true }) content_type: string | null;
+  @ApiProperty({ example: 2048 }) size_bytes: number;
+  @ApiProperty() sha256: string;
+  @ApiProperty({ enum: ['completed', 'partial'] }) status: string;
+  @ApiProperty({ enum: ['existing', 'created'] }) match_mode: string;
+  @ApiProperty({ type: ImportSummaryDto }) summary: ImportSummaryDto;
+  @ApiProperty({ type: ImportStatusCountsDto }) statuses: ImportStatusCountsDto;
+  @ApiProperty({ format: 'uuid' }) created_by: string;
+  @ApiProperty({ type: String, nullable: true }) created_by_name: string | null;
+  @ApiProperty({ format: 'date-time' }) created_at: string;
+}

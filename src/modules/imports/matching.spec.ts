@@ -1,0 +1,164 @@
+import {
+  MAX_AUTOMATION_ID_CHARS,
+  MatchIndex,
+  REASONS,
+  SuitePlanner,
+  creationKey,
+  runLevelReason,
+  storageAutomationId,
+  storageSuitePath,
+  storageTitle,
+  suitePathOf,
+  type CandidateCase,
+  type SuiteRow,
+} from './matching';
+
+const suites: SuiteRow[] = [
+  { id: 's1', parent_id: null, name: 'Auth' },
+  { id: 's2', parent_id: 's1', name: 'Login' },
+  { id: 's3', parent_id: null, name: 'Billing' },
+];
+
+const kase = (id: string, title: string, extra: Partial<CandidateCase> = {}): CandidateCase => ({
+  id,
+  title,
+  automation_id: null,
+  suite_id: null,
+  status: 'active',
+  ...extra,
+});
+
+const result = (title: string, suite_path: string[] = [], automation_id: string | null = null) => ({
+  title,
+  suite_path,
+  automation_id,
+});
+
+describe('storage shapes', () => {
+  it('keeps short automation ids and shortens long ones stably and uniquely', () => {
+    expect(storageAutomationId('a.b')).toBe('a.b');
+    const long = 'x'.repeat(400);
+    const other = 'x'.repeat(399) + 'y';
+    expect(storageAutomationId(long)).toHaveLength(MAX_AUTOMATION_ID_CHARS);
+    expect(storageAutomationId(long)).toBe(storageAutomationId(long));
+    expect(storageAutomationId(long)).not.toBe(storageAutomationId(other));
+  });
+
+  it('clips titles to 500 characters', () => {
+    expect(storageTitle('  t  ')).toBe('t');
+    expect(storageTitle('a'.repeat(600))).toHaveLength(500);
+  });
+
+  it.each([
+    [[], []],
+    [['a', ' ', 'b'], ['a', 'b']],
+    [['a', 'b', 'c', 'd'], ['a', 'b', 'c', 'd']],
+    [['a', 'b', 'c', 'd', 'e', 'f'], ['a', 'b', 'c', 'd / e / f']],
+  ])('folds suite path %j into at most 4 levels: %j', (input, expected) => {
+    expect(storageSuitePath(input)).toEqual(expected);
+  });
+
+  it('builds the suite chain of a case', () => {
+    const map = new Map(suites.map((s) => [s.id, s]));
+    expect(suitePathOf('s2', map)).toEqual(['Auth', 'Login']);
+    expect(suitePathOf(null, map)).toEqual([]);
+  });
+});
+
+describe('MatchIndex.match (reference §4.6)', () => {
+  const cases = [
+    kase('c1', 'Login works', { automation_id: 'auth.LoginTest.test_login', suite_id: 's2' }),
+    kase('c2', 'Logout works', { suite_id: 's2' }),
+    kase('c3', 'Logout works', { suite_id: 's3' }),
+    kase('c4', 'Pay invoice'),
+    kase('c5', 'Draft thing', { status: 'draft', automation_id: 'draft.id' }),
+    kase('c6', 'Refund', { suite_id: 's3' }),
+    kase('c7', 'Refund'),
+  ];
+  const index = new MatchIndex(cases, suites);
+
+  it('matches by automation_id first', () => {
+    expect(index.match(result('whatever', [], 'auth.LoginTest.test_login'))).toEqual({
+      type: 'matched',
+      caseId: 'c1',
+      by: 'automation_id',
+    });
+  });
+
+  it('falls back to suite path + normalised title', () => {
+    expect(index.match(result('test_logout_works', ['auth', 'LOGIN'], 'unknown.id'))).toEqual({
+      type: 'matched',
+      caseId: 'c2',
+      by: 'name',
+    });
+  });
+
+  it('falls back to the project-wide normalised title', () => {
+    expect(index.match(result('testPayInvoice', ['Elsewhere']))).toEqual({ type: 'matched', caseId: 'c4', by: 'name' });
+  });
+
+  it('reports an ambiguous title', () => {
+    expect(index.match(result('Logout works', ['Other']))).toEqual({
+      type: 'ambiguous',
+      reason: REASONS.ambiguousName,
+      by: 'name',
+    });
+  });
+
+  it('prefers the suite match over an ambiguous title', () => {
+    expect(index.match(result('Refund', ['Billing']))).toEqual({ type: 'matched', caseId: 'c6', by: 'name' });
+  });
+
+  it('never matches draft or archived cases, but knows their automation ids are taken', () => {
+    expect(index.match(result('Draft thing', [], 'draft.id'))).toEqual({ type: 'unmatched', reason: REASONS.noCase });
+    expect(index.isAutomationIdTaken('draft.id')).toBe(true);
+    expect(index.isAutomationIdTaken('free.id')).toBe(false);
+  });
+
+  it('reports ambiguous suite+name matches', () => {
+    const idx = new MatchIndex([kase('a', 'Same', { suite_id: 's3' }), kase('b', 'same', { suite_id: 's3' })], suites);
+    expect(idx.match(result('SAME', ['Billing']))).toEqual({
+      type: 'ambiguous',
+      reason: REASONS.ambiguousSuiteAndName,
+      by: 'name',
+    });
+  });
+
+  it('matches cases added while planning (second result of the same created case)', () => {
+    const idx = new MatchIndex([], []);
+    idx.add({ id: 'new', title: 'Created', automation_id: 'x.y' }, ['A']);
+    expect(idx.match(result('Created', ['A'], 'x.y'))).toEqual({ type: 'matched', caseId: 'new', by: 'automation_id' });
+  });
+
+  it('rewrites reasons for run-level imports', () => {
+    expect(runLevelReason({ type: 'unmatched', reason: REASONS.noCase })).toBe(REASONS.noRunItem);
+    expect(runLevelReason({ type: 'ambiguous', reason: '', by: 'automation_id' })).toBe(
+      REASONS.ambiguousRunItemAutomationId,
+    );
+    expect(runLevelReason({ type: 'ambiguous', reason: '', by: 'name' })).toBe(REASONS.ambiguousRunItemName);
+  });
+});
+
+describe('creationKey', () => {
+  it('uses the automation id, else suite path and normalised title', () => {
+    expect(creationKey(result('A', ['x'], 'id'))).toBe(creationKey(result('B', ['y'], 'id')));
+    expect(creationKey(result('test_login', ['S']))).toBe(creationKey(result('Login', ['s'])));
+    expect(creationKey(result('Login', ['S1']))).not.toBe(creationKey(result('Login', ['S2'])));
+  });
+});
+
+describe('SuitePlanner', () => {
+  it('reuses existing suites by exact name under the same parent and plans the rest once', () => {
+    const planner = new SuitePlanner(suites);
+    expect(planner.resolve([])).toBeNull();
+    expect(planner.resolve(['Auth', 'Login'])).toEqual({ existing: 's2' });
+    expect(planner.resolve(['Auth', 'Signup', 'Email'])).toEqual({ planned: 1 });
+    expect(planner.resolve(['Auth', 'Signup'])).toEqual({ planned: 0 });
+    expect(planner.resolve(['New'])).toEqual({ planned: 2 });
+    expect(planner.planned).toEqual([
+      { name: 'Signup', parent: { existing: 's1' }, path: ['Auth', 'Signup'] },
+      { name: 'Email', parent: { planned: 0 }, path: ['Auth', 'Signup', 'Email'] },
+      { name: 'New', parent: null, path: ['New'] },
+    ]);
+  });
+});

@@ -1,0 +1,266 @@
+/**
+ * Pure rules that match parsed JUnit results to test cases and plan the cases an import creates
+ * (reference runs-imports-plans.md §4.6–4.8, CONTRACT §6). No I/O: the service loads the project's
+ * candidate cases and suites with one query each and hands them here.
+ *
+ * Matching, first applicable rule per result:
+ * 1. `automation_id` (the stable identity: `automation_id` property, else `<classname>.<name>`):
+ *    exactly one active case with it → matched by automation_id; several → ambiguous.
+ * 2. Non-empty suite path: active cases whose normalised suite path and normalised title equal the
+ *    result's → one: matched by name; several: ambiguous.
+ * 3. Normalised title over the whole project → one: matched by name; several: ambiguous; none:
+ *    unmatched.
+ *
+ * Values are brought to what the database can store before they are compared, the same way they
+ * are stored when a case is created (titles ≤ 500 characters, automation ids ≤ 255, suite names ≤
+ * 255, suite trees ≤ 4 levels deep), so that a report imported twice matches what the first import
+ * created.
+ */
+import { createHash } from 'node:crypto';
+import type { JunitResult } from './junit/dialects';
+import { normalizeSuitePath, normalizeTitle } from './junit/dialects';
+
+export const MAX_TITLE_CHARS = 500;
+export const MAX_AUTOMATION_ID_CHARS = 255;
+export const MAX_SUITE_NAME_CHARS = 255;
+export const MAX_SUITE_DEPTH = 4;
+/** Separator used when a suite path deeper than 4 levels is folded into its 4th level. */
+export const FOLDED_SUITE_SEPARATOR = ' / ';
+
+/** Fixed reasons of the issue lists (reference §8, compared verbatim). */
+export const REASONS = {
+  noCase: 'no matching test case found',
+  ambiguousAutomationId: 'multiple test cases matched by automation_id',
+  ambiguousSuiteAndName: 'multiple test cases matched by suite and name',
+  ambiguousName: 'multiple test cases matched by name',
+  noRunItem: 'no matching run item found',
+  ambiguousRunItemAutomationId: 'multiple run items matched by automation_id',
+  ambiguousRunItemName: 'multiple run items matched by name',
+  notInRun: 'matching test case is not part of the target run',
+  automationIdTaken: 'automation_id is already used by a draft or archived test case of the project',
+  nameless: 'testcase without a name or classname: ignored',
+} as const;
+
+/** Cuts `text` to `max` characters (an ellipsis marks the cut). */
+export function clipText(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
+}
+
+/**
+ * An automation id as stored: unchanged up to 255 characters; longer ones keep their start and end
+ * with a hash of the whole value, so that the shortened id is still unique and stable.
+ */
+export function storageAutomationId(id: string): string {
+  if (id.length <= MAX_AUTOMATION_ID_CHARS) return id;
+  const digest = createHash('sha256').update(id).digest('hex').slice(0, 16);
+  const room = MAX_AUTOMATION_ID_CHARS - digest.length - 2;
+  return `${id.slice(0, room)}~${digest}~`;
+}
+
+/** A case title as stored: at most 500 characters. */
+export function storageTitle(title: string): string {
+  return clipText(title.trim(), MAX_TITLE_CHARS);
+}
+
+/**
+ * A suite path as stored: blank segments dropped, each name at most 255 characters, and at most 4
+ * levels — deeper levels are folded into the 4th (`c / d / e`).
+ */
+export function storageSuitePath(path: readonly string[]): string[] {
+  const segments = path.map((segment) => segment.trim()).filter((segment) => segment !== '');
+  const head = segments.slice(0, MAX_SUITE_DEPTH - 1);
+  const tail = segments.slice(MAX_SUITE_DEPTH - 1);
+  const folded = tail.length > 0 ? [...head, tail.join(FOLDED_SUITE_SEPARATOR)] : head;
+  return folded.map((segment) => clipText(segment, MAX_SUITE_NAME_CHARS));
+}
+
+/** What matching needs of a project's test case. */
+export interface CandidateCase {
+  id: string;
+  title: string;
+  automation_id: string | null;
+  suite_id: string | null;
+  status: string;
+}
+
+export interface SuiteRow {
+  id: string;
+  parent_id: string | null;
+  name: string;
+}
+
+/** The parts of a parsed result that matching looks at. */
+export type MatchableResult = Pick<JunitResult, 'title' | 'suite_path' | 'automation_id'>;
+
+export type MatchKind = 'automation_id' | 'name';
+
+export type MatchOutcome =
+  | { type: 'matched'; caseId: string; by: MatchKind }
+  | { type: 'ambiguous'; reason: string; by: MatchKind }
+  | { type: 'unmatched'; reason: string };
+
+/** Chain of suite names from the root to `suiteId` (empty for no suite; cycles are cut). */
+export function suitePathOf(suiteId: string | null, suites: ReadonlyMap<string, SuiteRow>): string[] {
+  const names: string[] = [];
+  const seen = new Set<string>();
+  let current = suiteId === null ? undefined : suites.get(suiteId);
+  while (current !== undefined && !seen.has(current.id)) {
+    seen.add(current.id);
+    names.unshift(current.name);
+    current = current.parent_id === null ? undefined : suites.get(current.parent_id);
+  }
+  return names;
+}
+
+function pathTitleKey(path: readonly string[], title: string): string {
+  return JSON.stringify([normalizeSuitePath(path), normalizeTitle(title)]);
+}
+
+function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
+  const list = map.get(key);
+  if (list === undefined) map.set(key, [value]);
+  else list.push(value);
+}
+
+/** Lookup tables over the project's active cases. */
+export class MatchIndex {
+  private readonly byAutomationId = new Map<string, string[]>();
+  private readonly byPathTitle = new Map<string, string[]>();
+  private readonly byTitle = new Map<string, string[]>();
+  /** Automation ids held by cases that are not active (they cannot be matched nor reused). */
+  private readonly inactiveAutomationIds = new Set<string>();
+
+  constructor(cases: readonly CandidateCase[], suites: readonly SuiteRow[]) {
+    const suiteMap = new Map(suites.map((suite) => [suite.id, suite]));
+    for (const c of cases) {
+      if (c.status !== 'active') {
+        if (c.automation_id !== null) this.inactiveAutomationIds.add(c.automation_id);
+        continue;
+      }
+      this.add(c, suitePathOf(c.suite_id, suiteMap));
+    }
+  }
+
+  /** Adds an active case (also used for cases created by the import being planned). */
+  add(c: Pick<CandidateCase, 'id' | 'title' | 'automation_id'>, suitePath: readonly string[]): void {
+    if (c.automation_id !== null) push(this.byAutomationId, c.automation_id, c.id);
+    const normalizedPath = normalizeSuitePath(suitePath);
+    if (normalizedPath.length > 0) push(this.byPathTitle, pathTitleKey(suitePath, c.title), c.id);
+    push(this.byTitle, normalizeTitle(c.title), c.id);
+  }
+
+  isAutomationIdTaken(automationId: string): boolean {
+    return this.inactiveAutomationIds.has(automationId) || this.byAutomationId.has(automationId);
+  }
+
+  /** Applies the three matching rules to one result. */
+  match(result: MatchableResult): MatchOutcome {
+    if (result.automation_id !== null) {
+      const ids = this.byAutomationId.get(storageAutomationId(result.automation_id)) ?? [];
+      if (ids.length === 1 && ids[0] !== undefined) {
+        return { type: 'matched', caseId: ids[0], by: 'automation_id' };
+      }
+      if (ids.length > 1) {
+        return { type: 'ambiguous', reason: REASONS.ambiguousAutomationId, by: 'automation_id' };
+      }
+    }
+    const title = storageTitle(result.title);
+    const path = storageSuitePath(result.suite_path);
+    if (normalizeSuitePath(path).length > 0) {
+      const ids = unique(this.byPathTitle.get(pathTitleKey(path, title)) ?? []);
+      if (ids.length === 1 && ids[0] !== undefined) return { type: 'matched', caseId: ids[0], by: 'name' };
+      if (ids.length > 1) return { type: 'ambiguous', reason: REASONS.ambiguousSuiteAndName, by: 'name' };
+    }
+    const ids = unique(this.byTitle.get(normalizeTitle(title)) ?? []);
+    if (ids.length === 1 && ids[0] !== undefined) return { type: 'matched', caseId: ids[0], by: 'name' };
+    if (ids.length > 1) return { type: 'ambiguous', reason: REASONS.ambiguousName, by: 'name' };
+    return { type: 'unmatched', reason: REASONS.noCase };
+  }
+}
+
+function unique(ids: readonly string[]): string[] {
+  return [...new Set(ids)];
+}
+
+/**
+ * Issue reasons of a run-level import without case creation (reference §4.8): the report is matched
+ * against the run, so "no test case" reads "no run item".
+ */
+export function runLevelReason(outcome: Exclude<MatchOutcome, { type: 'matched' }>): string {
+  if (outcome.type === 'unmatched') return REASONS.noRunItem;
+  return outcome.by === 'automation_id' ? REASONS.ambiguousRunItemAutomationId : REASONS.ambiguousRunItemName;
+}
+
+/** A case the import will create. */
+export interface PlannedCase {
+  /** Index of the first result that asked for it. */
+  resultIndex: number;
+  title: string;
+  automation_id: string | null;
+  /** Suite path as stored (≤ 4 levels). */
+  suite_path: string[];
+  steps: string | null;
+  preconditions: string | null;
+  assertions: string | null;
+}
+
+/**
+ * Identity under which results of one import share a created case: the automation id, else the
+ * normalised suite path and title.
+ */
+export function creationKey(result: MatchableResult): string {
+  if (result.automation_id !== null) return `a:${storageAutomationId(result.automation_id)}`;
+  return `n:${pathTitleKey(storageSuitePath(result.suite_path), storageTitle(result.title))}`;
+}
+
+/** A new suite: its position in the list of planned suites and its parent (existing id or index). */
+export interface PlannedSuite {
+  name: string;
+  parent: { existing: string } | { planned: number } | null;
+  /** Full path of this suite (as stored). */
+  path: string[];
+}
+
+/** Resolves suite paths against the existing tree, planning the suites that are missing. */
+export class SuitePlanner {
+  private readonly children = new Map<string, string>();
+  readonly planned: PlannedSuite[] = [];
+  private readonly plannedByPath = new Map<string, number>();
+
+  constructor(suites: readonly SuiteRow[]) {
+    // Exact name under the same parent; the oldest suite wins when names repeat (input order).
+    for (const suite of suites) {
+      const key = JSON.stringify([suite.parent_id, suite.name]);
+      if (!this.children.has(key)) this.children.set(key, suite.id);
+    }
+  }
+
+  /**
+   * The existing suite id, or the planned suite index, at the end of `path` (already as stored).
+   * Null for an empty path.
+   */
+  resolve(path: readonly string[]): { existing: string } | { planned: number } | null {
+    let parent: { existing: string } | { planned: number } | null = null;
+    for (let depth = 0; depth < path.length; depth++) {
+      const name = path[depth] ?? '';
+      if (parent === null || 'existing' in parent) {
+        const parentId = parent === null ? null : parent.existing;
+        const existing = this.children.get(JSON.stringify([parentId, name]));
+        if (existing !== undefined) {
+          parent = { existing };
+          continue;
+        }
+      }
+      const prefix = path.slice(0, depth + 1);
+      const key = JSON.stringify(prefix);
+      let index = this.plannedByPath.get(key);
+      if (index === undefined) {
+        index = this.planned.length;
+        this.planned.push({ name, parent, path: prefix });
+        this.plannedByPath.set(key, index);
+      }
+      parent = { planned: index };
+    }
+    return parent;
+  }
+}
