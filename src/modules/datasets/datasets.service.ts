@@ -158,7 +158,7 @@ export class DatasetsService {
     await this.db.query(
       `INSERT INTO datasets (id, project_id, name, description, status, source_type, source_ref,
                              current_revision_number, current_revision_id, created_by, archived_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, 1, $8, $9, CASE WHEN $5 = 'archived' THEN now() END)`,
+       VALUES ($1, $2, $3, $4, $5, $6, $7, 1, $8, $9, CASE WHEN $10 THEN now() END)`,
       [
         id,
         access.projectId,
@@ -169,6 +169,7 @@ export class DatasetsService {
         dto.source_ref ?? null,
         revisionId,
         user.id,
+        status === 'archived',
       ],
     );
     await this.insertRevision({
