@@ -734,6 +734,45 @@ describe('components', () => {
     });
   });
 
+  describe('concurrency', () => {
+    it('concurrent creates with the same name get distinct keys', async () => {
+      const project = await t.createProject(t.adminToken);
+      const results = await Promise.all(
+        [0, 1, 2, 3, 4].map(() =>
+          t
+            .req('post', `${API}/components`, t.adminToken)
+            .send({ project_id: project, name: 'Same Name' }),
+        ),
+      );
+      expect(results.map((r) => r.status)).toEqual([201, 201, 201, 201, 201]);
+      expect(results.map((r) => r.body.key as string).sort()).toEqual([
+        'same-name',
+        'same-name-2',
+        'same-name-3',
+        'same-name-4',
+        'same-name-5',
+      ]);
+    });
+
+    it('two concurrent replacements cannot close a cycle together', async () => {
+      const [a, b] = [await createComponent(), await createComponent()];
+      const results = await Promise.all([
+        t
+          .req('put', `${API}/components/${a.id}/dependencies`, f.tester.token)
+          .send({ dependencies: [{ target_component_id: b.id }] }),
+        t
+          .req('put', `${API}/components/${b.id}/dependencies`, f.tester.token)
+          .send({ dependencies: [{ target_component_id: a.id }] }),
+      ]);
+      expect(results.map((r) => r.status).sort()).toEqual([200, 422]);
+      const edges = await t.db.query(
+        `SELECT count(*)::int AS n FROM component_dependencies WHERE source_component_id = ANY($1::uuid[])`,
+        [[a.id, b.id]],
+      );
+      expect(edges[0].n).toBe(1);
+    });
+  });
+
   describe('scale', () => {
     it('replaces dependencies in a project of 10,000 components and ~50,000 edges quickly', async () => {
       const project = await t.createProject(t.adminToken);

@@ -279,10 +279,13 @@ export class ComponentsService {
     await this.db.query(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [
       `component_dependencies:${projectId}`,
     ]);
+    // Keeps the component from being deleted concurrently (its id is about to be referenced).
+    const self = await this.db.query(`SELECT id FROM components WHERE id = $1 FOR KEY SHARE`, [id]);
+    if (self.length === 0) throw AppException.notFound('component_not_found', 'Component');
     const targets = dto.dependencies.map((d) => d.target_component_id);
     const found = targets.length
       ? await this.db.query<{ id: string }>(
-          `SELECT id FROM components WHERE project_id = $1 AND id = ANY($2::uuid[])`,
+          `SELECT id FROM components WHERE project_id = $1 AND id = ANY($2::uuid[]) FOR KEY SHARE`,
           [projectId, targets],
         )
       : [];

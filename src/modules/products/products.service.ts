@@ -214,7 +214,7 @@ export class ProductsService {
     }
     if (ids.length > 0) {
       const found = await this.db.query<{ id: string }>(
-        `SELECT id FROM components WHERE project_id = $1 AND id = ANY($2::uuid[])`,
+        `SELECT id FROM components WHERE project_id = $1 AND id = ANY($2::uuid[]) FOR KEY SHARE`,
         [projectId, ids],
       );
       const inProject = new Set(found.map((r) => r.id));

@@ -36,7 +36,7 @@ export const RISK_FORMULA_DESCRIPTION = [
 /** Decorators of one optional risk factor (absent → default/unchanged, null → 422). */
 function RiskFactor(example: number): PropertyDecorator {
   return (target, key) => {
-    ApiPropertyOptional({ type: Number, minimum: 0, maximum: 5, example })(target, key);
+    ApiPropertyOptional({ type: 'integer', minimum: 0, maximum: 5, example })(target, key);
     OptionalNotNull()(target, key);
     IsIn(FACTOR_VALUES, { message: FACTOR_MESSAGE })(target, key);
   };
@@ -51,12 +51,12 @@ export class ComponentDto {
   @ApiProperty({ nullable: true, type: String, format: 'uuid' }) owner_id: string | null;
   @ApiProperty({ enum: CATALOG_STATUSES }) status: CatalogStatus;
   @ApiProperty({ type: [String], example: ['backend'] }) tags: string[];
-  @ApiProperty({ minimum: 0, maximum: 5 }) business_criticality: number;
-  @ApiProperty({ minimum: 0, maximum: 5 }) change_frequency: number;
-  @ApiProperty({ minimum: 0, maximum: 5 }) integration_complexity: number;
-  @ApiProperty({ minimum: 0, maximum: 5 }) defect_density: number;
-  @ApiProperty({ minimum: 0, maximum: 5 }) production_incident_score: number;
-  @ApiProperty({ minimum: 0, maximum: 5 }) automation_confidence: number;
+  @ApiProperty({ type: 'integer', minimum: 0, maximum: 5 }) business_criticality: number;
+  @ApiProperty({ type: 'integer', minimum: 0, maximum: 5 }) change_frequency: number;
+  @ApiProperty({ type: 'integer', minimum: 0, maximum: 5 }) integration_complexity: number;
+  @ApiProperty({ type: 'integer', minimum: 0, maximum: 5 }) defect_density: number;
+  @ApiProperty({ type: 'integer', minimum: 0, maximum: 5 }) production_incident_score: number;
+  @ApiProperty({ type: 'integer', minimum: 0, maximum: 5 }) automation_confidence: number;
   @ApiProperty({
     type: 'integer',
     minimum: 0,
