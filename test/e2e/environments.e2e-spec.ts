@@ -178,6 +178,46 @@ describe('environments', () => {
   });
 
   // -------------------------------------------------------------------------------------------
+  describe('OpenAPI', () => {
+    it('documents every endpoint, the response shapes and the hash and revision rules', async () => {
+      const res = await t.req('get', '/openapi.json');
+      expect(res.status).toBe(200);
+      const paths = res.body.paths as Record<string, Record<string, Json>>;
+      const schemas = res.body.components.schemas as Record<string, Json>;
+      expect(Object.keys(paths)).toEqual(
+        expect.arrayContaining([
+          '/api/v1/environments',
+          '/api/v1/environments/use-cases',
+          '/api/v1/environments/{id}',
+          '/api/v1/environments/{id}/revisions',
+          '/api/v1/environments/{id}/revisions/{revision_number}',
+        ]),
+      );
+      // Every referenced schema exists.
+      const refs = JSON.stringify(paths).match(/#\/components\/schemas\/\w+/g) ?? [];
+      for (const ref of refs) expect(schemas).toHaveProperty(ref.split('/').pop() as string);
+      for (const name of [
+        'EnvironmentDto',
+        'EnvironmentRevisionDto',
+        'EnvironmentRevisionListItemDto',
+        'UseCasesDto',
+        'TopologyDto',
+      ]) {
+        expect(schemas).toHaveProperty(name);
+      }
+      const listItem = schemas.EnvironmentRevisionListItemDto.properties as Json;
+      expect(listItem).not.toHaveProperty('full_snapshot');
+      expect(listItem).toHaveProperty('entities_count');
+      const patchDoc = paths['/api/v1/environments/{id}'].patch;
+      expect(patchDoc.description).toContain('only when the snapshot changes');
+      expect(patchDoc.description).toContain('`sha256:`');
+      expect(patchDoc.description).toContain('Changed: <top-level fields>');
+      const hashDoc = (schemas.EnvironmentDto.properties as Record<string, Json>).snapshot_hash;
+      expect(hashDoc.description).toContain('sha256:');
+    });
+  });
+
+  // -------------------------------------------------------------------------------------------
   describe('create and read', () => {
     it('applies defaults and normalisation, writes revision 1 and answers every field', async () => {
       const env = await create({

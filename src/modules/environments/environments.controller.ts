@@ -1,5 +1,5 @@
 import { Body, Controller, Delete, Get, Param, Patch, Post, Query } from '@nestjs/common';
-import { ApiParam, ApiTags } from '@nestjs/swagger';
+import { ApiExtraModels, ApiParam, ApiTags } from '@nestjs/swagger';
 import { Endpoint } from '../../common/access/endpoint.decorator';
 import {
   fromBody,
@@ -43,6 +43,7 @@ const REVISION_RULES =
   'JSON (keys sorted recursively, no whitespace, non-ASCII escaped as `\\uXXXX`).';
 
 @ApiTags('environments')
+@ApiExtraModels(EnvironmentDto, EnvironmentRevisionListItemDto)
 @Controller('environments')
 export class EnvironmentsController {
   constructor(private readonly environments: EnvironmentsService) {}

@@ -37,6 +37,7 @@ export class TopologyNodeDto {
   @ApiPropertyOptional({ nullable: true, type: String, example: '10.0.0.5:8080' })
   endpoint?: string | null;
   @ApiPropertyOptional({
+    type: 'integer',
     minimum: 1,
     maximum: 2147483647,
     default: 1,
@@ -131,14 +132,14 @@ export class EnvironmentDto {
   @ApiProperty({ nullable: true, type: String }) description: string | null;
   @ApiProperty({ type: [String], example: ['eu', 'k8s'] }) tags: string[];
   @ApiProperty({ type: [String], example: ['checkout', 'load'] }) use_cases: string[];
-  @ApiProperty({ example: 1 }) schema_version: number;
+  @ApiProperty({ type: 'integer', example: 1 }) schema_version: number;
   @ApiProperty({ type: TopologyDto, description: TOPOLOGY_DESCRIPTION }) topology: Record<
     string,
     unknown
   >;
   @ApiProperty({ type: 'object', additionalProperties: true }) meta: Record<string, unknown>;
   @ApiProperty({ type: 'object', additionalProperties: true }) extra: Record<string, unknown>;
-  @ApiProperty({ example: 3 }) current_revision_number: number;
+  @ApiProperty({ type: 'integer', example: 3 }) current_revision_number: number;
   @ApiProperty({ format: 'uuid' }) current_revision_id: string;
   @ApiProperty({
     example: 'sha256:d859f9975c6d049857a856cdbe040c300529412673b65258f6311b1e33e276b8',
@@ -146,14 +147,24 @@ export class EnvironmentDto {
       "`sha256:` + lowercase hex SHA-256 of the canonical JSON of the current revision's full snapshot",
   })
   snapshot_hash: string;
-  @ApiProperty({ description: 'Entities derived from the topology (current revision)' })
+  @ApiProperty({
+    type: 'integer',
+    description: 'Entities derived from the topology (current revision)',
+  })
   entities_count: number;
-  @ApiProperty({ description: 'Edges derived from the topology (current revision)' })
+  @ApiProperty({
+    type: 'integer',
+    description: 'Edges derived from the topology (current revision)',
+  })
   edges_count: number;
-  @ApiProperty({ description: 'Components across the three sections' })
+  @ApiProperty({ type: 'integer', description: 'Components across the three sections' })
   topology_component_count: number;
-  @ApiProperty({ description: 'Sum of node `count`s' }) topology_node_count: number;
-  @ApiProperty({ description: 'Total length of the components’ `endpoints` lists' })
+  @ApiProperty({ type: 'integer', description: 'Sum of node `count`s' })
+  topology_node_count: number;
+  @ApiProperty({
+    type: 'integer',
+    description: 'Total length of the components’ `endpoints` lists',
+  })
   topology_endpoint_count: number;
   @ApiProperty({ type: [String], description: 'Distinct node host types, sorted' })
   infra_host_types: string[];
@@ -171,8 +182,8 @@ export class EnvironmentDto {
 export class EnvironmentRevisionListItemDto {
   @ApiProperty({ format: 'uuid' }) id: string;
   @ApiProperty({ format: 'uuid' }) environment_id: string;
-  @ApiProperty({ example: 2 }) revision_number: number;
-  @ApiProperty({ example: 1 }) schema_version: number;
+  @ApiProperty({ type: 'integer', example: 2 }) revision_number: number;
+  @ApiProperty({ type: 'integer', example: 1 }) schema_version: number;
   @ApiProperty({ description: 'True for exactly one revision of the environment' })
   is_current: boolean;
   @ApiProperty({
@@ -183,8 +194,8 @@ export class EnvironmentRevisionListItemDto {
   })
   revision_note: string | null;
   @ApiProperty({ example: 'sha256:…' }) snapshot_hash: string;
-  @ApiProperty() entities_count: number;
-  @ApiProperty() edges_count: number;
+  @ApiProperty({ type: 'integer' }) entities_count: number;
+  @ApiProperty({ type: 'integer' }) edges_count: number;
   @ApiProperty({ format: 'uuid' }) created_by: string;
   @ApiProperty({ format: 'date-time' }) created_at: string;
 }
