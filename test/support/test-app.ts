@@ -137,7 +137,9 @@ export async function createTestApp(env: Record<string, string> = {}, logStream?
     { persistSecret: false },
   );
   const app = await createApp(config, databaseUrl, logStream);
-  await app.init();
+  // Listen once: supertest then reuses this server instead of opening and closing one per request,
+  // which raced (ECONNRESET) under concurrent requests.
+  await app.listen(0, '127.0.0.1');
   const db = new DataSource({ type: 'postgres', url: databaseUrl, extra: { max: 3 } });
   await db.initialize();
   const t = new TestApp(app, config, databaseUrl, db);

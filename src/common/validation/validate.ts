@@ -72,6 +72,43 @@ export function flattenErrors(errors: ValidationError[], prefix = ''): FieldErro
 }
 
 /**
+ * class-transformer skips own keys named `constructor`/`__proto__` and chokes on a `constructor` key
+ * (it takes it for the object's class). Free-form objects (meta, topology…) may legitimately hold
+ * such keys, so they are renamed around the transformation and put back as plain own properties.
+ */
+const RESERVED_KEYS = new Set(['constructor', '__proto__', 'prototype']);
+const SENTINEL = '\u0000tms-reserved:';
+
+function shieldReservedKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(shieldReservedKeys);
+  if (value === null || typeof value !== 'object') return value;
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(value)) {
+    const v = shieldReservedKeys((value as Record<string, unknown>)[key]);
+    out[RESERVED_KEYS.has(key) ? SENTINEL + key : key] = v;
+  }
+  return out;
+}
+
+function restoreReservedKeys(value: unknown, seen = new Set<object>()): void {
+  if (value === null || typeof value !== 'object' || seen.has(value)) return;
+  seen.add(value);
+  if (Array.isArray(value)) {
+    value.forEach((v) => restoreReservedKeys(v, seen));
+    return;
+  }
+  const rec = value as Record<string, unknown>;
+  for (const key of Object.keys(rec)) {
+    const v = rec[key];
+    restoreReservedKeys(v, seen);
+    if (key.startsWith(SENTINEL)) {
+      delete rec[key];
+      Object.defineProperty(rec, key.slice(SENTINEL.length), { value: v, enumerable: true, writable: true, configurable: true });
+    }
+  }
+}
+
+/**
  * Turns a plain request part into a validated, trimmed DTO instance, or throws 422 validation_error.
  * `kind` 'query' prefixes paths with `query.`.
  */
@@ -81,7 +118,8 @@ export function validateInput<T extends object>(cls: ClassConstructor<T>, plain:
   if (typeof plain !== 'object' || plain === null || Array.isArray(plain)) {
     throw AppException.validation({ body: ['The request body must be a JSON object'] });
   }
-  const instance = plainToInstance(cls, plain, { exposeDefaultValues: true });
+  const instance = plainToInstance(cls, shieldReservedKeys(plain), { exposeDefaultValues: true });
+  restoreReservedKeys(instance);
   trimDeclaredStrings(instance);
   const errors = validateSync(instance, {
     whitelist: true,
