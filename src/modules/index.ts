@@ -7,8 +7,9 @@ import { HealthModule } from './health/health.module';
 import { MilestonesModule } from './milestones/milestones.module';
 import { ProductsModule } from './products/products.module';
 import { ProjectsModule } from './projects/projects.module';
+import { RunItemsModule } from './run-items/run-items.module';
 import { TestRunsModule } from './test-runs/test-runs.module';
 import { UsersModule } from './users/users.module';
 
 /** Every feature module of the service. A new feature adds its module here (one line). */
-export const FEATURE_MODULES = [HealthModule, UsersModule, ProjectsModule, EnvironmentsModule, MilestonesModule, TestRunsModule, ComponentsModule, ProductsModule, SuitesModule, TestCasesModule, DatasetsModule];
+export const FEATURE_MODULES = [HealthModule, UsersModule, ProjectsModule, EnvironmentsModule, MilestonesModule, TestRunsModule, RunItemsModule, ComponentsModule, ProductsModule, SuitesModule, TestCasesModule, DatasetsModule];

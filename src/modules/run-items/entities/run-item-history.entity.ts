@@ -20,7 +20,7 @@ export class RunItemHistoryEntity {
   @Column({ name: 'executed_by_id', type: 'uuid', nullable: true }) executedById: string | null;
   @Column({ name: 'started_at', type: 'timestamptz', nullable: true }) startedAt: Date | null;
   @Column({ name: 'finished_at', type: 'timestamptz', nullable: true }) finishedAt: Date | null;
-  @Column({ name: 'duration_ms', type: 'integer', nullable: true }) durationMs: number | null;
+  @Column({ name: 'duration_ms', type: 'bigint', nullable: true }) durationMs: string | null;
   @Column({ name: 'changed_by_id', type: 'uuid', nullable: true }) changedById: string | null;
   @Column({ name: 'changed_at', type: 'timestamptz', default: () => 'now()' }) changedAt: Date;
 }

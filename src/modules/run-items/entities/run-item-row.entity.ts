@@ -25,7 +25,7 @@ export class RunItemRowEntity {
   lastExecutedAt: Date | null;
   @Column({ name: 'started_at', type: 'timestamptz', nullable: true }) startedAt: Date | null;
   @Column({ name: 'finished_at', type: 'timestamptz', nullable: true }) finishedAt: Date | null;
-  @Column({ name: 'duration_ms', type: 'integer', nullable: true }) durationMs: number | null;
+  @Column({ name: 'duration_ms', type: 'bigint', nullable: true }) durationMs: string | null;
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' }) createdAt: Date;
   @UpdateDateColumn({ name: 'updated_at', type: 'timestamptz' }) updatedAt: Date;
 }

@@ -1,0 +1,239 @@
+import { Body, Controller, Delete, Get, Param, Patch, Post, Query } from '@nestjs/common';
+import { ApiTags } from '@nestjs/swagger';
+import { Endpoint } from '../../common/access/endpoint.decorator';
+import { fromResource, ProjectAccess } from '../../common/access/project-access';
+import { AuthenticatedUser } from '../../common/auth/authenticated-user';
+import { CurrentAccess, CurrentUser } from '../../common/auth/current-user.decorator';
+import { Page, PageSchema } from '../../common/pagination/page';
+import {
+  BulkCreateRunCasesDto,
+  BulkRunCasesResultDto,
+  CreateRunCaseDto,
+  ListRowsQueryDto,
+  ListRunCasesQueryDto,
+  RerunDto,
+  RowPageDto,
+  RunCaseDetailDto,
+  RunCaseDetailQueryDto,
+  RunCaseDto,
+  RunCaseRowDto,
+  UpdateRowDto,
+  UpdateRunCaseDto,
+} from './dto/run-item.dto';
+import { RUN_ITEM_ROWS, RUN_ITEMS } from './run-items.resource';
+import { RunItemsService } from './run-items.service';
+
+const item = fromResource(RUN_ITEMS);
+const row = fromResource(RUN_ITEM_ROWS, 'row_id');
+
+const RUN_IN_BODY =
+  'The project is the one of `test_run_id`: non-members get 404 `test_run_not_found`, members ' +
+  'below the minimum role 403.';
+const CLOSED = 'On a completed or archived run: 409 `run_closed`.';
+
+@ApiTags('run-cases')
+@Controller('run-cases')
+export class RunItemsController {
+  constructor(private readonly items: RunItemsService) {}
+
+  @Get()
+  @Endpoint({
+    summary: 'List run cases of a run, or of one test case across runs',
+    description:
+      '**Minimum project role: viewer.** With `test_run_id`: the items of that run (optional ' +
+      '`test_case_id`). Without it, `project_id` and `test_case_id` are both required (422 ' +
+      'otherwise) and the list is that case in every run of the project. Filters: `status` ' +
+      '(repeatable), `assignee_id`, `search`. Sort: `sort_by` (default last_executed_at, never ' +
+      'executed last) and `sort_order` (default desc), ties by id. ' +
+      RUN_IN_BODY,
+    access: 'authenticated',
+    response: { schema: PageSchema('RunCaseDto') },
+    problems: [
+      'insufficient_project_role',
+      'test_run_not_found',
+      'project_not_found',
+      'test_case_not_found',
+    ],
+  })
+  list(
+    @CurrentUser() user: AuthenticatedUser,
+    @Query() q: ListRunCasesQueryDto,
+  ): Promise<Page<RunCaseDto>> {
+    return this.items.list(user, q);
+  }
+
+  @Post()
+  @Endpoint({
+    summary: 'Add one test case to a run',
+    description:
+      '**Minimum project role: tester.** The case must be an active case of the run’s project ' +
+      '(422 `test_case_project_mismatch` for unknown or foreign ids, 422 ' +
+      '`test_case_status_not_allowed` for draft or archived ones); a case already in the run is ' +
+      '409 `run_case_already_exists` (the bulk endpoint skips such cases instead). Rows are ' +
+      'expanded from the case’s dataset bindings (one `Default scenario` row without bindings). ' +
+      'The assignee defaults to the run’s. ' +
+      CLOSED +
+      ' ' +
+      RUN_IN_BODY,
+    access: 'authenticated',
+    status: 201,
+    response: RunCaseDto,
+    problems: [
+      'insufficient_project_role',
+      'test_run_not_found',
+      'run_closed',
+      'run_case_already_exists',
+      'test_case_project_mismatch',
+      'test_case_status_not_allowed',
+      'invalid_assignee',
+      'dataset_binding_empty_selection',
+      'dataset_revision_not_found',
+    ],
+  })
+  create(
+    @CurrentUser() user: AuthenticatedUser,
+    @Body() dto: CreateRunCaseDto,
+  ): Promise<RunCaseDto> {
+    return this.items.create(user, dto);
+  }
+
+  @Post('bulk')
+  @Endpoint({
+    summary: 'Add many test cases to a run (by ids or a whole suite tree)',
+    description:
+      '**Minimum project role: tester.** Exactly one of a non-empty `test_case_ids` or ' +
+      '`suite_id` (422 otherwise). With `suite_id`, the active cases of the suite and all its ' +
+      'descendant suites are added (an unknown suite is 422). Listed cases are validated as for a ' +
+      'single add (all or nothing); cases already in the run are skipped and returned unchanged. ' +
+      CLOSED +
+      ' ' +
+      RUN_IN_BODY,
+    access: 'authenticated',
+    status: 201,
+    response: BulkRunCasesResultDto,
+    problems: [
+      'insufficient_project_role',
+      'test_run_not_found',
+      'run_closed',
+      'test_case_project_mismatch',
+      'test_case_status_not_allowed',
+      'dataset_binding_empty_selection',
+      'dataset_revision_not_found',
+    ],
+  })
+  bulkCreate(
+    @CurrentUser() user: AuthenticatedUser,
+    @Body() dto: BulkCreateRunCasesDto,
+  ): Promise<BulkRunCasesResultDto> {
+    return this.items.bulkCreate(user, dto);
+  }
+
+  @Patch('rows/:row_id')
+  @Endpoint({
+    summary: 'Record the result of a run case row',
+    description:
+      'Only present keys change. A final status (anything but untested/in_progress) without ' +
+      '`finished_at` gets now; `execution_count` grows by one only when a final status is ' +
+      'entered; `executed_by` (alias `executed_by_id`) defaults to the caller then; ' +
+      '`duration_ms` is derived from started_at/finished_at when not given. `finished_at` before ' +
+      '`started_at` is 422. The item’s status is rolled up from its rows (failure > error > ' +
+      'blocked > xpassed > in_progress > untested > passed > xfailed > skipped) and a history ' +
+      'record is written when it changes. ' +
+      CLOSED,
+    minRole: 'tester',
+    project: row,
+    response: RunCaseRowDto,
+    problems: ['run_closed', 'invalid_user'],
+  })
+  updateRow(
+    @CurrentAccess() access: ProjectAccess,
+    @CurrentUser() user: AuthenticatedUser,
+    @Param('row_id') rowId: string,
+    @Body() dto: UpdateRowDto,
+  ): Promise<RunCaseRowDto> {
+    return this.items.updateRow(access, user, rowId, dto);
+  }
+
+  @Get(':id')
+  @Endpoint({
+    summary: 'Get a run case with its status history',
+    description: 'History is newest first, paged by `history_page` / `history_page_size` (≤ 200).',
+    minRole: 'viewer',
+    project: item,
+    response: RunCaseDetailDto,
+  })
+  get(@Param('id') id: string, @Query() q: RunCaseDetailQueryDto): Promise<RunCaseDetailDto> {
+    return this.items.get(id, q);
+  }
+
+  @Patch(':id')
+  @Endpoint({
+    summary: 'Change the assignee or comment of a run case',
+    description:
+      'The status is not writable: it is rolled up from the rows. An assignee must have access ' +
+      'to the project (422 `invalid_assignee`). ' +
+      CLOSED,
+    minRole: 'tester',
+    project: item,
+    response: RunCaseDto,
+    problems: ['run_closed', 'invalid_assignee'],
+  })
+  update(
+    @CurrentAccess() access: ProjectAccess,
+    @Param('id') id: string,
+    @Body() dto: UpdateRunCaseDto,
+  ): Promise<RunCaseDto> {
+    return this.items.update(access, id, dto);
+  }
+
+  @Delete(':id')
+  @Endpoint({
+    summary: 'Remove a run case (with its rows and history) from its run',
+    description: CLOSED,
+    minRole: 'lead',
+    project: item,
+    status: 204,
+    problems: ['run_closed'],
+  })
+  remove(@Param('id') id: string): Promise<void> {
+    return this.items.remove(id);
+  }
+
+  @Get(':id/rows')
+  @Endpoint({
+    summary: 'List the rows of a run case',
+    description:
+      'Ordered by row_order. Filter: `status` (repeatable). page_size 1..500 (default 100).',
+    minRole: 'viewer',
+    project: item,
+    response: RowPageDto,
+  })
+  rows(@Param('id') id: string, @Query() q: ListRowsQueryDto): Promise<RowPageDto> {
+    return this.items.rows(id, q);
+  }
+
+  @Post(':id/rerun')
+  @Endpoint({
+    summary: 'Rerun failed or selected rows of a run case',
+    description:
+      '`mode` failed (default): rows whose status is failure or error; subset: the rows in ' +
+      '`run_case_row_ids` (required; ids that are not rows of this run case are 422). Each ' +
+      'selected row gets a new `untested` row pointing at it (`parent_row_id`), numbered after ' +
+      'the last row; the old rows are kept. `use_latest_revisions` rebuilds the rows from the ' +
+      'case’s current dataset bindings and keeps those whose label matches a selected row. ' +
+      'Answers the new rows. ' +
+      CLOSED,
+    minRole: 'tester',
+    project: item,
+    status: 201,
+    response: RowPageDto,
+    problems: ['run_closed', 'dataset_binding_empty_selection', 'dataset_revision_not_found'],
+  })
+  rerun(
+    @CurrentUser() user: AuthenticatedUser,
+    @Param('id') id: string,
+    @Body() dto: RerunDto,
+  ): Promise<RowPageDto> {
+    return this.items.rerun(user, id, dto);
+  }
+}

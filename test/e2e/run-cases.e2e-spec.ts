@@ -1,0 +1,1087 @@
+import { PostgresQueryRunner } from 'typeorm/driver/postgres/PostgresQueryRunner';
+import {
+  createTestApp,
+  expectProblem,
+  expectRoleMatrix,
+  RoleFixture,
+  TestApp,
+} from '../support/test-app';
+
+// The machine is shared: booting the app can take longer than jest's default 5 s.
+jest.setTimeout(60_000);
+
+type Json = Record<string, unknown>;
+
+const RUN_CASE_FIELDS = [
+  'id',
+  'project_id',
+  'test_run_id',
+  'test_case_id',
+  'test_run_name',
+  'test_run_status',
+  'test_run_environment_name',
+  'test_run_environment_revision_number',
+  'test_run_build',
+  'assignee_id',
+  'assignee_name',
+  'status',
+  'rows_total',
+  'rows_passed',
+  'rows_failed',
+  'comment',
+  'test_case_key',
+  'test_case_title',
+  'test_case_priority',
+  'test_case_tags',
+  'suite_id',
+  'suite_name',
+  'last_executed_at',
+  'created_at',
+  'updated_at',
+].sort();
+
+const ROW_FIELDS = [
+  'id',
+  'run_case_id',
+  'parent_row_id',
+  'row_order',
+  'scenario_label',
+  'row_snapshot',
+  'status',
+  'comment',
+  'defect_ids',
+  'actual_result',
+  'system_out',
+  'system_err',
+  'executed_by_id',
+  'execution_count',
+  'last_executed_at',
+  'started_at',
+  'finished_at',
+  'duration_ms',
+  'created_at',
+  'updated_at',
+].sort();
+
+describe('run cases, rows and history', () => {
+  let t: TestApp;
+  let f: RoleFixture;
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    f = await t.roleFixture();
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  const api = (path: string) => `/api/v1${path}`;
+
+  async function ok(res: { status: number; body: unknown }, status: number): Promise<Json> {
+    if (res.status !== status)
+      throw new Error(`expected ${status}, got ${res.status} ${JSON.stringify(res.body)}`);
+    return res.body as Json;
+  }
+
+  async function createRun(body: Json = {}, projectId = f.projectId): Promise<Json> {
+    return ok(
+      await t
+        .req('post', api('/test-runs'), f.tester.token)
+        .send({ project_id: projectId, name: t.unique('Run '), ...body }),
+      201,
+    );
+  }
+
+  async function createCase(body: Json = {}, projectId = f.projectId): Promise<Json> {
+    return ok(
+      await t
+        .req('post', api('/test-cases'), f.tester.token)
+        .send({ project_id: projectId, title: t.unique('Case '), ...body }),
+      201,
+    );
+  }
+
+  async function createSuite(body: Json = {}): Promise<Json> {
+    return ok(
+      await t
+        .req('post', api('/suites'), f.tester.token)
+        .send({ project_id: f.projectId, name: t.unique('Suite '), ...body }),
+      201,
+    );
+  }
+
+  async function addCase(runId: unknown, caseId: unknown, extra: Json = {}) {
+    return t
+      .req('post', api('/run-cases'), f.tester.token)
+      .send({ test_run_id: runId, test_case_id: caseId, ...extra });
+  }
+
+  async function runWithCases(
+    n: number,
+    runBody: Json = {},
+  ): Promise<{ run: Json; items: Json[] }> {
+    const run = await createRun(runBody);
+    const cases = [];
+    for (let i = 0; i < n; i++) cases.push(await createCase());
+    const res = await ok(
+      await t
+        .req('post', api('/run-cases/bulk'), f.tester.token)
+        .send({ test_run_id: run.id, test_case_ids: cases.map((c) => c.id) }),
+      201,
+    );
+    return { run, items: res.items as Json[] };
+  }
+
+  async function rowsOf(itemId: unknown): Promise<Json[]> {
+    const res = await ok(
+      await t.req('get', api(`/run-cases/${String(itemId)}/rows`), f.viewer.token),
+      200,
+    );
+    return res.items as Json[];
+  }
+
+  async function patchRow(rowId: unknown, body: Json, token = f.tester.token) {
+    return t.req('patch', api(`/run-cases/rows/${String(rowId)}`), token).send(body);
+  }
+
+  async function getRun(id: unknown): Promise<Json> {
+    return ok(await t.req('get', api(`/test-runs/${String(id)}`), f.viewer.token), 200);
+  }
+
+  async function patchRun(id: unknown, body: Json) {
+    return t.req('patch', api(`/test-runs/${String(id)}`), f.lead.token).send(body);
+  }
+
+  describe('role matrix', () => {
+    it('GET /run-cases?test_run_id needs viewer', async () => {
+      const { run } = await runWithCases(1);
+      const res = await expectRoleMatrix(t, f, {
+        method: 'get',
+        url: api(`/run-cases?test_run_id=${String(run.id)}`),
+        minRole: 'viewer',
+        okStatus: 200,
+        notFoundCode: 'test_run_not_found',
+      });
+      expect(res.body).toMatchObject({ total: 1, page: 1, page_size: 100 });
+    });
+
+    it('GET /run-cases?project_id&test_case_id needs viewer', async () => {
+      const { items } = await runWithCases(1);
+      const res = await expectRoleMatrix(t, f, {
+        method: 'get',
+        url: api(
+          `/run-cases?project_id=${f.projectId}&test_case_id=${String(items[0].test_case_id)}`,
+        ),
+        minRole: 'viewer',
+        okStatus: 200,
+        notFoundCode: 'project_not_found',
+      });
+      expect(res.body.total).toBe(1);
+    });
+
+    it('POST /run-cases needs tester', async () => {
+      const run = await createRun();
+      const c = await createCase();
+      const res = await expectRoleMatrix(t, f, {
+        method: 'post',
+        url: api('/run-cases'),
+        body: () => ({ test_run_id: run.id, test_case_id: c.id }),
+        minRole: 'tester',
+        okStatus: 201,
+        notFoundCode: 'test_run_not_found',
+      });
+      expect(res.body.test_case_id).toBe(c.id);
+    });
+
+    it('POST /run-cases/bulk needs tester', async () => {
+      const run = await createRun();
+      const c = await createCase();
+      const res = await expectRoleMatrix(t, f, {
+        method: 'post',
+        url: api('/run-cases/bulk'),
+        body: () => ({ test_run_id: run.id, test_case_ids: [c.id] }),
+        minRole: 'tester',
+        okStatus: 201,
+        notFoundCode: 'test_run_not_found',
+      });
+      expect(res.body.created_count).toBe(1);
+    });
+
+    it('GET /run-cases/{id} needs viewer', async () => {
+      const { items } = await runWithCases(1);
+      await expectRoleMatrix(t, f, {
+        method: 'get',
+        url: api(`/run-cases/${String(items[0].id)}`),
+        minRole: 'viewer',
+        okStatus: 200,
+        notFoundCode: 'run_case_not_found',
+      });
+    });
+
+    it('PATCH /run-cases/{id} needs tester', async () => {
+      const { items } = await runWithCases(1);
+      const res = await expectRoleMatrix(t, f, {
+        method: 'patch',
+        url: api(`/run-cases/${String(items[0].id)}`),
+        body: () => ({ comment: 'looked at it' }),
+        minRole: 'tester',
+        okStatus: 200,
+        notFoundCode: 'run_case_not_found',
+      });
+      expect(res.body.comment).toBe('looked at it');
+    });
+
+    it('DELETE /run-cases/{id} needs lead', async () => {
+      const { run, items } = await runWithCases(2);
+      await expectRoleMatrix(t, f, {
+        method: 'delete',
+        url: api(`/run-cases/${String(items[0].id)}`),
+        minRole: 'lead',
+        okStatus: 204,
+        notFoundCode: 'run_case_not_found',
+      });
+      const after = await getRun(run.id);
+      expect(after.summary).toMatchObject({ total: 1, untested: 1 });
+      const rows = await t.db.query(
+        `SELECT count(*)::int AS n FROM run_item_rows WHERE run_item_id = $1`,
+        [items[0].id],
+      );
+      expect(rows[0].n).toBe(0);
+    });
+
+    it('GET /run-cases/{id}/rows needs viewer', async () => {
+      const { items } = await runWithCases(1);
+      const res = await expectRoleMatrix(t, f, {
+        method: 'get',
+        url: api(`/run-cases/${String(items[0].id)}/rows`),
+        minRole: 'viewer',
+        okStatus: 200,
+        notFoundCode: 'run_case_not_found',
+      });
+      expect(res.body.items).toHaveLength(1);
+    });
+
+    it('PATCH /run-cases/rows/{row_id} needs tester', async () => {
+      const { items } = await runWithCases(1);
+      const [row] = await rowsOf(items[0].id);
+      const res = await expectRoleMatrix(t, f, {
+        method: 'patch',
+        url: api(`/run-cases/rows/${String(row.id)}`),
+        body: () => ({ status: 'passed' }),
+        minRole: 'tester',
+        okStatus: 200,
+        notFoundCode: 'run_case_row_not_found',
+      });
+      expect(res.body.status).toBe('passed');
+    });
+
+    it('POST /run-cases/{id}/rerun needs tester', async () => {
+      const { items } = await runWithCases(1);
+      const [row] = await rowsOf(items[0].id);
+      await ok(await patchRow(row.id, { status: 'failure' }), 200);
+      const res = await expectRoleMatrix(t, f, {
+        method: 'post',
+        url: api(`/run-cases/${String(items[0].id)}/rerun`),
+        body: () => ({ mode: 'failed' }),
+        minRole: 'tester',
+        okStatus: 201,
+        notFoundCode: 'run_case_not_found',
+      });
+      expect(res.body.items).toHaveLength(1);
+    });
+  });
+
+  describe('adding cases', () => {
+    it('adds one case with a default row, snapshots and the run’s assignee', async () => {
+      const suite = await createSuite();
+      const c = await createCase({
+        priority: 'high',
+        tags: ['smoke', 'login'],
+        suite_id: suite.id,
+      });
+      const run = await createRun({ assignee: f.viewer.id, build: 'b7' });
+      const res = await addCase(run.id, c.id);
+      const item = await ok(res, 201);
+      expect(Object.keys(item).sort()).toEqual(RUN_CASE_FIELDS);
+      expect(item).toMatchObject({
+        project_id: f.projectId,
+        test_run_id: run.id,
+        test_case_id: c.id,
+        test_run_name: run.name,
+        test_run_status: 'not_started',
+        test_run_build: 'b7',
+        assignee_id: f.viewer.id,
+        assignee_name: `User ${f.viewer.username}`,
+        status: 'untested',
+        rows_total: 1,
+        rows_passed: 0,
+        rows_failed: 0,
+        comment: null,
+        test_case_key: c.key,
+        test_case_title: c.title,
+        test_case_priority: 'high',
+        test_case_tags: ['smoke', 'login'],
+        suite_id: suite.id,
+        suite_name: suite.name,
+        last_executed_at: null,
+      });
+      const rows = await rowsOf(item.id);
+      expect(rows).toHaveLength(1);
+      expect(Object.keys(rows[0]).sort()).toEqual(ROW_FIELDS);
+      expect(rows[0]).toMatchObject({
+        run_case_id: item.id,
+        parent_row_id: null,
+        row_order: 1,
+        scenario_label: 'Default scenario',
+        row_snapshot: { datasets: [] },
+        status: 'untested',
+        execution_count: 0,
+        defect_ids: [],
+      });
+      const after = await getRun(run.id);
+      expect(after.summary).toMatchObject({ total: 1, untested: 1, pass_rate: 0 });
+      expect(after.status_breakdown).toEqual({ items: [{ status: 'untested', count: 1 }] });
+    });
+
+    it('an explicit assignee must have access to the project', async () => {
+      const run = await createRun();
+      const c = await createCase();
+      expectProblem(
+        await addCase(run.id, c.id, { assignee_id: f.outsider.id }),
+        422,
+        'invalid_assignee',
+      );
+      const item = await ok(await addCase(run.id, c.id, { assignee_id: f.lead.id }), 201);
+      expect(item.assignee_id).toBe(f.lead.id);
+    });
+
+    it('a case already in the run is 409 on single add and skipped in bulk', async () => {
+      const run = await createRun();
+      const [a, b] = [await createCase(), await createCase()];
+      const first = await ok(await addCase(run.id, a.id), 201);
+      expectProblem(await addCase(run.id, a.id), 409, 'run_case_already_exists');
+      const bulk = await ok(
+        await t
+          .req('post', api('/run-cases/bulk'), f.tester.token)
+          .send({ test_run_id: run.id, test_case_ids: [a.id, b.id, a.id] }),
+        201,
+      );
+      expect(bulk).toMatchObject({ created_count: 1, existing_count: 1 });
+      const items = bulk.items as Json[];
+      expect(items.map((i) => i.test_case_id)).toEqual([a.id, b.id]);
+      expect(items[0].id).toBe(first.id);
+      expect((await getRun(run.id)).summary).toMatchObject({ total: 2 });
+    });
+
+    it('rejects draft, archived, foreign and unknown cases (nothing is added)', async () => {
+      const run = await createRun();
+      const good = await createCase();
+      const draft = await createCase({ status: 'draft' });
+      const archived = await createCase({ status: 'archived' });
+      const otherProject = await t.createProject(f.lead.token);
+      await t.addMember(otherProject, f.tester.id, 'tester', f.lead.token);
+      const foreign = await createCase({}, otherProject);
+      expectProblem(await addCase(run.id, draft.id), 422, 'test_case_status_not_allowed');
+      expectProblem(await addCase(run.id, archived.id), 422, 'test_case_status_not_allowed');
+      expectProblem(await addCase(run.id, foreign.id), 422, 'test_case_project_mismatch');
+      expectProblem(
+        await addCase(run.id, '0190d9a6-0000-7000-8000-000000000000'),
+        422,
+        'test_case_project_mismatch',
+      );
+      const deleted = await createCase();
+      await ok(await t.req('delete', api(`/test-cases/${String(deleted.id)}`), f.lead.token), 204);
+      const p = expectProblem(
+        await t
+          .req('post', api('/run-cases/bulk'), f.tester.token)
+          .send({ test_run_id: run.id, test_case_ids: [good.id, deleted.id] }),
+        422,
+        'test_case_project_mismatch',
+      );
+      expect(p.errors).toHaveProperty('test_case_ids');
+      expectProblem(
+        await t
+          .req('post', api('/run-cases/bulk'), f.tester.token)
+          .send({ test_run_id: run.id, test_case_ids: [good.id, draft.id] }),
+        422,
+        'test_case_status_not_allowed',
+      );
+      expect((await getRun(run.id)).summary).toMatchObject({ total: 0 });
+    });
+
+    it('bulk needs exactly one of test_case_ids and suite_id', async () => {
+      const run = await createRun();
+      const c = await createCase();
+      const suite = await createSuite();
+      const bulk = (body: Json) =>
+        t
+          .req('post', api('/run-cases/bulk'), f.tester.token)
+          .send({ test_run_id: run.id, ...body });
+      expectProblem(await bulk({}), 422, 'validation_error');
+      expectProblem(await bulk({ test_case_ids: [] }), 422, 'validation_error');
+      expectProblem(
+        await bulk({ test_case_ids: [c.id], suite_id: suite.id }),
+        422,
+        'validation_error',
+      );
+      const p = expectProblem(
+        await bulk({ suite_id: '0190d9a6-0000-7000-8000-000000000000' }),
+        422,
+        'validation_error',
+      );
+      expect(p.errors).toHaveProperty('suite_id');
+    });
+
+    it('bulk by suite adds the active cases of the whole suite tree', async () => {
+      const root = await createSuite();
+      const child = await createSuite({ parent_id: root.id });
+      const grandchild = await createSuite({ parent_id: child.id });
+      const other = await createSuite();
+      const inRoot = await createCase({ suite_id: root.id });
+      const inChild = await createCase({ suite_id: child.id });
+      const inGrandchild = await createCase({ suite_id: grandchild.id });
+      await createCase({ suite_id: grandchild.id, status: 'draft' });
+      await createCase({ suite_id: other.id });
+      const run = await createRun();
+      const res = await ok(
+        await t
+          .req('post', api('/run-cases/bulk'), f.tester.token)
+          .send({ test_run_id: run.id, suite_id: root.id }),
+        201,
+      );
+      const ids = (res.items as Json[]).map((i) => i.test_case_id).sort();
+      expect(ids).toEqual([inRoot.id, inChild.id, inGrandchild.id].sort());
+      expect(res.created_count).toBe(3);
+      const again = await ok(
+        await t
+          .req('post', api('/run-cases/bulk'), f.tester.token)
+          .send({ test_run_id: run.id, suite_id: child.id }),
+        201,
+      );
+      expect(again).toMatchObject({ created_count: 0, existing_count: 2 });
+    });
+
+    it('adds 1,000 cases in a handful of statements', async () => {
+      // A project of its own: the cases are inserted directly (with their key counter) for speed.
+      const projectId = await t.createProject(f.lead.token);
+      await t.addMember(projectId, f.tester.id, 'tester', f.lead.token);
+      const run = await createRun({}, projectId);
+      const created = await t.db.query<Array<{ id: string }>>(
+        `INSERT INTO test_cases (id, project_id, key, key_number, title, created_by)
+         SELECT gen_random_uuid(), $1, 'TC-' || g, g, 'Bulk case ' || g, $2
+           FROM generate_series(1, 1000) g
+         RETURNING id`,
+        [projectId, f.tester.id],
+      );
+      await t.db.query(
+        `INSERT INTO project_counters (project_id, name, value) VALUES ($1, 'test_case_key', 1000)`,
+        [projectId],
+      );
+      const spy = jest.spyOn(PostgresQueryRunner.prototype, 'query');
+      let statements = 0;
+      try {
+        const res = await ok(
+          await t
+            .req('post', api('/run-cases/bulk'), f.tester.token)
+            .send({ test_run_id: run.id, test_case_ids: created.map((c) => c.id) }),
+          201,
+        );
+        statements = spy.mock.calls.length;
+        expect(res.created_count).toBe(1000);
+        expect(res.items as Json[]).toHaveLength(1000);
+      } finally {
+        spy.mockRestore();
+      }
+      expect(statements).toBeLessThanOrEqual(20);
+      const after = await ok(
+        await t.req('get', api(`/test-runs/${String(run.id)}`), f.lead.token),
+        200,
+      );
+      expect(after.summary).toMatchObject({ total: 1000, untested: 1000 });
+      const rows = await t.db.query(
+        `SELECT count(*)::int AS n FROM run_item_rows w JOIN run_items ri ON ri.id = w.run_item_id WHERE ri.test_run_id = $1`,
+        [run.id],
+      );
+      expect(rows[0].n).toBe(1000);
+    });
+
+    it('expands rows from dataset bindings as a cartesian product', async () => {
+      const users = await ok(
+        await t.req('post', api('/datasets'), f.tester.token).send({
+          project_id: f.projectId,
+          name: t.unique('users '),
+          columns: [{ column_key: 'user' }],
+          rows: [
+            { row_key: 'admin', values: { user: 'admin' } },
+            { row_key: 'guest', values: { user: 'guest' } },
+          ],
+        }),
+        201,
+      );
+      const browsers = await ok(
+        await t.req('post', api('/datasets'), f.tester.token).send({
+          project_id: f.projectId,
+          name: t.unique('browsers '),
+          columns: [{ column_key: 'name' }],
+          rows: [
+            { row_key: 'ff', scenario_label: 'Firefox', values: { name: 'firefox' } },
+            { row_key: 'ch', scenario_label: 'Chrome', values: { name: 'chrome' } },
+            { row_key: 'sf', values: { name: 'safari' }, is_active: false },
+          ],
+        }),
+        201,
+      );
+      const c = await createCase();
+      for (const [ds, alias, order] of [
+        [users, 'u', 1],
+        [browsers, 'b', 2],
+      ] as const) {
+        await ok(
+          await t
+            .req('post', api(`/test-cases/${String(c.id)}/dataset-bindings`), f.tester.token)
+            .send({ dataset_id: ds.id, dataset_alias: alias, sort_order: order }),
+          201,
+        );
+      }
+      const run = await createRun();
+      const item = await ok(await addCase(run.id, c.id), 201);
+      expect(item.rows_total).toBe(4);
+      const rows = await rowsOf(item.id);
+      expect(rows.map((r) => r.row_order)).toEqual([1, 2, 3, 4]);
+      expect(rows.map((r) => r.scenario_label)).toHaveLength(4);
+      expect(new Set(rows.map((r) => r.scenario_label)).size).toBe(4);
+      const snapshot = rows[0].row_snapshot as { datasets: Array<Json> };
+      expect(snapshot.datasets).toHaveLength(2);
+      expect(snapshot.datasets.map((d) => d.dataset_alias)).toEqual(['u', 'b']);
+    });
+  });
+
+  describe('row results, roll-up, history and run summary', () => {
+    it('records results, rolls the item up, writes history and updates the run summary', async () => {
+      const { run, items } = await runWithCases(3);
+      const [r1] = await rowsOf(items[0].id);
+      const [r2] = await rowsOf(items[1].id);
+      const before = Date.now();
+      const passed = await ok(
+        await patchRow(r1.id, { status: 'passed', comment: 'fine', defect_ids: ['BUG-1'] }),
+        200,
+      );
+      expect(Object.keys(passed).sort()).toEqual(ROW_FIELDS);
+      expect(passed).toMatchObject({
+        status: 'passed',
+        execution_count: 1,
+        executed_by_id: f.tester.id,
+        comment: 'fine',
+        defect_ids: ['BUG-1'],
+      });
+      expect(Date.parse(String(passed.finished_at))).toBeGreaterThanOrEqual(before - 1000);
+      expect(passed.last_executed_at).toBe(passed.finished_at);
+      await ok(await patchRow(r2.id, { status: 'failure', actual_result: 'boom' }), 200);
+
+      const summary = await getRun(run.id);
+      expect(summary.summary).toEqual({
+        total: 3,
+        untested: 1,
+        in_progress: 0,
+        passed: 1,
+        error: 0,
+        failure: 1,
+        blocked: 0,
+        skipped: 0,
+        xfailed: 0,
+        xpassed: 0,
+        pass_rate: 33.33,
+      });
+      expect(summary.status_breakdown).toEqual({
+        items: [
+          { status: 'untested', count: 1 },
+          { status: 'passed', count: 1 },
+          { status: 'failure', count: 1 },
+        ],
+      });
+
+      const detail = await ok(
+        await t.req('get', api(`/run-cases/${String(items[1].id)}`), f.viewer.token),
+        200,
+      );
+      expect(detail).toMatchObject({
+        status: 'failure',
+        rows_total: 1,
+        rows_failed: 1,
+        rows_passed: 0,
+      });
+      expect(detail.last_executed_at).not.toBeNull();
+      const history = detail.history as Json;
+      expect(history).toMatchObject({ page: 1, page_size: 50, total: 1, has_next: false });
+      expect((history.items as Json[])[0]).toMatchObject({
+        run_case_id: items[1].id,
+        run_case_row_id: r2.id,
+        from_status: 'untested',
+        to_status: 'failure',
+        actual_result: 'boom',
+        changed_by_id: f.tester.id,
+        executed_by_id: f.tester.id,
+      });
+
+      // Same status again: no new execution, no history.
+      const again = await ok(await patchRow(r2.id, { status: 'failure', comment: 'still' }), 200);
+      expect(again.execution_count).toBe(1);
+      const detail2 = await ok(
+        await t.req('get', api(`/run-cases/${String(items[1].id)}`), f.viewer.token),
+        200,
+      );
+      expect((detail2.history as Json).total).toBe(1);
+    });
+
+    it('execution_count grows only when entering a final status; explicit finished_at is kept', async () => {
+      const { items } = await runWithCases(1);
+      const [row] = await rowsOf(items[0].id);
+      const r1 = await ok(
+        await patchRow(row.id, { status: 'in_progress', started_at: '2026-01-01T10:00:00Z' }),
+        200,
+      );
+      expect(r1).toMatchObject({ execution_count: 0, finished_at: null });
+      const r2 = await ok(
+        await patchRow(row.id, { status: 'passed', finished_at: '2026-01-01T10:00:05Z' }),
+        200,
+      );
+      expect(r2).toMatchObject({
+        execution_count: 1,
+        finished_at: '2026-01-01T10:00:05.000Z',
+        duration_ms: 5000,
+        last_executed_at: '2026-01-01T10:00:05.000Z',
+      });
+      const r3 = await ok(await patchRow(row.id, { status: 'untested' }), 200);
+      expect(r3.execution_count).toBe(1);
+      const r4 = await ok(await patchRow(row.id, { status: 'blocked' }), 200);
+      expect(r4.execution_count).toBe(2);
+      expectProblem(
+        await patchRow(row.id, { finished_at: '2025-12-31T00:00:00Z' }),
+        422,
+        'validation_error',
+      );
+      expectProblem(await patchRow(row.id, { duration_ms: -1 }), 422, 'validation_error');
+      expectProblem(await patchRow(row.id, { status: 'done' }), 422, 'validation_error');
+      expectProblem(await patchRow(row.id, { status: null }), 422, 'validation_error');
+      expectProblem(await patchRow(row.id, { executed_by: f.outsider.id }), 422, 'invalid_user');
+      const byLead = await ok(await patchRow(row.id, { executed_by_id: f.lead.id }), 200);
+      expect(byLead.executed_by_id).toBe(f.lead.id);
+    });
+
+    it('roll-up follows the precedence over several rows and counts rows', async () => {
+      const c = await createCase();
+      const ds = await ok(
+        await t.req('post', api('/datasets'), f.tester.token).send({
+          project_id: f.projectId,
+          name: t.unique('three '),
+          columns: [{ column_key: 'v' }],
+          rows: ['a', 'b', 'c'].map((k) => ({ row_key: k, values: { v: k } })),
+        }),
+        201,
+      );
+      await ok(
+        await t
+          .req('post', api(`/test-cases/${String(c.id)}/dataset-bindings`), f.tester.token)
+          .send({ dataset_id: ds.id, dataset_alias: 'd' }),
+        201,
+      );
+      const run = await createRun();
+      const item = await ok(await addCase(run.id, c.id), 201);
+      const rows = await rowsOf(item.id);
+      expect(rows).toHaveLength(3);
+      const itemStatus = async () =>
+        ok(await t.req('get', api(`/run-cases/${String(item.id)}`), f.viewer.token), 200);
+      await ok(await patchRow(rows[0].id, { status: 'passed' }), 200);
+      expect((await itemStatus()).status).toBe('untested');
+      await ok(await patchRow(rows[1].id, { status: 'passed' }), 200);
+      await ok(await patchRow(rows[2].id, { status: 'xfailed' }), 200);
+      let it = await itemStatus();
+      expect(it).toMatchObject({ status: 'passed', rows_total: 3, rows_passed: 2, rows_failed: 0 });
+      await ok(await patchRow(rows[2].id, { status: 'in_progress' }), 200);
+      expect((await itemStatus()).status).toBe('in_progress');
+      await ok(await patchRow(rows[1].id, { status: 'blocked' }), 200);
+      it = await itemStatus();
+      expect(it).toMatchObject({ status: 'blocked', rows_failed: 1 });
+      await ok(await patchRow(rows[0].id, { status: 'error' }), 200);
+      expect((await itemStatus()).status).toBe('error');
+      const history = ((await itemStatus()).history as Json).items as Json[];
+      expect(history.map((h) => `${String(h.from_status)}>${String(h.to_status)}`)).toEqual([
+        'blocked>error',
+        'in_progress>blocked',
+        'passed>in_progress',
+        'untested>passed',
+      ]);
+      expect((await getRun(run.id)).status_breakdown).toEqual({
+        items: [{ status: 'error', count: 1 }],
+      });
+    });
+
+    it('completion is blocked while a row is in progress (run_items_in_progress)', async () => {
+      const { run, items } = await runWithCases(2);
+      await ok(await patchRun(run.id, { status: 'in_progress' }), 200);
+      const [r1] = await rowsOf(items[0].id);
+      const [r2] = await rowsOf(items[1].id);
+      await ok(await patchRow(r1.id, { status: 'in_progress' }), 200);
+      let p = expectProblem(
+        await patchRun(run.id, { status: 'completed' }),
+        409,
+        'run_items_in_progress',
+      );
+      expect(p.detail).toContain('1 run item');
+      // A failure row elsewhere in the same item hides the in_progress row from the item status.
+      await ok(await patchRow(r2.id, { status: 'in_progress' }), 200);
+      p = expectProblem(
+        await patchRun(run.id, { status: 'completed' }),
+        409,
+        'run_items_in_progress',
+      );
+      expect(p.detail).toContain('2 run items');
+      await ok(await patchRow(r1.id, { status: 'passed' }), 200);
+      await ok(await patchRow(r2.id, { status: 'failure' }), 200);
+      const done = await ok(await patchRun(run.id, { status: 'completed' }), 200);
+      expect(done.status).toBe('completed');
+    });
+
+    it('an in_progress row under a failed item still blocks completion', async () => {
+      const c = await createCase();
+      const ds = await ok(
+        await t.req('post', api('/datasets'), f.tester.token).send({
+          project_id: f.projectId,
+          name: t.unique('two '),
+          columns: [{ column_key: 'v' }],
+          rows: ['a', 'b'].map((k) => ({ row_key: k, values: { v: k } })),
+        }),
+        201,
+      );
+      await ok(
+        await t
+          .req('post', api(`/test-cases/${String(c.id)}/dataset-bindings`), f.tester.token)
+          .send({ dataset_id: ds.id, dataset_alias: 'd' }),
+        201,
+      );
+      const run = await createRun();
+      const item = await ok(await addCase(run.id, c.id), 201);
+      await ok(await patchRun(run.id, { status: 'in_progress' }), 200);
+      const rows = await rowsOf(item.id);
+      await ok(await patchRow(rows[0].id, { status: 'failure' }), 200);
+      await ok(await patchRow(rows[1].id, { status: 'in_progress' }), 200);
+      expect((await getRun(run.id)).summary).toMatchObject({ failure: 1, in_progress: 0 });
+      expectProblem(await patchRun(run.id, { status: 'completed' }), 409, 'run_items_in_progress');
+    });
+  });
+
+  describe('closed runs', () => {
+    it.each(['completed', 'archived'])(
+      'a %s run refuses every change of items and rows (run_closed)',
+      async (status) => {
+        const { run, items } = await runWithCases(2);
+        const [row] = await rowsOf(items[0].id);
+        await ok(await patchRow(row.id, { status: 'failure' }), 200);
+        await ok(await patchRun(run.id, { status: 'in_progress' }), 200);
+        await ok(await patchRun(run.id, { status: 'completed' }), 200);
+        if (status === 'archived') await ok(await patchRun(run.id, { status: 'archived' }), 200);
+        const c = await createCase();
+        expectProblem(await addCase(run.id, c.id), 409, 'run_closed');
+        expectProblem(
+          await t
+            .req('post', api('/run-cases/bulk'), f.tester.token)
+            .send({ test_run_id: run.id, test_case_ids: [c.id] }),
+          409,
+          'run_closed',
+        );
+        expectProblem(
+          await t
+            .req('patch', api(`/run-cases/${String(items[0].id)}`), f.tester.token)
+            .send({ comment: 'x' }),
+          409,
+          'run_closed',
+        );
+        expectProblem(await patchRow(row.id, { status: 'passed' }), 409, 'run_closed');
+        expectProblem(
+          await t
+            .req('post', api(`/run-cases/${String(items[0].id)}/rerun`), f.tester.token)
+            .send({}),
+          409,
+          'run_closed',
+        );
+        expectProblem(
+          await t.req('delete', api(`/run-cases/${String(items[1].id)}`), f.lead.token),
+          409,
+          'run_closed',
+        );
+        // Reads still work.
+        await ok(await t.req('get', api(`/run-cases/${String(items[0].id)}`), f.viewer.token), 200);
+        await ok(
+          await t.req('get', api(`/run-cases?test_run_id=${String(run.id)}`), f.viewer.token),
+          200,
+        );
+      },
+    );
+
+    it('a not_started run accepts results without starting', async () => {
+      const { run, items } = await runWithCases(1);
+      const [row] = await rowsOf(items[0].id);
+      await ok(await patchRow(row.id, { status: 'passed' }), 200);
+      expect((await getRun(run.id)).status).toBe('not_started');
+    });
+  });
+
+  describe('rerun', () => {
+    it('reruns failed rows with new untested rows that point at them', async () => {
+      const { run, items } = await runWithCases(1);
+      const [row] = await rowsOf(items[0].id);
+      await ok(await patchRow(row.id, { status: 'error' }), 200);
+      const res = await ok(
+        await t
+          .req('post', api(`/run-cases/${String(items[0].id)}/rerun`), f.tester.token)
+          .send({}),
+        201,
+      );
+      const fresh = (res.items as Json[])[0];
+      expect(res).toMatchObject({ total: 1, has_next: false });
+      expect(fresh).toMatchObject({
+        parent_row_id: row.id,
+        row_order: 2,
+        status: 'untested',
+        scenario_label: 'Default scenario',
+        execution_count: 0,
+      });
+      expect(await rowsOf(items[0].id)).toHaveLength(2);
+      // The old failed row is kept, so the item stays error until it is re-recorded.
+      await ok(await patchRow(fresh.id, { status: 'passed' }), 200);
+      const item = await ok(
+        await t.req('get', api(`/run-cases/${String(items[0].id)}`), f.viewer.token),
+        200,
+      );
+      expect(item).toMatchObject({
+        status: 'error',
+        rows_total: 2,
+        rows_passed: 1,
+        rows_failed: 1,
+      });
+      expect((await getRun(run.id)).summary).toMatchObject({ error: 1 });
+    });
+
+    it('reruns selected rows; nothing failed gives an empty page; foreign row ids are 422', async () => {
+      const { items } = await runWithCases(2);
+      const [row] = await rowsOf(items[0].id);
+      const [otherRow] = await rowsOf(items[1].id);
+      const rerun = (body: Json) =>
+        t.req('post', api(`/run-cases/${String(items[0].id)}/rerun`), f.tester.token).send(body);
+      const empty = await ok(await rerun({ mode: 'failed' }), 201);
+      expect(empty).toMatchObject({ items: [], total: 0 });
+      expectProblem(await rerun({ mode: 'subset' }), 422, 'validation_error');
+      expectProblem(await rerun({ mode: 'everything' }), 422, 'validation_error');
+      expectProblem(
+        await rerun({ mode: 'subset', run_case_row_ids: [otherRow.id] }),
+        422,
+        'validation_error',
+      );
+      await ok(await patchRow(row.id, { status: 'passed' }), 200);
+      const res = await ok(await rerun({ mode: 'subset', run_case_row_ids: [row.id] }), 201);
+      expect((res.items as Json[])[0]).toMatchObject({ parent_row_id: row.id, status: 'untested' });
+      // The new untested row turns the passed item back to untested, recorded in history.
+      const item = await ok(
+        await t.req('get', api(`/run-cases/${String(items[0].id)}`), f.viewer.token),
+        200,
+      );
+      expect(item.status).toBe('untested');
+      expect(((item.history as Json).items as Json[])[0]).toMatchObject({
+        from_status: 'passed',
+        to_status: 'untested',
+      });
+    });
+  });
+
+  describe('listing', () => {
+    it('lists a run’s items with filters, sorting and paging in constant queries', async () => {
+      const { run, items } = await runWithCases(5);
+      const [r0] = await rowsOf(items[0].id);
+      const [r1] = await rowsOf(items[1].id);
+      await ok(
+        await patchRow(r0.id, { status: 'passed', finished_at: '2026-01-01T00:00:00Z' }),
+        200,
+      );
+      await ok(
+        await patchRow(r1.id, { status: 'failure', finished_at: '2026-01-02T00:00:00Z' }),
+        200,
+      );
+      await ok(
+        await t
+          .req('patch', api(`/run-cases/${String(items[2].id)}`), f.tester.token)
+          .send({ assignee_id: f.lead.id }),
+        200,
+      );
+      const list = (qs: string) =>
+        t.req('get', api(`/run-cases?test_run_id=${String(run.id)}${qs}`), f.viewer.token);
+
+      const all = await ok(await list(''), 200);
+      expect(all).toMatchObject({ total: 5, page: 1, page_size: 100, has_next: false });
+      const order = (all.items as Json[]).map((i) => i.id);
+      expect(order.slice(0, 2)).toEqual([items[1].id, items[0].id]);
+
+      const failed = await ok(await list('&status=failure&status=passed'), 200);
+      expect((failed.items as Json[]).map((i) => i.id).sort()).toEqual(
+        [items[0].id, items[1].id].sort(),
+      );
+      const assigned = await ok(await list(`&assignee_id=${f.lead.id}`), 200);
+      expect((assigned.items as Json[]).map((i) => i.id)).toEqual([items[2].id]);
+      const search = await ok(
+        await list(`&search=${encodeURIComponent(String(items[3].test_case_title))}`),
+        200,
+      );
+      expect((search.items as Json[]).map((i) => i.id)).toEqual([items[3].id]);
+      const byKey = await ok(await list('&sort_by=test_case_key&sort_order=asc'), 200);
+      expect((byKey.items as Json[]).map((i) => i.id)).toEqual(items.map((i) => i.id));
+
+      const page2 = await ok(
+        await list('&page=2&page_size=2&sort_by=created_at&sort_order=asc'),
+        200,
+      );
+      expect(page2).toMatchObject({ total: 5, page: 2, page_size: 2, has_next: true });
+      expect((page2.items as Json[]).map((i) => i.id)).toEqual([items[2].id, items[3].id]);
+      const past = await ok(await list('&page=9&page_size=2'), 200);
+      expect(past).toMatchObject({ items: [], total: 5, has_next: false });
+
+      expectProblem(await list('&page_size=501'), 422, 'validation_error');
+      expectProblem(await list('&sort_by=nope'), 422, 'validation_error');
+      expectProblem(await list('&status=nope'), 422, 'validation_error');
+
+      const spy = jest.spyOn(PostgresQueryRunner.prototype, 'query');
+      try {
+        await ok(await list('&page_size=1'), 200);
+        const small = spy.mock.calls.length;
+        spy.mockClear();
+        await ok(await list('&page_size=100'), 200);
+        expect(spy.mock.calls.length).toBe(small);
+      } finally {
+        spy.mockRestore();
+      }
+    });
+
+    it('lists one test case across runs; needs test_run_id or project_id + test_case_id', async () => {
+      const c = await createCase();
+      const runA = await createRun({ build: 'alpha-build' });
+      const runB = await createRun({ build: 'beta-build' });
+      await ok(await addCase(runA.id, c.id), 201);
+      await ok(await addCase(runB.id, c.id), 201);
+      const res = await ok(
+        await t.req(
+          'get',
+          api(`/run-cases?project_id=${f.projectId}&test_case_id=${String(c.id)}`),
+          f.viewer.token,
+        ),
+        200,
+      );
+      expect((res.items as Json[]).map((i) => i.test_run_id).sort()).toEqual(
+        [runA.id, runB.id].sort(),
+      );
+      const searched = await ok(
+        await t.req(
+          'get',
+          api(`/run-cases?project_id=${f.projectId}&test_case_id=${String(c.id)}&search=beta`),
+          f.viewer.token,
+        ),
+        200,
+      );
+      expect((searched.items as Json[]).map((i) => i.test_run_id)).toEqual([runB.id]);
+      let p = expectProblem(
+        await t.req('get', api('/run-cases'), f.viewer.token),
+        422,
+        'validation_error',
+      );
+      expect(p.errors).toHaveProperty(['query.project_id']);
+      p = expectProblem(
+        await t.req('get', api(`/run-cases?project_id=${f.projectId}`), f.viewer.token),
+        422,
+        'validation_error',
+      );
+      expect(p.errors).toHaveProperty(['query.test_case_id']);
+      expectProblem(
+        await t.req(
+          'get',
+          api(
+            `/run-cases?project_id=${f.projectId}&test_case_id=0190d9a6-0000-7000-8000-000000000000`,
+          ),
+          f.viewer.token,
+        ),
+        404,
+        'test_case_not_found',
+      );
+    });
+
+    it('rows list filters by status and pages', async () => {
+      const c = await createCase();
+      const ds = await ok(
+        await t.req('post', api('/datasets'), f.tester.token).send({
+          project_id: f.projectId,
+          name: t.unique('five '),
+          columns: [{ column_key: 'v' }],
+          rows: ['a', 'b', 'c', 'd', 'e'].map((k) => ({ row_key: k, values: { v: k } })),
+        }),
+        201,
+      );
+      await ok(
+        await t
+          .req('post', api(`/test-cases/${String(c.id)}/dataset-bindings`), f.tester.token)
+          .send({ dataset_id: ds.id, dataset_alias: 'd' }),
+        201,
+      );
+      const run = await createRun();
+      const item = await ok(await addCase(run.id, c.id), 201);
+      const rows = await rowsOf(item.id);
+      await ok(await patchRow(rows[3].id, { status: 'skipped' }), 200);
+      const skipped = await ok(
+        await t.req(
+          'get',
+          api(`/run-cases/${String(item.id)}/rows?status=skipped`),
+          f.viewer.token,
+        ),
+        200,
+      );
+      expect((skipped.items as Json[]).map((r) => r.id)).toEqual([rows[3].id]);
+      const page = await ok(
+        await t.req(
+          'get',
+          api(`/run-cases/${String(item.id)}/rows?page=2&page_size=2`),
+          f.viewer.token,
+        ),
+        200,
+      );
+      expect(page).toMatchObject({ total: 5, has_next: true });
+      expect((page.items as Json[]).map((r) => r.row_order)).toEqual([3, 4]);
+    });
+
+    it('an item keeps its snapshots after its test case is deleted', async () => {
+      const c = await createCase({ priority: 'low' });
+      const run = await createRun();
+      const item = await ok(await addCase(run.id, c.id), 201);
+      await ok(await t.req('delete', api(`/test-cases/${String(c.id)}`), f.lead.token), 204);
+      const got = await ok(
+        await t.req('get', api(`/run-cases/${String(item.id)}`), f.viewer.token),
+        200,
+      );
+      expect(got).toMatchObject({
+        test_case_id: null,
+        test_case_key: c.key,
+        test_case_title: c.title,
+        test_case_priority: 'low',
+      });
+      expect((await getRun(run.id)).summary).toMatchObject({ total: 1 });
+    });
+
+    it('a run deletion removes its items, rows and history', async () => {
+      const { run, items } = await runWithCases(1);
+      const [row] = await rowsOf(items[0].id);
+      await ok(await patchRow(row.id, { status: 'failure' }), 200);
+      await ok(await t.req('delete', api(`/test-runs/${String(run.id)}`), f.lead.token), 204);
+      const left = await t.db.query(
+        `SELECT (SELECT count(*) FROM run_items WHERE id = $1)::int AS items,
+                (SELECT count(*) FROM run_item_rows WHERE id = $2)::int AS rows,
+                (SELECT count(*) FROM run_item_history WHERE run_item_id = $1)::int AS history`,
+        [items[0].id, row.id],
+      );
+      expect(left[0]).toEqual({ items: 0, rows: 0, history: 0 });
+    });
+  });
+});
