@@ -9,6 +9,9 @@ import {
 
 const API = '/api/v1';
 
+// Hooks boot a whole app; the default 5 s hook timeout is too short on a loaded machine.
+jest.setTimeout(60_000);
+
 const COLUMNS = [
   { column_key: 'username', display_name: 'User name' },
   { column_key: 'password' },
@@ -37,15 +40,13 @@ describe('datasets with revisions (CONTRACT §10)', () => {
   });
 
   const createDataset = async (body: Record<string, unknown> = {}, fx: RoleFixture = f) => {
-    const res = await t
-      .req('post', `${API}/datasets`, fx.tester.token)
-      .send({
-        project_id: fx.projectId,
-        name: t.unique('Dataset '),
-        columns: COLUMNS,
-        rows: ROWS,
-        ...body,
-      });
+    const res = await t.req('post', `${API}/datasets`, fx.tester.token).send({
+      project_id: fx.projectId,
+      name: t.unique('Dataset '),
+      columns: COLUMNS,
+      rows: ROWS,
+      ...body,
+    });
     if (res.status !== 201)
       throw new Error(`create dataset: ${res.status} ${JSON.stringify(res.body)}`);
     return res.body as {

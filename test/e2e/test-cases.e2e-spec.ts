@@ -9,6 +9,9 @@ import {
 
 const API = '/api/v1';
 
+// Hooks boot a whole app; the default 5 s hook timeout is too short on a loaded machine.
+jest.setTimeout(60_000);
+
 describe('test cases (CONTRACT §7)', () => {
   let t: TestApp;
   let f: RoleFixture;
@@ -394,13 +397,11 @@ describe('test cases (CONTRACT §7)', () => {
           notes: null,
         }),
       ]);
-      const patched = await t
-        .req('patch', `${API}/test-cases/${c.id}`, f.tester.token)
-        .send({
-          component_coverages: [
-            { component_id: c3, coverage_type: 'integration', coverage_strength: 'deep' },
-          ],
-        });
+      const patched = await t.req('patch', `${API}/test-cases/${c.id}`, f.tester.token).send({
+        component_coverages: [
+          { component_id: c3, coverage_type: 'integration', coverage_strength: 'deep' },
+        ],
+      });
       expect(patched.status).toBe(200);
       expect(patched.body.component_coverages).toEqual([
         expect.objectContaining({ component_id: c3, coverage_strength: 'deep' }),

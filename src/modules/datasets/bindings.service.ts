@@ -177,7 +177,8 @@ export class BindingsService {
     if (!isUuid(bindingId))
       throw AppException.notFound('dataset_binding_not_found', 'Dataset binding');
     const rows = await this.db.query<{ id: string }>(
-      `DELETE FROM test_case_dataset_bindings WHERE id = $1 AND test_case_id = $2 RETURNING id`,
+      `WITH d AS (DELETE FROM test_case_dataset_bindings WHERE id = $1 AND test_case_id = $2 RETURNING id)
+       SELECT id FROM d`,
       [bindingId, testCaseId],
     );
     if (rows.length === 0)
