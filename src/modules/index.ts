@@ -4,6 +4,7 @@ import { TestCasesModule } from './test-cases/test-cases.module';
 import { EnvironmentsModule } from './environments/environments.module';
 import { ComponentsModule } from './components/components.module';
 import { HealthModule } from './health/health.module';
+import { ImportsModule } from './imports/imports.module';
 import { MilestonesModule } from './milestones/milestones.module';
 import { ProductsModule } from './products/products.module';
 import { ProjectsModule } from './projects/projects.module';
@@ -12,4 +13,4 @@ import { TestRunsModule } from './test-runs/test-runs.module';
 import { UsersModule } from './users/users.module';
 
 /** Every feature module of the service. A new feature adds its module here (one line). */
-export const FEATURE_MODULES = [HealthModule, UsersModule, ProjectsModule, EnvironmentsModule, MilestonesModule, TestRunsModule, RunItemsModule, ComponentsModule, ProductsModule, SuitesModule, TestCasesModule, DatasetsModule];
+export const FEATURE_MODULES = [HealthModule, UsersModule, ProjectsModule, EnvironmentsModule, MilestonesModule, TestRunsModule, RunItemsModule, ComponentsModule, ProductsModule, SuitesModule, TestCasesModule, DatasetsModule, ImportsModule];

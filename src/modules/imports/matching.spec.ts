@@ -51,9 +51,18 @@ describe('storage shapes', () => {
 
   it.each([
     [[], []],
-    [['a', ' ', 'b'], ['a', 'b']],
-    [['a', 'b', 'c', 'd'], ['a', 'b', 'c', 'd']],
-    [['a', 'b', 'c', 'd', 'e', 'f'], ['a', 'b', 'c', 'd / e / f']],
+    [
+      ['a', ' ', 'b'],
+      ['a', 'b'],
+    ],
+    [
+      ['a', 'b', 'c', 'd'],
+      ['a', 'b', 'c', 'd'],
+    ],
+    [
+      ['a', 'b', 'c', 'd', 'e', 'f'],
+      ['a', 'b', 'c', 'd / e / f'],
+    ],
   ])('folds suite path %j into at most 4 levels: %j', (input, expected) => {
     expect(storageSuitePath(input)).toEqual(expected);
   });
@@ -94,7 +103,11 @@ describe('MatchIndex.match (reference §4.6)', () => {
   });
 
   it('falls back to the project-wide normalised title', () => {
-    expect(index.match(result('testPayInvoice', ['Elsewhere']))).toEqual({ type: 'matched', caseId: 'c4', by: 'name' });
+    expect(index.match(result('testPayInvoice', ['Elsewhere']))).toEqual({
+      type: 'matched',
+      caseId: 'c4',
+      by: 'name',
+    });
   });
 
   it('reports an ambiguous title', () => {
@@ -106,17 +119,27 @@ describe('MatchIndex.match (reference §4.6)', () => {
   });
 
   it('prefers the suite match over an ambiguous title', () => {
-    expect(index.match(result('Refund', ['Billing']))).toEqual({ type: 'matched', caseId: 'c6', by: 'name' });
+    expect(index.match(result('Refund', ['Billing']))).toEqual({
+      type: 'matched',
+      caseId: 'c6',
+      by: 'name',
+    });
   });
 
   it('never matches draft or archived cases, but knows their automation ids are taken', () => {
-    expect(index.match(result('Draft thing', [], 'draft.id'))).toEqual({ type: 'unmatched', reason: REASONS.noCase });
+    expect(index.match(result('Draft thing', [], 'draft.id'))).toEqual({
+      type: 'unmatched',
+      reason: REASONS.noCase,
+    });
     expect(index.isAutomationIdTaken('draft.id')).toBe(true);
     expect(index.isAutomationIdTaken('free.id')).toBe(false);
   });
 
   it('reports ambiguous suite+name matches', () => {
-    const idx = new MatchIndex([kase('a', 'Same', { suite_id: 's3' }), kase('b', 'same', { suite_id: 's3' })], suites);
+    const idx = new MatchIndex(
+      [kase('a', 'Same', { suite_id: 's3' }), kase('b', 'same', { suite_id: 's3' })],
+      suites,
+    );
     expect(idx.match(result('SAME', ['Billing']))).toEqual({
       type: 'ambiguous',
       reason: REASONS.ambiguousSuiteAndName,
@@ -127,7 +150,11 @@ describe('MatchIndex.match (reference §4.6)', () => {
   it('matches cases added while planning (second result of the same created case)', () => {
     const idx = new MatchIndex([], []);
     idx.add({ id: 'new', title: 'Created', automation_id: 'x.y' }, ['A']);
-    expect(idx.match(result('Created', ['A'], 'x.y'))).toEqual({ type: 'matched', caseId: 'new', by: 'automation_id' });
+    expect(idx.match(result('Created', ['A'], 'x.y'))).toEqual({
+      type: 'matched',
+      caseId: 'new',
+      by: 'automation_id',
+    });
   });
 
   it('rewrites reasons for run-level imports', () => {
@@ -135,7 +162,9 @@ describe('MatchIndex.match (reference §4.6)', () => {
     expect(runLevelReason({ type: 'ambiguous', reason: '', by: 'automation_id' })).toBe(
       REASONS.ambiguousRunItemAutomationId,
     );
-    expect(runLevelReason({ type: 'ambiguous', reason: '', by: 'name' })).toBe(REASONS.ambiguousRunItemName);
+    expect(runLevelReason({ type: 'ambiguous', reason: '', by: 'name' })).toBe(
+      REASONS.ambiguousRunItemName,
+    );
   });
 });
 

@@ -37,7 +37,8 @@ export const REASONS = {
   ambiguousRunItemAutomationId: 'multiple run items matched by automation_id',
   ambiguousRunItemName: 'multiple run items matched by name',
   notInRun: 'matching test case is not part of the target run',
-  automationIdTaken: 'automation_id is already used by a draft or archived test case of the project',
+  automationIdTaken:
+    'automation_id is already used by a draft or archived test case of the project',
   nameless: 'testcase without a name or classname: ignored',
 } as const;
 
@@ -100,7 +101,10 @@ export type MatchOutcome =
   | { type: 'unmatched'; reason: string };
 
 /** Chain of suite names from the root to `suiteId` (empty for no suite; cycles are cut). */
-export function suitePathOf(suiteId: string | null, suites: ReadonlyMap<string, SuiteRow>): string[] {
+export function suitePathOf(
+  suiteId: string | null,
+  suites: ReadonlyMap<string, SuiteRow>,
+): string[] {
   const names: string[] = [];
   const seen = new Set<string>();
   let current = suiteId === null ? undefined : suites.get(suiteId);
@@ -142,7 +146,10 @@ export class MatchIndex {
   }
 
   /** Adds an active case (also used for cases created by the import being planned). */
-  add(c: Pick<CandidateCase, 'id' | 'title' | 'automation_id'>, suitePath: readonly string[]): void {
+  add(
+    c: Pick<CandidateCase, 'id' | 'title' | 'automation_id'>,
+    suitePath: readonly string[],
+  ): void {
     if (c.automation_id !== null) push(this.byAutomationId, c.automation_id, c.id);
     const normalizedPath = normalizeSuitePath(suitePath);
     if (normalizedPath.length > 0) push(this.byPathTitle, pathTitleKey(suitePath, c.title), c.id);
@@ -168,11 +175,14 @@ export class MatchIndex {
     const path = storageSuitePath(result.suite_path);
     if (normalizeSuitePath(path).length > 0) {
       const ids = unique(this.byPathTitle.get(pathTitleKey(path, title)) ?? []);
-      if (ids.length === 1 && ids[0] !== undefined) return { type: 'matched', caseId: ids[0], by: 'name' };
-      if (ids.length > 1) return { type: 'ambiguous', reason: REASONS.ambiguousSuiteAndName, by: 'name' };
+      if (ids.length === 1 && ids[0] !== undefined)
+        return { type: 'matched', caseId: ids[0], by: 'name' };
+      if (ids.length > 1)
+        return { type: 'ambiguous', reason: REASONS.ambiguousSuiteAndName, by: 'name' };
     }
     const ids = unique(this.byTitle.get(normalizeTitle(title)) ?? []);
-    if (ids.length === 1 && ids[0] !== undefined) return { type: 'matched', caseId: ids[0], by: 'name' };
+    if (ids.length === 1 && ids[0] !== undefined)
+      return { type: 'matched', caseId: ids[0], by: 'name' };
     if (ids.length > 1) return { type: 'ambiguous', reason: REASONS.ambiguousName, by: 'name' };
     return { type: 'unmatched', reason: REASONS.noCase };
   }
@@ -188,7 +198,9 @@ function unique(ids: readonly string[]): string[] {
  */
 export function runLevelReason(outcome: Exclude<MatchOutcome, { type: 'matched' }>): string {
   if (outcome.type === 'unmatched') return REASONS.noRunItem;
-  return outcome.by === 'automation_id' ? REASONS.ambiguousRunItemAutomationId : REASONS.ambiguousRunItemName;
+  return outcome.by === 'automation_id'
+    ? REASONS.ambiguousRunItemAutomationId
+    : REASONS.ambiguousRunItemName;
 }
 
 /** A case the import will create. */

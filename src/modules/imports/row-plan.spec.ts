@@ -1,6 +1,12 @@
 import { planRowWrites, type ExistingRow } from './row-plan';
 
-const row = (id: string, order: number, label: string, status = 'untested', count = 0): ExistingRow => ({
+const row = (
+  id: string,
+  order: number,
+  label: string,
+  status = 'untested',
+  count = 0,
+): ExistingRow => ({
   id,
   row_order: order,
   scenario_label: label,
@@ -10,7 +16,10 @@ const row = (id: string, order: number, label: string, status = 'untested', coun
 
 describe('planRowWrites', () => {
   it('takes over the single pristine default row of a new item (relabel)', () => {
-    const plan = planRowWrites([row('r1', 1, 'Default scenario')], [{ label: 'test_login', payload: 'passed' }]);
+    const plan = planRowWrites(
+      [row('r1', 1, 'Default scenario')],
+      [{ label: 'test_login', payload: 'passed' }],
+    );
     expect(plan).toEqual({
       updates: [{ rowId: 'r1', label: 'test_login', relabel: true, payload: 'passed' }],
       deletes: [],
@@ -19,8 +28,13 @@ describe('planRowWrites', () => {
   });
 
   it('updates the row that already carries the label (second import of the same report)', () => {
-    const plan = planRowWrites([row('r1', 1, 'test_login', 'failure', 1)], [{ label: 'test_login', payload: 'passed' }]);
-    expect(plan.updates).toEqual([{ rowId: 'r1', label: 'test_login', relabel: false, payload: 'passed' }]);
+    const plan = planRowWrites(
+      [row('r1', 1, 'test_login', 'failure', 1)],
+      [{ label: 'test_login', payload: 'passed' }],
+    );
+    expect(plan.updates).toEqual([
+      { rowId: 'r1', label: 'test_login', relabel: false, payload: 'passed' },
+    ]);
     expect(plan.inserts).toEqual([]);
     expect(plan.deletes).toEqual([]);
   });

@@ -37,7 +37,10 @@ export function isPristine(row: Pick<ExistingRow, 'status' | 'execution_count'>)
 }
 
 /** Plans the row writes of one run item for the results imported into it (report order). */
-export function planRowWrites<T>(rows: readonly ExistingRow[], results: readonly LabelledResult<T>[]): RowPlan<T> {
+export function planRowWrites<T>(
+  rows: readonly ExistingRow[],
+  results: readonly LabelledResult<T>[],
+): RowPlan<T> {
   const last = new Map<string, T>();
   for (const result of results) {
     last.delete(result.label); // keep first-occurrence order, last payload
@@ -46,7 +49,8 @@ export function planRowWrites<T>(rows: readonly ExistingRow[], results: readonly
   const labels = [...new Map(results.map((r) => [r.label, true])).keys()];
   const ordered = [...rows].sort((a, b) => a.row_order - b.row_order);
   const byLabel = new Map<string, ExistingRow>();
-  for (const row of ordered) if (!byLabel.has(row.scenario_label)) byLabel.set(row.scenario_label, row);
+  for (const row of ordered)
+    if (!byLabel.has(row.scenario_label)) byLabel.set(row.scenario_label, row);
   let nextOrder = ordered.reduce((max, row) => Math.max(max, row.row_order), 0) + 1;
 
   const plan: RowPlan<T> = { updates: [], deletes: [], inserts: [] };
@@ -56,7 +60,12 @@ export function planRowWrites<T>(rows: readonly ExistingRow[], results: readonly
     labels.forEach((label, i) => {
       const row = ordered[i];
       if (row !== undefined) {
-        plan.updates.push({ rowId: row.id, label, relabel: row.scenario_label !== label, payload: payloadOf(label) });
+        plan.updates.push({
+          rowId: row.id,
+          label,
+          relabel: row.scenario_label !== label,
+          payload: payloadOf(label),
+        });
       } else {
         plan.inserts.push({ label, row_order: nextOrder++, payload: payloadOf(label) });
       }
@@ -66,7 +75,8 @@ export function planRowWrites<T>(rows: readonly ExistingRow[], results: readonly
   }
   for (const label of labels) {
     const row = byLabel.get(label);
-    if (row !== undefined) plan.updates.push({ rowId: row.id, label, relabel: false, payload: payloadOf(label) });
+    if (row !== undefined)
+      plan.updates.push({ rowId: row.id, label, relabel: false, payload: payloadOf(label) });
     else plan.inserts.push({ label, row_order: nextOrder++, payload: payloadOf(label) });
   }
   return plan;

@@ -19,7 +19,11 @@ describe('targetRunName (reference §4.12)', () => {
 
 describe('pickTargetRun', () => {
   const at = (iso: string) => ({ id: iso, created_at: new Date(iso) });
-  const newestFirst = [at('2026-05-03T00:00:00Z'), at('2026-05-01T12:00:00Z'), at('2026-04-01T00:00:00Z')];
+  const newestFirst = [
+    at('2026-05-03T00:00:00Z'),
+    at('2026-05-01T12:00:00Z'),
+    at('2026-04-01T00:00:00Z'),
+  ];
 
   it('is null without candidates', () => {
     expect(pickTargetRun([], null)).toBeNull();
@@ -30,10 +34,14 @@ describe('pickTargetRun', () => {
   });
 
   it('takes the closest within ±24 h of the report timestamp', () => {
-    expect(pickTargetRun(newestFirst, new Date('2026-05-01T10:00:00Z'))?.id).toBe('2026-05-01T12:00:00Z');
+    expect(pickTargetRun(newestFirst, new Date('2026-05-01T10:00:00Z'))?.id).toBe(
+      '2026-05-01T12:00:00Z',
+    );
   });
 
   it('takes the closest of all when none is within 24 h', () => {
-    expect(pickTargetRun(newestFirst, new Date('2026-03-01T00:00:00Z'))?.id).toBe('2026-04-01T00:00:00Z');
+    expect(pickTargetRun(newestFirst, new Date('2026-03-01T00:00:00Z'))?.id).toBe(
+      '2026-04-01T00:00:00Z',
+    );
   });
 });

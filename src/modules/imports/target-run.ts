@@ -24,7 +24,10 @@ export function targetRunName(reportName: string | null, fileName: string | null
  * Picks among open runs of that name (newest first): without a report timestamp the newest; with
  * one, among the runs created within ±24 h of it (all of them when none is) the closest in time.
  */
-export function pickTargetRun<T extends { created_at: Date }>(candidates: readonly T[], timestamp: Date | null): T | null {
+export function pickTargetRun<T extends { created_at: Date }>(
+  candidates: readonly T[],
+  timestamp: Date | null,
+): T | null {
   if (candidates.length === 0) return null;
   if (timestamp === null) return candidates[0] ?? null;
   const at = timestamp.getTime();
@@ -32,7 +35,10 @@ export function pickTargetRun<T extends { created_at: Date }>(candidates: readon
   const pool = near.length > 0 ? near : candidates;
   let best: T | null = null;
   for (const candidate of pool) {
-    if (best === null || Math.abs(candidate.created_at.getTime() - at) < Math.abs(best.created_at.getTime() - at)) {
+    if (
+      best === null ||
+      Math.abs(candidate.created_at.getTime() - at) < Math.abs(best.created_at.getTime() - at)
+    ) {
       best = candidate;
     }
   }

@@ -58,7 +58,10 @@ class BlankTracker {
     for (let i = 0; i < chunk.length; i++) {
       const position = this.offset + i;
       const byte = chunk[i];
-      const bom = (position === 0 && byte === 0xef) || (position === 1 && byte === 0xbb) || (position === 2 && byte === 0xbf);
+      const bom =
+        (position === 0 && byte === 0xef) ||
+        (position === 1 && byte === 0xbb) ||
+        (position === 2 && byte === 0xbf);
       if (bom) continue;
       if (byte !== 0x20 && byte !== 0x09 && byte !== 0x0a && byte !== 0x0d) {
         this.blank = false;
@@ -148,7 +151,11 @@ export class JunitStreamStorage implements multer.StorageEngine {
     });
   }
 
-  _removeFile(_req: Request, _file: Express.Multer.File, callback: (error: Error | null) => void): void {
+  _removeFile(
+    _req: Request,
+    _file: Express.Multer.File,
+    callback: (error: Error | null) => void,
+  ): void {
     callback(null); // nothing is stored
   }
 }
@@ -166,11 +173,16 @@ function uploadProblem(error: unknown, maxBytes: number): AppException | unknown
   const field = typeof e.field === 'string' && e.field !== '' ? e.field : null;
   switch (code) {
     case 'LIMIT_FILE_SIZE':
-      return new AppException('payload_too_large', `The uploaded file is larger than the limit of ${maxBytes} bytes`);
+      return new AppException(
+        'payload_too_large',
+        `The uploaded file is larger than the limit of ${maxBytes} bytes`,
+      );
     case 'LIMIT_UNEXPECTED_FILE':
       return field === FILE_PART
         ? AppException.validation({ file: ['Exactly one "file" part is accepted'] })
-        : AppException.validation({ [field ?? 'body']: ['Unknown field; the report goes in the "file" part'] });
+        : AppException.validation({
+            [field ?? 'body']: ['Unknown field; the report goes in the "file" part'],
+          });
     case 'LIMIT_FIELD_VALUE':
       return AppException.validation({ [field ?? 'body']: ['Field value too long'] });
     case 'LIMIT_PART_COUNT':
@@ -181,11 +193,16 @@ function uploadProblem(error: unknown, maxBytes: number): AppException | unknown
     case 'LIMIT_FIELD_ARRAY_INDEX':
     case 'MISSING_FIELD_NAME':
     case 'INVALID_FIELD_NAME':
-      return AppException.validation({ body: [`Unacceptable multipart body: ${String(e.message ?? code)}`] });
+      return AppException.validation({
+        body: [`Unacceptable multipart body: ${String(e.message ?? code)}`],
+      });
     default:
       break;
   }
-  if (error instanceof Error && /multipart|boundary|unexpected end of form|malformed part header/i.test(error.message)) {
+  if (
+    error instanceof Error &&
+    /multipart|boundary|unexpected end of form|malformed part header/i.test(error.message)
+  ) {
     return AppException.validation({ body: [`Malformed multipart body: ${error.message}`] });
   }
   return error;

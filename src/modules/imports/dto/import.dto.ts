@@ -46,46 +46,70 @@ export const JUNIT_UPLOAD_SCHEMA = {
         '(default 64 MiB) → 413 beyond. Streamed into the parser; never stored.',
     },
     dry_run: { type: 'boolean', default: false, description: 'Same as the query parameter.' },
-    create_missing_cases: { type: 'boolean', default: false, description: 'Same as the query parameter.' },
+    create_missing_cases: {
+      type: 'boolean',
+      default: false,
+      description: 'Same as the query parameter.',
+    },
   },
 };
 
 export class ImportIssueDto {
-  @ApiProperty({ example: 'test_login_works', description: 'Raw `name` of the testcase ("" when it had none).' })
+  @ApiProperty({
+    example: 'test_login_works',
+    description: 'Raw `name` of the testcase ("" when it had none).',
+  })
   testcase_name: string;
-  @ApiProperty({ type: String, nullable: true, example: 'tests.auth.LoginTest' }) testcase_classname: string | null;
+  @ApiProperty({ type: String, nullable: true, example: 'tests.auth.LoginTest' })
+  testcase_classname: string | null;
   @ApiProperty({ type: String, nullable: true, example: 'tests.auth.LoginTest.test_login_works' })
   automation_id: string | null;
   @ApiProperty({ example: 'no matching test case found' }) reason: string;
 }
 
 export class ImportCreatedCaseDto {
-  @ApiProperty({ type: String, nullable: true, format: 'uuid', description: 'null in a dry run' }) id: string | null;
-  @ApiProperty({ type: String, nullable: true, example: 'TC-42', description: 'null in a dry run' }) key: string | null;
+  @ApiProperty({ type: String, nullable: true, format: 'uuid', description: 'null in a dry run' })
+  id: string | null;
+  @ApiProperty({ type: String, nullable: true, example: 'TC-42', description: 'null in a dry run' })
+  key: string | null;
   @ApiProperty({ example: 'test_login_works' }) title: string;
   @ApiProperty({ type: String, nullable: true }) automation_id: string | null;
-  @ApiProperty({ type: [String], example: ['tests', 'auth'], description: 'Suite path of the case (≤ 4 levels)' })
+  @ApiProperty({
+    type: [String],
+    example: ['tests', 'auth'],
+    description: 'Suite path of the case (≤ 4 levels)',
+  })
   suite_path: string[];
 }
 
 export class ImportTargetRunDto {
-  @ApiProperty({ type: String, nullable: true, format: 'uuid', description: 'null when a dry run would create it' })
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    format: 'uuid',
+    description: 'null when a dry run would create it',
+  })
   id: string | null;
   @ApiProperty({ example: 'Nightly' }) name: string;
   @ApiProperty({ enum: ['existing', 'created'] }) match_mode: 'existing' | 'created';
 }
 
 export class ImportSummaryDto {
-  @ApiProperty({ description: 'Tests in the report (repeated testcases of one test folded into one)' })
+  @ApiProperty({
+    description: 'Tests in the report (repeated testcases of one test folded into one)',
+  })
   total_cases: number;
   @ApiProperty() matched_by_automation_id: number;
   @ApiProperty() matched_by_name: number;
-  @ApiProperty({ description: 'Cases created (dry run: cases that would be created)' }) created_test_cases: number;
+  @ApiProperty({ description: 'Cases created (dry run: cases that would be created)' })
+  created_test_cases: number;
   @ApiProperty({ description: 'Results written to run rows (0 in a dry run)' }) updated: number;
   @ApiProperty() unmatched: number;
   @ApiProperty() ambiguous: number;
   @ApiProperty() errors: number;
-  @ApiProperty({ description: 'Testcases ignored: without name and classname, or outside any testsuite' })
+  @ApiProperty({
+    description: 'Testcases ignored: without name and classname, or outside any testsuite',
+  })
   ignored: number;
 }
 
@@ -96,28 +120,46 @@ export class ImportStatusCountsDto {
   @ApiProperty() skipped: number;
   @ApiProperty() xfailed: number;
   @ApiProperty() xpassed: number;
-  @ApiProperty({ description: 'Passed after failed attempts (Surefire flaky, retries)' }) flaky: number;
+  @ApiProperty({ description: 'Passed after failed attempts (Surefire flaky, retries)' })
+  flaky: number;
 }
 
 export class JunitImportDto {
-  @ApiProperty({ type: String, nullable: true, format: 'uuid', description: 'Import record id; null for a dry run' })
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    format: 'uuid',
+    description: 'Import record id; null for a dry run',
+  })
   id: string | null;
   @ApiProperty({ type: String, nullable: true, format: 'uuid' }) test_run_id: string | null;
   @ApiProperty({ type: ImportTargetRunDto }) target_run: ImportTargetRunDto;
   @ApiProperty({ example: 'TEST-com.example.LoginTest.xml' }) source_filename: string;
-  @ApiProperty({ type: String, nullable: true, example: 'application/xml' }) source_content_type: string | null;
+  @ApiProperty({ type: String, nullable: true, example: 'application/xml' }) source_content_type:
+    | string
+    | null;
   @ApiProperty({ example: 2048 }) size_bytes: number;
-  @ApiProperty({ example: 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855' }) sha256: string;
+  @ApiProperty({ example: 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855' })
+  sha256: string;
   @ApiProperty() dry_run: boolean;
-  @ApiProperty({ enum: ['completed', 'partial', 'preview'] }) status: 'completed' | 'partial' | 'preview';
+  @ApiProperty({ enum: ['completed', 'partial', 'preview'] }) status:
+    | 'completed'
+    | 'partial'
+    | 'preview';
   @ApiProperty({ type: ImportSummaryDto }) summary: ImportSummaryDto;
-  @ApiProperty({ type: ImportStatusCountsDto, description: 'Final statuses of the tests of the report' })
+  @ApiProperty({
+    type: ImportStatusCountsDto,
+    description: 'Final statuses of the tests of the report',
+  })
   statuses: ImportStatusCountsDto;
   @ApiProperty({ type: [ImportCreatedCaseDto] }) created_cases: ImportCreatedCaseDto[];
   @ApiProperty({ type: [ImportIssueDto] }) unmatched_cases: ImportIssueDto[];
   @ApiProperty({ type: [ImportIssueDto] }) ambiguous_cases: ImportIssueDto[];
   @ApiProperty({ type: [ImportIssueDto] }) error_cases: ImportIssueDto[];
-  @ApiProperty({ type: [ImportIssueDto], description: 'Placeholder testcases without name and classname' })
+  @ApiProperty({
+    type: [ImportIssueDto],
+    description: 'Placeholder testcases without name and classname',
+  })
   ignored_cases: ImportIssueDto[];
   @ApiProperty({ format: 'date-time' }) created_at: string;
 }

@@ -633,7 +633,6 @@ function toRawTestcase(tc: PendingCase): RawTestcase {
 // Bytes → text
 
 /** Characters XML 1.0 forbids; replaced by U+FFFD so they never reach the database. */
-// eslint-disable-next-line no-control-regex
 const FORBIDDEN_CHARS = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]/g;
 const SNIFF_BYTES = 1024;
 

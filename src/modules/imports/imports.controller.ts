@@ -1,0 +1,142 @@
+import { Controller, Get, Param, Post, Query, Req } from '@nestjs/common';
+import { ApiBody, ApiConsumes, ApiExtraModels, ApiTags } from '@nestjs/swagger';
+import type { Request } from 'express';
+import { Endpoint } from '../../common/access/endpoint.decorator';
+import { fromResource, PROJECTS, ProjectAccess } from '../../common/access/project-access';
+import { AuthenticatedUser } from '../../common/auth/authenticated-user';
+import { CurrentAccess, CurrentUser } from '../../common/auth/current-user.decorator';
+import { Page, PageSchema } from '../../common/pagination/page';
+import { TEST_RUNS } from '../test-runs/test-runs.resource';
+import {
+  JUNIT_UPLOAD_SCHEMA,
+  JunitImportDto,
+  JunitImportQueryDto,
+  JunitImportRecordDto,
+  ListImportsQueryDto,
+} from './dto/import.dto';
+import { ImportsService } from './imports.service';
+
+const UPLOAD_RULES = [
+  'Body: `multipart/form-data` with one part `file` (the report); `dry_run` and `create_missing_cases` as query',
+  'parameters or form fields (`true`/`false`/`1`/`0`; both given and different → 422). Other parts or fields → 422.',
+  '',
+  'Accepted: `<testsuites>` or `<testsuite>` roots, nested suites, properties on any level (`automation_id`,',
+  '`tms_test_title`, `tms_suite_path`, `tms_steps`, `tms_preconditions`, `tms_assertions`), `system-out`/`system-err`,',
+  'Maven Surefire `flakyFailure`/`flakyError` (final status passed, marked flaky, attempts in the comment) and',
+  '`rerunFailure`/`rerunError`, pytest `skipped type="pytest.xfail"` → `xfailed` and `[XPASS(strict)]` failures →',
+  "`xpassed`, repeated testcases of one test (retries) → one result with the last attempt's status.",
+  '',
+  'Refused, nothing changes: a body over MAX_UPLOAD_BYTES → 413 `payload_too_large` (the upload is aborted as soon',
+  'as the limit is passed); no `file` part → 422 `validation_error` (`errors.file`); an empty or whitespace-only',
+  'file → 422 `empty_upload`; not XML, malformed XML, a root other than a test suite, any DTD/DOCTYPE/entity',
+  'declaration (entities are never expanded) → 422 `invalid_junit_xml` with the reason in `errors.file`.',
+  '**Testcases without a name:** a testcase with a `classname` but no (or a blank) `name` is an error (422',
+  '`invalid_junit_xml`, "testcase without a name"); a placeholder with neither name nor classname (`<testcase/>`)',
+  'is ignored and listed in `ignored_cases`.',
+  '',
+  'Matching: `automation_id` (the property, else `<classname>.<name>`) → suite path + normalised title →',
+  'normalised title, over the active cases of the project; ambiguous and unmatched results are listed.',
+  'With `create_missing_cases`, unmatched results become new active, automated cases (key `TC-<n>`,',
+  '`automation_id` = the identity above, tag `auto-imported`) in suites created from the suite path (at most 4',
+  'levels; deeper levels are folded into the 4th as `a / b`), so importing the same report again creates nothing.',
+  '',
+  'A real import is one transaction: cases, suites, run items, rows (one row per result label; execution count',
+  '+1, executed by the caller, finished now), item roll-ups and history, run counters, the run start',
+  '(`not_started` → `in_progress`) and the import record are written together or not at all. A dry run writes',
+  'nothing at all (no import record either) and answers the same summary with `status: "preview"`.',
+].join('\n');
+
+@ApiTags('imports')
+@ApiExtraModels(JunitImportRecordDto)
+@Controller()
+export class ImportsController {
+  constructor(private readonly imports: ImportsService) {}
+
+  @Post('test-runs/:id/imports/junit')
+  @Endpoint({
+    summary: 'Import JUnit XML results into a run',
+    description: [
+      UPLOAD_RULES,
+      '',
+      'Run-level specifics: a `completed` or `archived` run → 409 `run_import_not_allowed`. Without',
+      '`create_missing_cases`, only results whose case already has a run item in this run are applied; the others',
+      'are unmatched (`no matching run item found`, `matching test case is not part of the target run`). With it,',
+      'matched and created cases missing from the run are added to it.',
+    ].join('\n'),
+    minRole: 'tester',
+    project: fromResource(TEST_RUNS),
+    status: 201,
+    response: JunitImportDto,
+    problems: [
+      'payload_too_large',
+      'unsupported_media_type',
+      'empty_upload',
+      'invalid_junit_xml',
+      'run_import_not_allowed',
+    ],
+  })
+  @ApiConsumes('multipart/form-data')
+  @ApiBody({ schema: JUNIT_UPLOAD_SCHEMA })
+  importIntoRun(
+    @Param('id') id: string,
+    @CurrentAccess() access: ProjectAccess,
+    @CurrentUser() user: AuthenticatedUser,
+    @Query() query: JunitImportQueryDto,
+    @Req() req: Request,
+  ): Promise<JunitImportDto> {
+    return this.imports.importIntoRun(access, user, id, query, req);
+  }
+
+  @Post('projects/:id/imports/junit')
+  @Endpoint({
+    summary: 'Import JUnit XML results into a project (target run found by name, or created)',
+    description: [
+      UPLOAD_RULES,
+      '',
+      'Project-level specifics (reference §4.12): the target run name is the report name (root `name`, else the',
+      "first suite's), else the file name without extension, else `JUnit Import`. Among the project's",
+      '`not_started`/`in_progress` runs of that name (case-insensitive) the newest is used — or, when the report has',
+      'a timestamp, the one created closest to it within ±24 h; `target_run.match_mode` is `existing`. With none, a',
+      'run of that name is created (`match_mode: "created"`; in a dry run it is not created and `target_run.id` is',
+      'null). Every match is applied to the target run (cases missing from it are added).',
+    ].join('\n'),
+    minRole: 'tester',
+    project: fromResource(PROJECTS),
+    status: 201,
+    response: JunitImportDto,
+    problems: [
+      'payload_too_large',
+      'unsupported_media_type',
+      'empty_upload',
+      'invalid_junit_xml',
+      'run_import_not_allowed',
+    ],
+  })
+  @ApiConsumes('multipart/form-data')
+  @ApiBody({ schema: JUNIT_UPLOAD_SCHEMA })
+  importIntoProject(
+    @CurrentAccess() access: ProjectAccess,
+    @CurrentUser() user: AuthenticatedUser,
+    @Query() query: JunitImportQueryDto,
+    @Req() req: Request,
+  ): Promise<JunitImportDto> {
+    return this.imports.importIntoProject(access, user, query, req);
+  }
+
+  @Get('test-runs/:id/imports')
+  @Endpoint({
+    summary: 'List the JUnit imports of a run',
+    description:
+      'Real imports only (dry runs are never recorded), newest first, paged. Each record has the file name, size, ' +
+      'SHA-256, the summary counters, who imported and when; the raw file is not kept.',
+    minRole: 'viewer',
+    project: fromResource(TEST_RUNS),
+    response: { schema: PageSchema('JunitImportRecordDto') },
+  })
+  list(
+    @Param('id') id: string,
+    @Query() q: ListImportsQueryDto,
+  ): Promise<Page<JunitImportRecordDto>> {
+    return this.imports.list(id, q);
+  }
+}

@@ -1,0 +1,687 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { Request } from 'express';
+import { ProjectAccess } from '../../common/access/project-access';
+import { AuthenticatedUser } from '../../common/auth/authenticated-user';
+import { AppException, FieldErrors } from '../../common/errors/app-exception';
+import { offsetOf, Page, pageOf } from '../../common/pagination/page';
+import { Db } from '../../common/persistence/db.service';
+import { uuidv7 } from '../../common/persistence/ids';
+import { APP_CONFIG, AppConfig } from '../../config/config';
+import { RowCause, RunItemsService } from '../run-items/run-items.service';
+import { allocateCounter, formatCaseKey, TEST_CASE_KEY_COUNTER } from '../test-cases/case-keys';
+import { CreateTestRunFields, UpdateTestRunDto } from '../test-runs/dto/test-run.dto';
+import { TestRunsService } from '../test-runs/test-runs.service';
+import {
+  ImportCreatedCaseDto,
+  ImportIssueDto,
+  ImportStatusCountsDto,
+  ImportSummaryDto,
+  JunitImportDto,
+  JunitImportQueryDto,
+  JunitImportRecordDto,
+  ListImportsQueryDto,
+} from './dto/import.dto';
+import {
+  ImportRecordRow,
+  ImportRepository,
+  NewCase,
+  NewSuite,
+  RowInsert,
+  RowUpdate,
+  RowWrite,
+  RunRef,
+} from './import.repository';
+import type { JunitResult } from './junit/dialects';
+import { NAMELESS_TESTCASE_REASON, type ParsedReport } from './junit/junit-parser';
+import {
+  MatchIndex,
+  MatchKind,
+  REASONS,
+  SuitePlanner,
+  creationKey,
+  runLevelReason,
+  storageAutomationId,
+  storageSuitePath,
+  storageTitle,
+} from './matching';
+import { planRowWrites } from './row-plan';
+import { pickTargetRun, targetRunName } from './target-run';
+import { FILE_PART, FORM_FIELDS, readJunitUpload, UploadedReport } from './upload';
+
+interface Flags {
+  dryRun: boolean;
+  createMissing: boolean;
+}
+
+type CaseRef = { existing: string } | { planned: number };
+
+interface PlannedCase {
+  title: string;
+  automation_id: string | null;
+  suite_path: string[];
+  suite: ReturnType<SuitePlanner['resolve']>;
+  steps: string | null;
+  preconditions: string | null;
+  assertions: string | null;
+}
+
+interface ResultMatch {
+  result: JunitResult;
+  ref: CaseRef;
+  by: MatchKind;
+}
+
+interface ImportPlan {
+  matches: ResultMatch[];
+  cases: PlannedCase[];
+  planner: SuitePlanner;
+  /** Issues with the report position of their result (lists are answered in report order). */
+  unmatched: Array<{ order: number; issue: ImportIssueDto }>;
+  ambiguous: Array<{ order: number; issue: ImportIssueDto }>;
+}
+
+/** Where a plan is applied: an existing run, or a run that the (dry) import would create. */
+interface Target {
+  run: RunRef | null;
+  name: string;
+  matchMode: 'existing' | 'created';
+}
+
+function parseFormBool(value: unknown): boolean | undefined {
+  if (typeof value !== 'string') return undefined;
+  const v = value.trim().toLowerCase();
+  if (v === 'true' || v === '1') return true;
+  if (v === 'false' || v === '0') return false;
+  return undefined;
+}
+
+function issue(
+  result: Pick<JunitResult, 'name' | 'classname' | 'automation_id'>,
+  reason: string,
+): ImportIssueDto {
+  return {
+    testcase_name: result.name,
+    testcase_classname: result.classname,
+    automation_id: result.automation_id === null ? null : storageAutomationId(result.automation_id),
+    reason,
+  };
+}
+
+/** Row label of a result (reference §4.10): dataset name, else dataset key, else the raw name. */
+function rowLabel(result: JunitResult): string {
+  return result.dataset?.name ?? result.dataset?.key ?? result.name;
+}
+
+/**
+ * JUnit import into a run or a project (CONTRACT §6, reference runs-imports-plans.md §4).
+ *
+ * A real import runs in the request's transaction: suites, cases, run items, rows, item roll-ups,
+ * run counters, the run start and the import record are written together or not at all. A dry run
+ * reads only. Every step is set-based: a constant number of statements whatever the report size.
+ */
+@Injectable()
+export class ImportsService {
+  constructor(
+    private readonly db: Db,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly repo: ImportRepository,
+    private readonly runs: TestRunsService,
+    private readonly runItems: RunItemsService,
+  ) {}
+
+  /** `POST /test-runs/{id}/imports/junit`. */
+  async importIntoRun(
+    access: ProjectAccess,
+    user: AuthenticatedUser,
+    runId: string,
+    query: JunitImportQueryDto,
+    req: Request,
+  ): Promise<JunitImportDto> {
+    const { file, flags } = await this.readRequest(query, req);
+    const run = await this.lockRun(runId);
+    const report = this.checkReport(file);
+    const plan = await this.plan(access.projectId, report, flags, run);
+    return this.finish(access, user, file, report, flags, plan, {
+      run,
+      name: run.name,
+      matchMode: 'existing',
+    });
+  }
+
+  /** `POST /projects/{id}/imports/junit`: the target run is found by name, or created. */
+  async importIntoProject(
+    access: ProjectAccess,
+    user: AuthenticatedUser,
+    query: JunitImportQueryDto,
+    req: Request,
+  ): Promise<JunitImportDto> {
+    const { file, flags } = await this.readRequest(query, req);
+    const report = this.checkReport(file);
+    const name = targetRunName(report.name, file.fileName);
+    if (!flags.dryRun) await this.repo.lockRunName(access.projectId, name);
+    const chosen = pickTargetRun(
+      await this.repo.findOpenRunsByName(access.projectId, name),
+      report.timestamp,
+    );
+    let target: Target;
+    if (chosen !== null) {
+      target = {
+        run: flags.dryRun ? chosen : await this.lockRun(chosen.id),
+        name: chosen.name,
+        matchMode: 'existing',
+      };
+    } else if (flags.dryRun) {
+      target = { run: null, name, matchMode: 'created' };
+    } else {
+      const created = await this.runs.create(
+        access,
+        user,
+        Object.assign(new CreateTestRunFields(), { name }),
+      );
+      target = { run: await this.lockRun(created.id), name, matchMode: 'created' };
+    }
+    const plan = await this.plan(access.projectId, report, flags, null);
+    return this.finish(access, user, file, report, flags, plan, target);
+  }
+
+  /** `GET /test-runs/{id}/imports`: the run's import records, newest first. */
+  async list(runId: string, q: ListImportsQueryDto): Promise<Page<JunitImportRecordDto>> {
+    const { rows, total } = await this.repo.listRecords(
+      runId,
+      q.page_size,
+      offsetOf(q.page, q.page_size),
+    );
+    return pageOf(rows.map(toRecordDto), q.page, q.page_size, total);
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Request
+
+  private async readRequest(
+    query: JunitImportQueryDto,
+    req: Request,
+  ): Promise<{ file: UploadedReport; flags: Flags }> {
+    const form = await readJunitUpload(req, this.config.maxUploadBytes);
+    const errors: FieldErrors = {};
+    const values: Partial<Record<(typeof FORM_FIELDS)[number], boolean>> = {};
+    for (const key of Object.keys(form.fields)) {
+      if (key === FILE_PART) {
+        errors[key] = ['must be a file part (with a filename), not a text field'];
+      } else if (!(FORM_FIELDS as readonly string[]).includes(key)) {
+        errors[key] = ['Unknown field'];
+      }
+    }
+    for (const name of FORM_FIELDS) {
+      const raw = form.fields[name];
+      if (raw === undefined) continue;
+      const parsed = parseFormBool(raw);
+      if (parsed === undefined) {
+        errors[name] = [`${name} must be a boolean: true, false, 1 or 0`];
+      } else if (query[name] !== undefined && query[name] !== parsed) {
+        errors[name] = [
+          `${name} is given as a query parameter and as a form field with different values`,
+        ];
+      } else {
+        values[name] = parsed;
+      }
+    }
+    if (form.file === null && errors[FILE_PART] === undefined) {
+      errors[FILE_PART] = ['A "file" part with the JUnit XML report is required'];
+    }
+    if (Object.keys(errors).length > 0 || form.file === null) throw AppException.validation(errors);
+    return {
+      file: form.file,
+      flags: {
+        dryRun: values.dry_run ?? query.dry_run ?? false,
+        createMissing: values.create_missing_cases ?? query.create_missing_cases ?? false,
+      },
+    };
+  }
+
+  /** Locks the run for the import; a completed or archived run takes no results (409). */
+  private async lockRun(runId: string): Promise<RunRef> {
+    try {
+      await this.runs.lockForItemChange(runId);
+    } catch (error) {
+      if (error instanceof AppException && error.code === 'run_closed') {
+        throw new AppException(
+          'run_import_not_allowed',
+          `${error.detail}; results cannot be imported into it`,
+        );
+      }
+      throw error;
+    }
+    const run = await this.repo.findRun(runId);
+    if (run === null) throw AppException.notFound('test_run_not_found', 'Test run');
+    return run;
+  }
+
+  /** Empty upload, invalid XML, a named-class testcase without a name → 422 (nothing changes). */
+  private checkReport(file: UploadedReport): ParsedReport {
+    if (file.blank)
+      throw new AppException('empty_upload', 'The uploaded file is empty', {
+        file: ['empty file'],
+      });
+    if (file.parseError !== null || file.report === null) {
+      const message = file.parseError?.message ?? 'unreadable report';
+      throw new AppException(
+        'invalid_junit_xml',
+        `The file is not an acceptable JUnit XML report: ${message}`,
+        {
+          file: [message],
+        },
+      );
+    }
+    const named = file.report.nameless_testcases.find((t) => t.classname !== null);
+    if (named !== undefined) {
+      const message = `${NAMELESS_TESTCASE_REASON} (classname "${named.classname ?? ''}", line ${named.line})`;
+      throw new AppException(
+        'invalid_junit_xml',
+        `The file is not an acceptable JUnit XML report: ${message}`,
+        {
+          file: [message],
+        },
+      );
+    }
+    return file.report;
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Matching
+
+  /**
+   * Matches every result (reference §4.6), plans the cases and suites to create (§4.7) and, for a
+   * run-level import without case creation, keeps only matches that have a run item (§4.8).
+   */
+  private async plan(
+    projectId: string,
+    report: ParsedReport,
+    flags: Flags,
+    runFilter: RunRef | null,
+  ): Promise<ImportPlan> {
+    if (flags.createMissing && !flags.dryRun) {
+      // Take the case-key counter lock first: concurrent case creators wait, so the lookups below
+      // see every case that exists when this import creates its own.
+      await allocateCounter(this.db, projectId, TEST_CASE_KEY_COUNTER, 0);
+    }
+    const automationIds = [
+      ...new Set(
+        report.results.flatMap((r) =>
+          r.automation_id === null ? [] : [storageAutomationId(r.automation_id)],
+        ),
+      ),
+    ];
+    const [candidates, suites] = await Promise.all([
+      this.repo.loadCandidates(projectId, automationIds),
+      this.repo.loadSuites(projectId),
+    ]);
+    const index = new MatchIndex(candidates, suites);
+    const planner = new SuitePlanner(suites);
+    const plan: ImportPlan = { matches: [], cases: [], planner, unmatched: [], ambiguous: [] };
+    const plannedByKey = new Map<string, number>();
+
+    for (const result of report.results) {
+      const outcome = index.match(result);
+      if (outcome.type === 'matched') {
+        plan.matches.push({ result, ref: { existing: outcome.caseId }, by: outcome.by });
+        continue;
+      }
+      if (outcome.type === 'ambiguous') {
+        const reason =
+          runFilter !== null && !flags.createMissing ? runLevelReason(outcome) : outcome.reason;
+        plan.ambiguous.push({ order: result.index, issue: issue(result, reason) });
+        continue;
+      }
+      if (!flags.createMissing) {
+        plan.unmatched.push({
+          order: result.index,
+          issue: issue(result, runFilter !== null ? runLevelReason(outcome) : outcome.reason),
+        });
+        continue;
+      }
+      const key = creationKey(result);
+      let planned = plannedByKey.get(key);
+      if (planned === undefined) {
+        const automationId =
+          result.automation_id === null ? null : storageAutomationId(result.automation_id);
+        if (automationId !== null && index.isAutomationIdTaken(automationId)) {
+          plan.unmatched.push({
+            order: result.index,
+            issue: issue(result, REASONS.automationIdTaken),
+          });
+          continue;
+        }
+        const suitePath = storageSuitePath(result.suite_path);
+        planned = plan.cases.length;
+        plan.cases.push({
+          title: storageTitle(result.title) || storageTitle(result.name),
+          automation_id: automationId,
+          suite_path: suitePath,
+          suite: planner.resolve(suitePath),
+          steps: result.steps,
+          preconditions: result.preconditions,
+          assertions: result.assertions,
+        });
+        plannedByKey.set(key, planned);
+      }
+      const by: MatchKind = plan.cases[planned]?.automation_id != null ? 'automation_id' : 'name';
+      plan.matches.push({ result, ref: { planned }, by });
+    }
+
+    if (runFilter !== null && !flags.createMissing && plan.matches.length > 0) {
+      const caseIds = [
+        ...new Set(plan.matches.map((m) => ('existing' in m.ref ? m.ref.existing : ''))),
+      ];
+      const items = await this.repo.loadRunItems(
+        runFilter.id,
+        caseIds.filter((id) => id !== ''),
+      );
+      const kept: ResultMatch[] = [];
+      for (const match of plan.matches) {
+        if ('existing' in match.ref && items.has(match.ref.existing)) kept.push(match);
+        else
+          plan.unmatched.push({
+            order: match.result.index,
+            issue: issue(match.result, REASONS.notInRun),
+          });
+      }
+      plan.matches = kept;
+    }
+    plan.unmatched.sort((a, b) => a.order - b.order);
+    return plan;
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Applying
+
+  private async finish(
+    access: ProjectAccess,
+    user: AuthenticatedUser,
+    file: UploadedReport,
+    report: ParsedReport,
+    flags: Flags,
+    plan: ImportPlan,
+    target: Target,
+  ): Promise<JunitImportDto> {
+    const now = new Date();
+    let createdCases: ImportCreatedCaseDto[];
+    let updated = 0;
+    let recordId: string | null = null;
+    if (flags.dryRun || target.run === null) {
+      createdCases = plan.cases.map((c) => ({
+        id: null,
+        key: null,
+        title: c.title,
+        automation_id: c.automation_id,
+        suite_path: c.suite_path,
+      }));
+    } else {
+      const applied = await this.apply(access, user, target.run, plan, now);
+      createdCases = applied.createdCases;
+      updated = applied.updated;
+      recordId = uuidv7();
+    }
+    const summary: ImportSummaryDto = {
+      total_cases: report.results.length,
+      matched_by_automation_id: plan.matches.filter((m) => m.by === 'automation_id').length,
+      matched_by_name: plan.matches.filter((m) => m.by === 'name').length,
+      created_test_cases: plan.cases.length,
+      updated,
+      unmatched: plan.unmatched.length,
+      ambiguous: plan.ambiguous.length,
+      errors: 0,
+      ignored: report.nameless_testcases.length + report.ignored_testcases,
+    };
+    const statuses: ImportStatusCountsDto = {
+      passed: report.totals.passed,
+      failure: report.totals.failure,
+      error: report.totals.error,
+      skipped: report.totals.skipped,
+      xfailed: report.totals.xfailed,
+      xpassed: report.totals.xpassed,
+      flaky: report.totals.flaky,
+    };
+    const result: JunitImportDto = {
+      id: recordId,
+      test_run_id: target.run?.id ?? null,
+      target_run: { id: target.run?.id ?? null, name: target.name, match_mode: target.matchMode },
+      source_filename: file.fileName,
+      source_content_type: file.contentType,
+      size_bytes: file.sizeBytes,
+      sha256: file.sha256,
+      dry_run: flags.dryRun,
+      status: flags.dryRun ? 'preview' : 'completed',
+      summary,
+      statuses,
+      created_cases: createdCases,
+      unmatched_cases: plan.unmatched.map((u) => u.issue),
+      ambiguous_cases: plan.ambiguous.map((a) => a.issue),
+      error_cases: [],
+      ignored_cases: report.nameless_testcases.map((t) => ({
+        testcase_name: '',
+        testcase_classname: t.classname,
+        automation_id: null,
+        reason: `${REASONS.nameless} (line ${t.line})`,
+      })),
+      created_at: now.toISOString(),
+    };
+    if (recordId !== null && target.run !== null) {
+      await this.repo.insertRecord({
+        id: recordId,
+        projectId: access.projectId,
+        runId: target.run.id,
+        fileName: file.fileName,
+        sizeBytes: file.sizeBytes,
+        sha256: file.sha256,
+        summary: result,
+        userId: user.id,
+        createdAt: now,
+      });
+    }
+    return result;
+  }
+
+  /** Writes the plan: suites, cases, run items, rows, roll-ups, history, run start and counters. */
+  private async apply(
+    access: ProjectAccess,
+    user: AuthenticatedUser,
+    run: RunRef,
+    plan: ImportPlan,
+    now: Date,
+  ): Promise<{ createdCases: ImportCreatedCaseDto[]; updated: number }> {
+    const projectId = access.projectId;
+
+    // 1. Suites, parents before children (one statement).
+    const suiteIds = plan.planner.planned.map(() => uuidv7());
+    const newSuites: NewSuite[] = plan.planner.planned.map((s, i) => ({
+      id: suiteIds[i] ?? '',
+      parent_id:
+        s.parent === null
+          ? null
+          : 'existing' in s.parent
+            ? s.parent.existing
+            : (suiteIds[s.parent.planned] ?? null),
+      name: s.name,
+    }));
+    await this.repo.insertSuites(projectId, newSuites);
+
+    // 2. Cases, keys allocated in one statement from the project counter (locked since planning).
+    const caseIds = plan.cases.map(() => uuidv7());
+    const createdCases: ImportCreatedCaseDto[] = [];
+    if (plan.cases.length > 0) {
+      const first = await allocateCounter(
+        this.db,
+        projectId,
+        TEST_CASE_KEY_COUNTER,
+        plan.cases.length,
+      );
+      const rows: NewCase[] = plan.cases.map((c, i) => {
+        const suite =
+          c.suite === null
+            ? null
+            : 'existing' in c.suite
+              ? c.suite.existing
+              : (suiteIds[c.suite.planned] ?? null);
+        return {
+          id: caseIds[i] ?? '',
+          key: formatCaseKey(first + i),
+          key_number: first + i,
+          title: c.title,
+          automation_id: c.automation_id,
+          suite_id: suite,
+          preconditions: c.preconditions,
+          steps: JSON.stringify(
+            c.steps === null ? [] : [{ action: c.steps, expected: c.assertions }],
+          ),
+        };
+      });
+      await this.repo.insertCases(projectId, user.id, rows);
+      for (const r of rows) {
+        const planned = plan.cases[r.key_number - first];
+        createdCases.push({
+          id: r.id,
+          key: r.key,
+          title: r.title,
+          automation_id: r.automation_id,
+          suite_path: planned?.suite_path ?? [],
+        });
+      }
+    }
+    if (plan.matches.length === 0) {
+      await this.startRun(access, user, run);
+      return { createdCases, updated: 0 };
+    }
+
+    // 3. Run items for every matched case (added to the run when missing).
+    const caseOf = (ref: CaseRef): string =>
+      'existing' in ref ? ref.existing : (caseIds[ref.planned] ?? '');
+    const matchedCaseIds = [...new Set(plan.matches.map((m) => caseOf(m.ref)))];
+    const items = await this.repo.loadRunItems(run.id, matchedCaseIds);
+    const missing = matchedCaseIds.filter((id) => !items.has(id));
+    if (missing.length > 0) {
+      const added = await this.runItems.addCases(run.id, missing);
+      for (const [caseId, itemId] of added.itemIdByCase) items.set(caseId, itemId);
+    }
+
+    // 4. Rows: plan per item, then three bulk statements.
+    const itemIds = [...new Set(matchedCaseIds.map((id) => items.get(id) ?? ''))].filter(
+      (id) => id !== '',
+    );
+    const existingRows = await this.repo.loadRows(itemIds);
+    const rowsByItem = new Map<string, typeof existingRows>();
+    for (const row of existingRows) {
+      const list = rowsByItem.get(row.run_item_id);
+      if (list === undefined) rowsByItem.set(row.run_item_id, [row]);
+      else list.push(row);
+    }
+    const resultsByItem = new Map<string, Array<{ label: string; payload: RowWrite }>>();
+    for (const match of plan.matches) {
+      const itemId = items.get(caseOf(match.ref));
+      if (itemId === undefined) continue;
+      const r = match.result;
+      const payload: RowWrite = {
+        status: r.status,
+        comment: r.comment,
+        system_out: r.system_out,
+        system_err: r.system_err,
+        duration_ms: r.duration_ms,
+        started_at: r.duration_ms === null ? now : new Date(now.getTime() - r.duration_ms),
+      };
+      const list = resultsByItem.get(itemId);
+      if (list === undefined) resultsByItem.set(itemId, [{ label: rowLabel(r), payload }]);
+      else list.push({ label: rowLabel(r), payload });
+    }
+    const updates: RowUpdate[] = [];
+    const inserts: RowInsert[] = [];
+    const deletes: string[] = [];
+    const lastRow = new Map<string, { rowId: string; write: RowWrite }>();
+    for (const [itemId, results] of resultsByItem) {
+      const rowPlan = planRowWrites(rowsByItem.get(itemId) ?? [], results);
+      deletes.push(...rowPlan.deletes);
+      for (const u of rowPlan.updates) {
+        updates.push({ id: u.rowId, label: u.label, relabel: u.relabel, ...u.payload });
+        lastRow.set(itemId, { rowId: u.rowId, write: u.payload });
+      }
+      for (const ins of rowPlan.inserts) {
+        const id = uuidv7();
+        inserts.push({
+          id,
+          run_item_id: itemId,
+          row_order: ins.row_order,
+          label: ins.label,
+          ...ins.payload,
+        });
+        lastRow.set(itemId, { rowId: id, write: ins.payload });
+      }
+    }
+    await this.repo.deleteRows(deletes);
+    await this.repo.updateRows(updates, user.id, now);
+    await this.repo.insertRows(projectId, inserts, user.id, now);
+
+    // 5. Item comments, then the shared roll-up (status, counters, history, run counters).
+    await this.repo.updateItemComments(
+      [...lastRow].map(([id, last]) => ({ id, comment: last.write.comment })),
+    );
+    const causes = new Map<string, RowCause>();
+    for (const [itemId, last] of lastRow) {
+      causes.set(itemId, {
+        rowId: last.rowId,
+        comment: last.write.comment,
+        defectIds: [],
+        actualResult: null,
+        systemOut: last.write.system_out,
+        systemErr: last.write.system_err,
+        executedById: user.id,
+        startedAt: last.write.started_at,
+        finishedAt: now,
+        durationMs: last.write.duration_ms,
+      });
+    }
+    await this.runItems.rollUpItems(run.id, itemIds, user.id, causes);
+
+    // 6. The run: started when it had not been.
+    await this.startRun(access, user, run);
+    return { createdCases, updated: plan.matches.length };
+  }
+
+  /** A real import into a not-started run starts it (status in_progress, started_at now). */
+  private async startRun(
+    access: ProjectAccess,
+    user: AuthenticatedUser,
+    run: RunRef,
+  ): Promise<void> {
+    if (run.status !== 'not_started') return;
+    await this.runs.update(
+      access,
+      user,
+      run.id,
+      Object.assign(new UpdateTestRunDto(), { status: 'in_progress' }),
+    );
+  }
+}
+
+function toRecordDto(row: ImportRecordRow): JunitImportRecordDto {
+  const s = row.summary as {
+    status?: string;
+    summary?: ImportSummaryDto;
+    statuses?: ImportStatusCountsDto;
+    source_content_type?: string | null;
+    match_mode?: string;
+  };
+  return {
+    id: row.id,
+    project_id: row.project_id,
+    test_run_id: row.test_run_id,
+    file_name: row.file_name,
+    content_type: s.source_content_type ?? null,
+    size_bytes: Number(row.size_bytes),
+    sha256: row.sha256,
+    status: s.status ?? 'completed',
+    match_mode: s.match_mode ?? 'existing',
+    summary: s.summary as ImportSummaryDto,
+    statuses: s.statuses as ImportStatusCountsDto,
+    created_by: row.created_by,
+    created_by_name: row.created_by_name,
+    created_at: row.created_at.toISOString(),
+  };
+}

@@ -1,0 +1,943 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import {
+  createTestApp,
+  expectProblem,
+  expectRoleMatrix,
+  RoleFixture,
+  TestApp,
+} from '../support/test-app';
+
+const FIXTURES = join(__dirname, '..', 'fixtures', 'junit');
+const fixture = (name: string): Buffer => readFileSync(join(FIXTURES, name));
+
+interface Summary {
+  total_cases: number;
+  matched_by_automation_id: number;
+  matched_by_name: number;
+  created_test_cases: number;
+  updated: number;
+  unmatched: number;
+  ambiguous: number;
+  errors: number;
+  ignored: number;
+}
+
+describe('JUnit import (CONTRACT §6)', () => {
+  let t: TestApp;
+  let f: RoleFixture;
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    f = await t.roleFixture();
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  async function newProject(): Promise<string> {
+    const projectId = await t.createProject(f.lead.token);
+    await t.addMember(projectId, f.tester.id, 'tester', f.lead.token);
+    await t.addMember(projectId, f.viewer.id, 'viewer', f.lead.token);
+    return projectId;
+  }
+
+  async function createRun(projectId: string, name = t.unique('Run ')): Promise<string> {
+    const res = await t
+      .req('post', '/api/v1/test-runs', f.tester.token)
+      .send({ project_id: projectId, name });
+    expect(res.status).toBe(201);
+    return res.body.id as string;
+  }
+
+  async function createCase(projectId: string, body: Record<string, unknown>): Promise<string> {
+    const res = await t
+      .req('post', '/api/v1/test-cases', f.tester.token)
+      .send({ project_id: projectId, ...body });
+    expect(res.status).toBe(201);
+    return res.body.id as string;
+  }
+
+  async function addToRun(runId: string, caseIds: string[]): Promise<void> {
+    const res = await t
+      .req('post', '/api/v1/run-cases/bulk', f.tester.token)
+      .send({ test_run_id: runId, test_case_ids: caseIds });
+    expect(res.status).toBe(201);
+  }
+
+  async function setRunStatus(
+    runId: string,
+    status: string,
+    token = f.tester.token,
+  ): Promise<void> {
+    const res = await t.req('patch', `/api/v1/test-runs/${runId}`, token).send({ status });
+    expect(res.status).toBe(200);
+  }
+
+  function importInto(runId: string, file: Buffer, name = 'report.xml', query = '') {
+    return t
+      .req('post', `/api/v1/test-runs/${runId}/imports/junit${query}`, f.tester.token)
+      .attach('file', file, name);
+  }
+
+  /** Everything an import may write in a project, plus the state of one run. */
+  async function snapshot(projectId: string, runId: string): Promise<Record<string, unknown>> {
+    const rows = await t.db.query(
+      `SELECT (SELECT count(*) FROM test_cases WHERE project_id = $1)::int AS cases,
+              (SELECT count(*) FROM suites WHERE project_id = $1)::int AS suites,
+              (SELECT count(*) FROM test_runs WHERE project_id = $1)::int AS runs,
+              (SELECT count(*) FROM run_items WHERE project_id = $1)::int AS items,
+              (SELECT count(*) FROM run_item_rows WHERE project_id = $1)::int AS rows,
+              (SELECT count(*) FROM run_item_history WHERE project_id = $1)::int AS history,
+              (SELECT count(*) FROM junit_imports WHERE project_id = $1)::int AS imports,
+              (SELECT coalesce(max(updated_at), 'epoch')::text FROM run_items WHERE project_id = $1) AS items_updated,
+              (SELECT coalesce(max(updated_at), 'epoch')::text FROM run_item_rows WHERE project_id = $1) AS rows_updated,
+              (SELECT status || ' ' || coalesce(started_at::text, '-') || ' ' || updated_at::text
+                 FROM test_runs WHERE id = $2) AS run,
+              (SELECT value FROM project_counters WHERE project_id = $1 AND name = 'test_case_key') AS counter`,
+      [projectId, runId],
+    );
+    return rows[0] as Record<string, unknown>;
+  }
+
+  async function rowsOfRun(runId: string): Promise<Array<Record<string, unknown>>> {
+    return t.db.query(
+      `SELECT tc.title, tc.automation_id, ri.status AS item_status, ri.comment AS item_comment,
+              w.scenario_label, w.status, w.comment, w.system_out, w.system_err, w.duration_ms::int AS duration_ms,
+              w.execution_count, w.executed_by_id, w.finished_at, ri.last_executed_at
+         FROM run_items ri JOIN test_cases tc ON tc.id = ri.test_case_id
+         JOIN run_item_rows w ON w.run_item_id = ri.id
+        WHERE ri.test_run_id = $1 ORDER BY tc.key_number, w.row_order`,
+      [runId],
+    );
+  }
+
+  describe('access', () => {
+    it('POST /test-runs/{id}/imports/junit: tester and above', async () => {
+      const runId = await createRun(f.projectId);
+      const ok = await expectRoleMatrix(t, f, {
+        method: 'post',
+        url: `/api/v1/test-runs/${runId}/imports/junit?dry_run=true`,
+        minRole: 'tester',
+        okStatus: 201,
+        notFoundCode: 'test_run_not_found',
+        attach: { field: 'file', content: fixture('basic.xml'), filename: 'basic.xml' },
+      });
+      expect(ok.body.status).toBe('preview');
+      expectProblem(
+        await importInto('01a1fddf-0000-7000-8000-000000000000', fixture('basic.xml')),
+        404,
+        'test_run_not_found',
+      );
+    });
+
+    it('POST /projects/{id}/imports/junit: tester and above', async () => {
+      const ok = await expectRoleMatrix(t, f, {
+        method: 'post',
+        url: `/api/v1/projects/${f.projectId}/imports/junit?dry_run=true`,
+        minRole: 'tester',
+        okStatus: 201,
+        notFoundCode: 'project_not_found',
+        attach: { field: 'file', content: fixture('basic.xml'), filename: 'basic.xml' },
+      });
+      expect(ok.body.target_run).toEqual({ id: null, name: 'Nightly', match_mode: 'created' });
+    });
+
+    it('GET /test-runs/{id}/imports: viewer and above', async () => {
+      const runId = await createRun(f.projectId);
+      const ok = await expectRoleMatrix(t, f, {
+        method: 'get',
+        url: `/api/v1/test-runs/${runId}/imports`,
+        minRole: 'viewer',
+        okStatus: 200,
+        notFoundCode: 'test_run_not_found',
+      });
+      expect(ok.body).toEqual({ items: [], page: 1, page_size: 50, has_next: false, total: 0 });
+    });
+  });
+
+  describe('creating missing cases', () => {
+    let projectId: string;
+    let runId: string;
+    let first: { body: Record<string, unknown> & { summary: Summary } };
+
+    beforeAll(async () => {
+      projectId = await newProject();
+      runId = await createRun(projectId);
+      first = await importInto(
+        runId,
+        fixture('basic.xml'),
+        'basic.xml',
+        '?create_missing_cases=true',
+      );
+    });
+
+    it('answers 201 with the summary and the created cases', () => {
+      expect(first.body).toMatchObject({
+        id: expect.any(String),
+        test_run_id: runId,
+        target_run: { id: runId, match_mode: 'existing' },
+        source_filename: 'basic.xml',
+        dry_run: false,
+        status: 'completed',
+        size_bytes: fixture('basic.xml').length,
+        sha256: expect.stringMatching(/^[0-9a-f]{64}$/),
+        summary: {
+          total_cases: 4,
+          matched_by_automation_id: 4,
+          matched_by_name: 0,
+          created_test_cases: 4,
+          updated: 4,
+          unmatched: 0,
+          ambiguous: 0,
+          errors: 0,
+          ignored: 0,
+        },
+        statuses: { passed: 1, failure: 1, error: 1, skipped: 1, xfailed: 0, xpassed: 0, flaky: 0 },
+        unmatched_cases: [],
+        ambiguous_cases: [],
+        error_cases: [],
+      });
+      const created = first.body.created_cases as Array<Record<string, unknown>>;
+      expect(created.map((c) => [c.key, c.automation_id, c.suite_path])).toEqual([
+        ['TC-1', 'AUTH-LOGIN-1', ['Nightly', 'auth', 'login']],
+        ['TC-2', 'tests.auth.LoginTest.test_logout_works', ['Nightly', 'auth', 'login']],
+        ['TC-3', 'tests.auth.TokenTest.test_token_refresh', ['Nightly', 'auth']],
+        ['TC-4', 'tests.billing.InvoiceTest.test_invoice_pdf', ['Nightly', 'billing']],
+      ]);
+    });
+
+    it('creates active automated cases with the stable identity, in suites from the suite path', async () => {
+      const cases = await t.db.query(
+        `SELECT tc.key, tc.title, tc.automation_id, tc.status, tc.test_case_type, tc.tags, tc.created_by,
+                s.name AS suite, p.name AS parent, g.name AS grandparent
+           FROM test_cases tc LEFT JOIN suites s ON s.id = tc.suite_id
+           LEFT JOIN suites p ON p.id = s.parent_id LEFT JOIN suites g ON g.id = p.parent_id
+          WHERE tc.project_id = $1 ORDER BY tc.key_number`,
+        [projectId],
+      );
+      expect(cases).toEqual([
+        expect.objectContaining({
+          key: 'TC-1',
+          title: 'test_login_works',
+          automation_id: 'AUTH-LOGIN-1',
+          suite: 'login',
+          parent: 'auth',
+          grandparent: 'Nightly',
+        }),
+        expect.objectContaining({
+          key: 'TC-2',
+          automation_id: 'tests.auth.LoginTest.test_logout_works',
+          suite: 'login',
+        }),
+        expect.objectContaining({
+          key: 'TC-3',
+          automation_id: 'tests.auth.TokenTest.test_token_refresh',
+          suite: 'auth',
+          parent: 'Nightly',
+        }),
+        expect.objectContaining({
+          key: 'TC-4',
+          suite: 'billing',
+          parent: 'Nightly',
+          grandparent: null,
+        }),
+      ]);
+      for (const c of cases) {
+        expect(c).toMatchObject({
+          status: 'active',
+          test_case_type: 'automated',
+          tags: ['auto-imported'],
+          created_by: f.tester.id,
+        });
+      }
+      const suites = await t.db.query(
+        `SELECT count(*)::int AS n FROM suites WHERE project_id = $1`,
+        [projectId],
+      );
+      expect(suites[0].n).toBe(4); // Nightly, auth, login, billing — created once each
+    });
+
+    it('applies results to run items and rows, and starts the run', async () => {
+      const rows = await rowsOfRun(runId);
+      expect(
+        rows.map((r) => [
+          r.title,
+          r.item_status,
+          r.scenario_label,
+          r.status,
+          r.duration_ms,
+          r.execution_count,
+        ]),
+      ).toEqual([
+        ['test_login_works', 'passed', 'test_login_works', 'passed', 1500, 1],
+        ['test_logout_works', 'failure', 'test_logout_works', 'failure', 500, 1],
+        ['test_token_refresh', 'error', 'test_token_refresh', 'error', 250, 1],
+        ['test_invoice_pdf', 'skipped', 'test_invoice_pdf', 'skipped', null, 1],
+      ]);
+      expect(rows[0]).toMatchObject({
+        system_out: 'logged in',
+        executed_by_id: f.tester.id,
+        finished_at: expect.any(Date),
+      });
+      expect(rows[1]).toMatchObject({
+        comment: 'logout failed\n\nTraceback: boom',
+        item_comment: 'logout failed\n\nTraceback: boom',
+      });
+      expect(rows[2]).toMatchObject({
+        system_err: 'warning: retry',
+        comment: 'connection reset\n\nstack',
+      });
+      const run = await t.req('get', `/api/v1/test-runs/${runId}`, f.viewer.token);
+      expect(run.body).toMatchObject({
+        status: 'in_progress',
+        started_at: expect.any(String),
+        summary: { total: 4, passed: 1, failure: 1, error: 1, skipped: 1, pass_rate: 25 },
+      });
+      const history = await t.db.query(
+        `SELECT h.from_status, h.to_status, h.changed_by_id FROM run_item_history h
+           JOIN run_items ri ON ri.id = h.run_item_id WHERE ri.test_run_id = $1 ORDER BY h.to_status`,
+        [runId],
+      );
+      expect(history.map((h: { to_status: string }) => h.to_status)).toEqual([
+        'error',
+        'failure',
+        'passed',
+        'skipped',
+      ]);
+    });
+
+    it('a second import of the same report creates no case and updates the same rows', async () => {
+      const before = await snapshot(projectId, runId);
+      const again = await importInto(
+        runId,
+        fixture('basic.xml'),
+        'basic.xml',
+        '?create_missing_cases=true',
+      );
+      expect(again.status).toBe(201);
+      expect(again.body.summary).toMatchObject({
+        created_test_cases: 0,
+        matched_by_automation_id: 4,
+        updated: 4,
+      });
+      expect(again.body.created_cases).toEqual([]);
+      const after = await snapshot(projectId, runId);
+      expect(after).toMatchObject({
+        cases: before.cases,
+        suites: before.suites,
+        items: before.items,
+        rows: before.rows,
+      });
+      const rows = await rowsOfRun(runId);
+      expect(rows.map((r) => r.execution_count)).toEqual([2, 2, 2, 2]);
+    });
+
+    it('lists the real imports of the run, newest first, paged', async () => {
+      const page = await t.req(
+        'get',
+        `/api/v1/test-runs/${runId}/imports?page_size=1`,
+        f.viewer.token,
+      );
+      expect(page.status).toBe(200);
+      expect(page.body).toMatchObject({ page: 1, page_size: 1, has_next: true, total: 2 });
+      expect(page.body.items[0]).toMatchObject({
+        project_id: projectId,
+        test_run_id: runId,
+        file_name: 'basic.xml',
+        content_type: expect.any(String),
+        size_bytes: fixture('basic.xml').length,
+        sha256: first.body.sha256,
+        status: 'completed',
+        match_mode: 'existing',
+        summary: { created_test_cases: 0, total_cases: 4 },
+        statuses: { passed: 1 },
+        created_by: f.tester.id,
+        created_by_name: expect.any(String),
+        created_at: expect.any(String),
+      });
+      const second = await t.req(
+        'get',
+        `/api/v1/test-runs/${runId}/imports?page=2&page_size=1`,
+        f.viewer.token,
+      );
+      expect(second.body.items[0]).toMatchObject({
+        id: first.body.id,
+        summary: { created_test_cases: 4 },
+      });
+      expectProblem(
+        await t.req('get', `/api/v1/test-runs/${runId}/imports?page_size=500`, f.viewer.token),
+        422,
+        'validation_error',
+      );
+    });
+  });
+
+  describe('matching existing cases (reference §4.6, §4.8)', () => {
+    it('matches by automation_id, then by name; without create_missing_cases only run items count', async () => {
+      const projectId = await newProject();
+      const runId = await createRun(projectId);
+      const login = await createCase(projectId, {
+        title: 'Login works',
+        automation_id: 'AUTH-LOGIN-1',
+      });
+      const logout = await createCase(projectId, { title: 'Logout works' });
+      await createCase(projectId, { title: 'Token refresh' }); // not in the run
+      await addToRun(runId, [login, logout]);
+      const res = await importInto(runId, fixture('basic.xml'));
+      expect(res.status).toBe(201);
+      expect(res.body.summary).toEqual({
+        total_cases: 4,
+        matched_by_automation_id: 1,
+        matched_by_name: 1,
+        created_test_cases: 0,
+        updated: 2,
+        unmatched: 2,
+        ambiguous: 0,
+        errors: 0,
+        ignored: 0,
+      });
+      expect(res.body.unmatched_cases).toEqual([
+        {
+          testcase_name: 'test_token_refresh',
+          testcase_classname: 'tests.auth.TokenTest',
+          automation_id: 'tests.auth.TokenTest.test_token_refresh',
+          reason: 'matching test case is not part of the target run',
+        },
+        {
+          testcase_name: 'test_invoice_pdf',
+          testcase_classname: 'tests.billing.InvoiceTest',
+          automation_id: 'tests.billing.InvoiceTest.test_invoice_pdf',
+          reason: 'no matching run item found',
+        },
+      ]);
+      const rows = await rowsOfRun(runId);
+      expect(rows.map((r) => [r.title, r.status, r.scenario_label])).toEqual([
+        ['Login works', 'passed', 'test_login_works'],
+        ['Logout works', 'failure', 'test_logout_works'],
+      ]);
+      const cases = await t.db.query(
+        `SELECT count(*)::int AS n FROM test_cases WHERE project_id = $1`,
+        [projectId],
+      );
+      expect(cases[0].n).toBe(3);
+    });
+
+    it('reports ambiguous titles and does not create them', async () => {
+      const projectId = await newProject();
+      const runId = await createRun(projectId);
+      const a = await createCase(projectId, { title: 'Logout works' });
+      const b = await createCase(projectId, { title: 'logout_works' });
+      await addToRun(runId, [a, b]);
+      const res = await importInto(runId, fixture('basic.xml'));
+      expect(res.body.ambiguous_cases).toEqual([
+        expect.objectContaining({
+          testcase_name: 'test_logout_works',
+          reason: 'multiple run items matched by name',
+        }),
+      ]);
+      const created = await importInto(
+        runId,
+        fixture('basic.xml'),
+        'basic.xml',
+        '?create_missing_cases=true',
+      );
+      expect(created.body.summary).toMatchObject({ ambiguous: 1, created_test_cases: 3 });
+      expect(created.body.ambiguous_cases[0].reason).toBe('multiple test cases matched by name');
+    });
+
+    it('adds matched cases that are not in the run when create_missing_cases is set', async () => {
+      const projectId = await newProject();
+      const runId = await createRun(projectId);
+      const token = await createCase(projectId, { title: 'Token refresh' });
+      const res = await importInto(
+        runId,
+        fixture('basic.xml'),
+        'basic.xml',
+        '?create_missing_cases=true',
+      );
+      expect(res.body.summary).toMatchObject({
+        matched_by_name: 1,
+        created_test_cases: 3,
+        updated: 4,
+      });
+      const items = await t.db.query(`SELECT test_case_id FROM run_items WHERE test_run_id = $1`, [
+        runId,
+      ]);
+      expect(items.map((i: { test_case_id: string }) => i.test_case_id)).toContain(token);
+    });
+
+    it('never reuses the automation id of a draft case: the result stays unmatched', async () => {
+      const projectId = await newProject();
+      const runId = await createRun(projectId);
+      await createCase(projectId, {
+        title: 'Old login',
+        automation_id: 'AUTH-LOGIN-1',
+        status: 'draft',
+      });
+      const res = await importInto(
+        runId,
+        fixture('basic.xml'),
+        'basic.xml',
+        '?create_missing_cases=true',
+      );
+      expect(res.status).toBe(201);
+      expect(res.body.summary).toMatchObject({ created_test_cases: 3, unmatched: 1 });
+      expect(res.body.unmatched_cases[0]).toMatchObject({
+        automation_id: 'AUTH-LOGIN-1',
+        reason: expect.stringContaining('draft or archived'),
+      });
+    });
+  });
+
+  describe('dry run', () => {
+    it('writes nothing at all (query parameter or form field) and previews the same summary', async () => {
+      const projectId = await newProject();
+      const runId = await createRun(projectId);
+      const before = await snapshot(projectId, runId);
+      const viaQuery = await importInto(
+        runId,
+        fixture('basic.xml'),
+        'basic.xml',
+        '?dry_run=true&create_missing_cases=1',
+      );
+      expect(viaQuery.status).toBe(201);
+      expect(viaQuery.body).toMatchObject({
+        id: null,
+        dry_run: true,
+        status: 'preview',
+        summary: { total_cases: 4, created_test_cases: 4, updated: 0, matched_by_automation_id: 4 },
+      });
+      expect(viaQuery.body.created_cases[0]).toEqual({
+        id: null,
+        key: null,
+        title: 'test_login_works',
+        automation_id: 'AUTH-LOGIN-1',
+        suite_path: ['Nightly', 'auth', 'login'],
+      });
+      const viaForm = await t
+        .req('post', `/api/v1/test-runs/${runId}/imports/junit`, f.tester.token)
+        .field('dry_run', 'true')
+        .field('create_missing_cases', 'true')
+        .attach('file', fixture('basic.xml'), 'basic.xml');
+      expect(viaForm.status).toBe(201);
+      expect(viaForm.body).toMatchObject({
+        dry_run: true,
+        status: 'preview',
+        summary: { created_test_cases: 4 },
+      });
+      expect(await snapshot(projectId, runId)).toEqual(before);
+      const list = await t.req('get', `/api/v1/test-runs/${runId}/imports`, f.viewer.token);
+      expect(list.body.total).toBe(0);
+    });
+  });
+
+  describe('form fields and query parameters', () => {
+    it('takes create_missing_cases from a form field', async () => {
+      const projectId = await newProject();
+      const runId = await createRun(projectId);
+      const res = await t
+        .req('post', `/api/v1/test-runs/${runId}/imports/junit`, f.tester.token)
+        .field('create_missing_cases', '1')
+        .attach('file', fixture('basic.xml'), 'basic.xml');
+      expect(res.status).toBe(201);
+      expect(res.body.summary.created_test_cases).toBe(4);
+    });
+
+    it('refuses bad booleans, conflicting values, unknown fields and parameters (422, nothing changes)', async () => {
+      const projectId = await newProject();
+      const runId = await createRun(projectId);
+      const before = await snapshot(projectId, runId);
+      const url = `/api/v1/test-runs/${runId}/imports/junit`;
+      const badQuery = await t
+        .req('post', `${url}?dry_run=maybe`, f.tester.token)
+        .attach('file', fixture('basic.xml'), 'a.xml');
+      expect(expectProblem(badQuery, 422, 'validation_error').errors).toHaveProperty([
+        'query.dry_run',
+      ]);
+      const unknownQuery = await t
+        .req('post', `${url}?force=true`, f.tester.token)
+        .attach('file', fixture('basic.xml'), 'a.xml');
+      expect(expectProblem(unknownQuery, 422, 'validation_error').errors).toHaveProperty([
+        'query.force',
+      ]);
+      const badForm = await t
+        .req('post', url, f.tester.token)
+        .field('dry_run', 'yes')
+        .attach('file', fixture('basic.xml'), 'a.xml');
+      expect(expectProblem(badForm, 422, 'validation_error').errors).toHaveProperty(['dry_run']);
+      const conflict = await t
+        .req('post', `${url}?create_missing_cases=false`, f.tester.token)
+        .field('create_missing_cases', 'true')
+        .attach('file', fixture('basic.xml'), 'a.xml');
+      expect(expectProblem(conflict, 422, 'validation_error').errors).toHaveProperty([
+        'create_missing_cases',
+      ]);
+      const unknownField = await t
+        .req('post', url, f.tester.token)
+        .field('mode', 'x')
+        .attach('file', fixture('basic.xml'), 'a.xml');
+      expect(expectProblem(unknownField, 422, 'validation_error').errors).toHaveProperty(['mode']);
+      const otherFile = await t
+        .req('post', url, f.tester.token)
+        .attach('report', fixture('basic.xml'), 'a.xml');
+      expect(expectProblem(otherFile, 422, 'validation_error').errors).toHaveProperty(['report']);
+      const twoFiles = await t
+        .req('post', url, f.tester.token)
+        .attach('file', fixture('basic.xml'), 'a.xml')
+        .attach('file', fixture('basic.xml'), 'b.xml');
+      expect(expectProblem(twoFiles, 422, 'validation_error').errors).toHaveProperty(['file']);
+      expect(await snapshot(projectId, runId)).toEqual(before);
+    });
+  });
+
+  describe('refusals: nothing changes', () => {
+    let projectId: string;
+    let runId: string;
+    let before: Record<string, unknown>;
+
+    beforeAll(async () => {
+      projectId = await newProject();
+      runId = await createRun(projectId);
+      before = await snapshot(projectId, runId);
+    });
+    afterEach(async () => {
+      expect(await snapshot(projectId, runId)).toEqual(before);
+    });
+
+    it('no file part → 422 validation_error (errors.file)', async () => {
+      const res = await t
+        .req('post', `/api/v1/test-runs/${runId}/imports/junit`, f.tester.token)
+        .field('create_missing_cases', 'true');
+      expect(expectProblem(res, 422, 'validation_error').errors).toEqual({
+        file: [expect.any(String)],
+      });
+      const textField = await t
+        .req('post', `/api/v1/test-runs/${runId}/imports/junit`, f.tester.token)
+        .field('file', '<testsuite/>');
+      expect(expectProblem(textField, 422, 'validation_error').errors).toHaveProperty(['file']);
+    });
+
+    it('a body that is not multipart → 415', async () => {
+      const res = await t
+        .req('post', `/api/v1/test-runs/${runId}/imports/junit`, f.tester.token)
+        .set('Content-Type', 'application/xml')
+        .send(fixture('basic.xml').toString());
+      expectProblem(res, 415, 'unsupported_media_type');
+    });
+
+    it.each([
+      ['an empty file', Buffer.alloc(0)],
+      ['a whitespace-only file', fixture('whitespace.xml')],
+    ])('%s → 422 empty_upload', async (_label, content) => {
+      const res = await importInto(runId, content, 'empty.xml', '?create_missing_cases=true');
+      expect(expectProblem(res, 422, 'empty_upload').errors).toEqual({ file: ['empty file'] });
+    });
+
+    it.each([
+      ['not XML', 'not-xml.txt', /malformed XML/],
+      ['malformed XML', 'malformed.xml', /malformed XML/],
+      ['a root that is not a test suite', 'wrong-root.xml', /unsupported JUnit XML root element/],
+      [
+        'a billion-laughs DTD',
+        'billion-laughs.xml',
+        /DTD, DOCTYPE and entity declarations are not allowed/,
+      ],
+      [
+        'an external entity',
+        'external-entity.xml',
+        /DTD, DOCTYPE and entity declarations are not allowed/,
+      ],
+      [
+        'a testcase with a classname but no name',
+        'nameless-with-classname.xml',
+        /testcase without a name/,
+      ],
+    ])(
+      '%s → 422 invalid_junit_xml with the reason in errors.file',
+      async (_label, name, reason) => {
+        const res = await importInto(runId, fixture(name), name, '?create_missing_cases=true');
+        const body = expectProblem(res, 422, 'invalid_junit_xml');
+        expect((body.errors as { file: string[] }).file[0]).toMatch(reason);
+        expect(JSON.stringify(body)).not.toContain('root:');
+      },
+    );
+
+    it('a completed or archived run → 409 run_import_not_allowed', async () => {
+      const closed = await createRun(projectId);
+      await setRunStatus(closed, 'in_progress');
+      await setRunStatus(closed, 'completed');
+      const closedBefore = await snapshot(projectId, closed);
+      expectProblem(
+        await importInto(closed, fixture('basic.xml'), 'a.xml', '?create_missing_cases=true'),
+        409,
+        'run_import_not_allowed',
+      );
+      expectProblem(
+        await importInto(closed, fixture('basic.xml'), 'a.xml', '?dry_run=true'),
+        409,
+        'run_import_not_allowed',
+      );
+      await setRunStatus(closed, 'archived', f.lead.token);
+      expectProblem(
+        await importInto(closed, fixture('basic.xml'), 'a.xml'),
+        409,
+        'run_import_not_allowed',
+      );
+      const after = await snapshot(projectId, closed);
+      expect({ ...after, run: null }).toEqual({ ...closedBefore, run: null });
+      before = await snapshot(projectId, runId);
+    });
+  });
+
+  describe('upload limit (MAX_UPLOAD_BYTES=2048)', () => {
+    let small: TestApp;
+    let g: RoleFixture;
+    beforeAll(async () => {
+      small = await createTestApp({ MAX_UPLOAD_BYTES: '2048' });
+      g = await small.roleFixture();
+    });
+    afterAll(async () => {
+      await small.close();
+    });
+
+    it('refuses a file over the limit with 413 (streamed or declared), and accepts one under it', async () => {
+      const run = await small
+        .req('post', '/api/v1/test-runs', g.tester.token)
+        .send({ project_id: g.projectId, name: 'r' });
+      const url = `/api/v1/test-runs/${run.body.id}/imports/junit?create_missing_cases=true`;
+      const pad = (n: number) =>
+        Buffer.from(
+          `<testsuite name="s"><testcase classname="c" name="t"/>${' '.repeat(n)}</testsuite>`,
+        );
+      const ok = await small.req('post', url, g.tester.token).attach('file', pad(1000), 'ok.xml');
+      expect(ok.status).toBe(201);
+      const justOver = await small
+        .req('post', url, g.tester.token)
+        .attach('file', pad(2100), 'over.xml');
+      expectProblem(justOver, 413, 'payload_too_large');
+      const huge = await small
+        .req('post', url, g.tester.token)
+        .attach('file', pad(512 * 1024), 'huge.xml');
+      expectProblem(huge, 413, 'payload_too_large');
+      const counts = await small.db.query(
+        `SELECT (SELECT count(*) FROM test_cases)::int AS cases, (SELECT count(*) FROM junit_imports)::int AS imports`,
+      );
+      expect(counts[0]).toEqual({ cases: 1, imports: 1 });
+    });
+  });
+
+  describe('dialects end to end', () => {
+    it('flaky, rerun, xfail/xpass and retries', async () => {
+      const projectId = await newProject();
+      const runId = await createRun(projectId);
+      const res = await importInto(
+        runId,
+        fixture('dialects.xml'),
+        'dialects.xml',
+        '?create_missing_cases=true',
+      );
+      expect(res.status).toBe(201);
+      expect(res.body.summary).toMatchObject({ total_cases: 6, created_test_cases: 6, updated: 6 });
+      expect(res.body.statuses).toEqual({
+        passed: 2,
+        failure: 2,
+        error: 0,
+        skipped: 0,
+        xfailed: 1,
+        xpassed: 1,
+        flaky: 2,
+      });
+      const rows = await rowsOfRun(runId);
+      const byTitle = new Map(rows.map((r) => [r.title, r]));
+      expect(byTitle.get('eventuallyPasses')).toMatchObject({
+        status: 'passed',
+        item_status: 'passed',
+      });
+      expect(byTitle.get('eventuallyPasses')?.comment).toMatch(
+        /^Flaky: passed after 2 failed attempts \(3 attempts\)/,
+      );
+      expect(byTitle.get('alwaysFails')).toMatchObject({ status: 'failure' });
+      expect(byTitle.get('alwaysFails')?.comment).toMatch(/boom 2/);
+      expect(byTitle.get('test_expected_to_fail')).toMatchObject({
+        status: 'xfailed',
+        item_status: 'xfailed',
+      });
+      expect(byTitle.get('test_unexpected_pass')).toMatchObject({
+        status: 'xpassed',
+        item_status: 'xpassed',
+      });
+      expect(byTitle.get('test_retried')).toMatchObject({ status: 'passed', duration_ms: 200 });
+      expect(byTitle.get('test_retried')?.comment).toMatch(/^Flaky: passed after 1 failed attempt/);
+      expect(byTitle.get('test_retried_fails')).toMatchObject({ status: 'failure' });
+      expect(rows).toHaveLength(6); // retries fold into one row per test
+      const run = await t.req('get', `/api/v1/test-runs/${runId}`, f.viewer.token);
+      expect(run.body.summary).toMatchObject({
+        total: 6,
+        passed: 2,
+        failure: 2,
+        xfailed: 1,
+        xpassed: 1,
+      });
+    });
+
+    it('ignores placeholder testcases without name and classname', async () => {
+      const projectId = await newProject();
+      const runId = await createRun(projectId);
+      const res = await importInto(
+        runId,
+        fixture('placeholder.xml'),
+        'p.xml',
+        '?create_missing_cases=true',
+      );
+      expect(res.status).toBe(201);
+      expect(res.body.summary).toMatchObject({ total_cases: 1, created_test_cases: 1, ignored: 2 });
+      expect(res.body.ignored_cases).toEqual([
+        {
+          testcase_name: '',
+          testcase_classname: null,
+          automation_id: null,
+          reason: expect.stringMatching(/without a name or classname/),
+        },
+        {
+          testcase_name: '',
+          testcase_classname: null,
+          automation_id: null,
+          reason: expect.stringMatching(/without a name or classname/),
+        },
+      ]);
+    });
+  });
+
+  describe('atomicity', () => {
+    it('a failure in the middle of an import leaves no partial writes', async () => {
+      const projectId = await newProject();
+      const runId = await createRun(projectId);
+      const before = await snapshot(projectId, runId);
+      // The import record is the last write: make it fail once suites, cases, items and rows are written.
+      await t.db.query(`
+        CREATE FUNCTION fail_junit_import() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN RAISE EXCEPTION 'simulated failure'; END $$`);
+      await t.db.query(
+        `CREATE TRIGGER fail_junit_import BEFORE INSERT ON junit_imports FOR EACH ROW EXECUTE FUNCTION fail_junit_import()`,
+      );
+      try {
+        const res = await importInto(
+          runId,
+          fixture('basic.xml'),
+          'basic.xml',
+          '?create_missing_cases=true',
+        );
+        expectProblem(res, 500, 'internal_error');
+      } finally {
+        await t.db.query(`DROP TRIGGER fail_junit_import ON junit_imports`);
+        await t.db.query(`DROP FUNCTION fail_junit_import()`);
+      }
+      expect(await snapshot(projectId, runId)).toEqual(before);
+      const ok = await importInto(
+        runId,
+        fixture('basic.xml'),
+        'basic.xml',
+        '?create_missing_cases=true',
+      );
+      expect(ok.status).toBe(201);
+      expect(ok.body.created_cases[0].key).toBe('TC-1'); // the failed import consumed no key either
+    });
+  });
+
+  describe('project-level import (reference §4.12)', () => {
+    it('creates the target run from the report name, then reuses it; closed runs are not targets', async () => {
+      const projectId = await newProject();
+      const url = `/api/v1/projects/${projectId}/imports/junit?create_missing_cases=true`;
+      const first = await t
+        .req('post', url, f.tester.token)
+        .attach('file', fixture('basic.xml'), 'basic.xml');
+      expect(first.status).toBe(201);
+      expect(first.body.target_run).toMatchObject({
+        name: 'Nightly',
+        match_mode: 'created',
+        id: expect.any(String),
+      });
+      const runId = first.body.target_run.id as string;
+      expect(first.body.test_run_id).toBe(runId);
+      expect(first.body.summary).toMatchObject({ created_test_cases: 4, updated: 4 });
+      const run = await t.req('get', `/api/v1/test-runs/${runId}`, f.viewer.token);
+      expect(run.body).toMatchObject({
+        name: 'Nightly',
+        status: 'in_progress',
+        created_by: f.tester.id,
+        summary: { total: 4 },
+      });
+
+      const second = await t
+        .req('post', url, f.tester.token)
+        .attach('file', fixture('basic.xml'), 'basic.xml');
+      expect(second.body.target_run).toEqual({
+        id: runId,
+        name: 'Nightly',
+        match_mode: 'existing',
+      });
+      expect(second.body.summary).toMatchObject({
+        created_test_cases: 0,
+        matched_by_automation_id: 4,
+      });
+      const list = await t.req('get', `/api/v1/test-runs/${runId}/imports`, f.viewer.token);
+      expect(list.body.items.map((i: { match_mode: string }) => i.match_mode)).toEqual([
+        'existing',
+        'created',
+      ]);
+
+      await setRunStatus(runId, 'completed');
+      const third = await t
+        .req('post', url, f.tester.token)
+        .attach('file', fixture('basic.xml'), 'basic.xml');
+      expect(third.body.target_run).toMatchObject({ name: 'Nightly', match_mode: 'created' });
+      expect(third.body.target_run.id).not.toBe(runId);
+    });
+
+    it('names the run after the file when the report has no name; a dry run creates nothing', async () => {
+      const projectId = await newProject();
+      const url = `/api/v1/projects/${projectId}/imports/junit`;
+      const before = await t.db.query(
+        `SELECT count(*)::int AS n FROM test_runs WHERE project_id = $1`,
+        [projectId],
+      );
+      const dry = await t
+        .req('post', `${url}?dry_run=true&create_missing_cases=true`, f.tester.token)
+        .attach('file', fixture('placeholder.xml'), 'smoke-suite.xml');
+      expect(dry.status).toBe(201);
+      expect(dry.body).toMatchObject({
+        id: null,
+        test_run_id: null,
+        target_run: { id: null, name: 'placeholders', match_mode: 'created' },
+        status: 'preview',
+      });
+      const nameless = Buffer.from(
+        '<testsuites><testsuite><testcase classname="a" name="b"/></testsuite></testsuites>',
+      );
+      const real = await t
+        .req('post', url, f.tester.token)
+        .attach('file', nameless, 'smoke-suite.xml');
+      expect(real.body.target_run).toMatchObject({ name: 'smoke-suite', match_mode: 'created' });
+      expect(real.body.summary).toMatchObject({ unmatched: 1, updated: 0 });
+      const after = await t.db.query(
+        `SELECT count(*)::int AS n FROM test_runs WHERE project_id = $1`,
+        [projectId],
+      );
+      expect(after[0].n).toBe(before[0].n + 1);
+    });
+
+    it('refuses invalid reports before creating any run', async () => {
+      const projectId = await newProject();
+      const res = await t
+        .req('post', `/api/v1/projects/${projectId}/imports/junit`, f.tester.token)
+        .attach('file', fixture('billion-laughs.xml'), 'x.xml');
+      expectProblem(res, 422, 'invalid_junit_xml');
+      const runs = await t.db.query(
+        `SELECT count(*)::int AS n FROM test_runs WHERE project_id = $1`,
+        [projectId],
+      );
+      expect(runs[0].n).toBe(0);
+    });
+  });
+});
