@@ -1,0 +1,235 @@
+import { PostgresQueryRunner } from 'typeorm/driver/postgres/PostgresQueryRunner';
+import { createTestApp, expectProblem, RoleFixture, TestApp } from '../support/test-app';
+
+// The machine is shared: booting the app can take longer than jest's default 5 s.
+jest.setTimeout(60_000);
+
+type Json = Record<string, unknown>;
+
+describe('GET /test-runs: filters, search, sorting, paging', () => {
+  let t: TestApp;
+  let f: RoleFixture;
+  const runs: Record<string, Json> = {};
+  let envA: Json;
+  let envB: Json;
+  let milestone: Json;
+
+  const api = (path: string) => `/api/v1${path}`;
+
+  async function ok(res: { status: number; body: unknown }, status: number): Promise<Json> {
+    if (res.status !== status)
+      throw new Error(`expected ${status}, got ${res.status} ${JSON.stringify(res.body)}`);
+    return res.body as Json;
+  }
+
+  async function list(qs: string, token = f.viewer.token): Promise<Json> {
+    return ok(await t.req('get', api(`/test-runs?project_id=${f.projectId}${qs}`), token), 200);
+  }
+
+  const names = (page: Json) => (page.items as Json[]).map((r) => r.name);
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    f = await t.roleFixture();
+    envA = await ok(
+      await t
+        .req('post', api('/environments'), f.lead.token)
+        .send({ project_id: f.projectId, name: 'Staging EU' }),
+      201,
+    );
+    envB = await ok(
+      await t
+        .req('post', api('/environments'), f.lead.token)
+        .send({ project_id: f.projectId, name: 'perf-lab' }),
+      201,
+    );
+    milestone = await ok(
+      await t
+        .req('post', api('/milestones'), f.lead.token)
+        .send({ project_id: f.projectId, name: 'R1' }),
+      201,
+    );
+    // name, build, environment, milestone, creator, created_at, final status
+    const specs: Array<
+      [string, string | null, Json | null, boolean, 'lead' | 'tester', string, string]
+    > = [
+      ['alpha', 'b-100', envA, true, 'lead', '2026-03-01T08:00:00Z', 'not_started'],
+      ['Bravo', 'B-200', envB, false, 'tester', '2026-03-02T23:59:59.500Z', 'in_progress'],
+      ['charlie 50%_off', null, null, true, 'tester', '2026-03-03T00:00:00Z', 'completed'],
+      ['delta', 'b-300', envA, false, 'lead', '2026-03-04T12:00:00Z', 'archived'],
+      ['Echo', 'x-1', envB, false, 'tester', '2026-03-05T12:00:00Z', 'not_started'],
+    ];
+    for (const [name, build, env, withMilestone, creator, createdAt, status] of specs) {
+      const run = await ok(
+        await t.req('post', api('/test-runs'), f[creator].token).send({
+          project_id: f.projectId,
+          name,
+          build,
+          environment_id: env ? env.id : null,
+          milestone_id: withMilestone ? milestone.id : null,
+        }),
+        201,
+      );
+      for (const step of ['in_progress', 'completed', 'archived']) {
+        if (run.status === status) break;
+        const res = await ok(
+          await t
+            .req('patch', api(`/test-runs/${String(run.id)}`), f.lead.token)
+            .send({ status: step }),
+          200,
+        );
+        run.status = res.status;
+        if (res.status === status) break;
+      }
+      await t.db.query(`UPDATE test_runs SET created_at = $2 WHERE id = $1`, [run.id, createdAt]);
+      runs[name] = run;
+    }
+    // A run of another project never shows up.
+    const other = await t.createProject(f.lead.token);
+    await ok(
+      await t
+        .req('post', api('/test-runs'), f.lead.token)
+        .send({ project_id: other, name: 'alpha' }),
+      201,
+    );
+  });
+
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it('defaults: created_at desc, archived hidden, page 1 of 50', async () => {
+    const page = await list('');
+    expect(page).toMatchObject({ page: 1, page_size: 50, total: 4, has_next: false });
+    expect(names(page)).toEqual(['Echo', 'charlie 50%_off', 'Bravo', 'alpha']);
+  });
+
+  it('status filter (repeatable) shows archived runs when asked', async () => {
+    expect(names(await list('&status=archived'))).toEqual(['delta']);
+    expect(names(await list('&status=archived&status=not_started'))).toEqual([
+      'Echo',
+      'delta',
+      'alpha',
+    ]);
+    expect(names(await list('&status=completed'))).toEqual(['charlie 50%_off']);
+  });
+
+  it('environment_id and milestone_id filters (repeatable)', async () => {
+    expect(names(await list(`&environment_id=${String(envA.id)}`))).toEqual(['alpha']);
+    expect(
+      names(await list(`&environment_id=${String(envA.id)}&status=archived&status=not_started`)),
+    ).toEqual(['delta', 'alpha']);
+    expect(
+      names(await list(`&environment_id=${String(envA.id)}&environment_id=${String(envB.id)}`)),
+    ).toEqual(['Echo', 'Bravo', 'alpha']);
+    expect(names(await list(`&milestone_id=${String(milestone.id)}`))).toEqual([
+      'charlie 50%_off',
+      'alpha',
+    ]);
+    expect(names(await list('&milestone_id=unknown'))).toEqual([]);
+  });
+
+  it('search matches name, build or environment name, case-insensitively, % and _ literally', async () => {
+    expect(names(await list('&search=BRAV'))).toEqual(['Bravo']);
+    expect(names(await list('&search=b-2'))).toEqual(['Bravo']);
+    expect(names(await list('&search=staging'))).toEqual(['alpha']);
+    expect(names(await list(`&search=${encodeURIComponent('50%_')}`))).toEqual(['charlie 50%_off']);
+    expect(names(await list(`&search=${encodeURIComponent('%')}`))).toEqual(['charlie 50%_off']);
+    expect(names(await list(`&search=${encodeURIComponent('a_p')}`))).toEqual([]);
+  });
+
+  it('created_by filter', async () => {
+    expect(names(await list(`&created_by=${f.lead.id}`))).toEqual(['alpha']);
+    expect(names(await list(`&created_by=${f.tester.id}`))).toEqual([
+      'Echo',
+      'charlie 50%_off',
+      'Bravo',
+    ]);
+    expect(names(await list('&created_by=nobody'))).toEqual([]);
+  });
+
+  it('created_from / created_to accept dates (created_to includes the whole day) and datetimes', async () => {
+    expect(names(await list('&created_to=2026-03-02'))).toEqual(['Bravo', 'alpha']);
+    expect(names(await list('&created_from=2026-03-02&created_to=2026-03-03'))).toEqual([
+      'charlie 50%_off',
+      'Bravo',
+    ]);
+    expect(names(await list('&created_to=2026-03-02T23:59:59Z'))).toEqual(['alpha']);
+    // 01:00+02:00 is 23:00 UTC of the day before: Bravo (23:59:59.5 UTC) is inside.
+    expect(
+      names(await list(`&created_from=${encodeURIComponent('2026-03-03T01:00:00+02:00')}`)),
+    ).toEqual(['Echo', 'charlie 50%_off', 'Bravo']);
+    expect(
+      names(await list('&created_from=2026-03-05T12:00:00Z&created_to=2026-03-05T12:00:00Z')),
+    ).toEqual(['Echo']);
+  });
+
+  it.each([
+    ['created_at', 'asc', ['alpha', 'Bravo', 'charlie 50%_off', 'Echo']],
+    ['name', 'asc', ['alpha', 'Bravo', 'charlie 50%_off', 'Echo']],
+    ['name', 'desc', ['Echo', 'charlie 50%_off', 'Bravo', 'alpha']],
+    ['status', 'asc', ['charlie 50%_off', 'Bravo', 'alpha', 'Echo']],
+    ['build', 'asc', ['charlie 50%_off', 'alpha', 'Bravo', 'Echo']],
+    ['environment', 'asc', ['charlie 50%_off', 'Bravo', 'Echo', 'alpha']],
+    ['environment', 'desc', ['alpha', 'Echo', 'Bravo', 'charlie 50%_off']],
+  ])('sort_by=%s sort_order=%s', async (sortBy, order, expected) => {
+    const page = await list(`&sort_by=${sortBy}&sort_order=${order}`);
+    if (sortBy === 'status') {
+      // Equal statuses tie-break by id in the same direction.
+      const ns = (page.items as Json[]).filter((r) => r.status === 'not_started').map((r) => r.id);
+      expect(ns).toEqual([...ns].sort());
+      expect(names(page).slice(0, 2)).toEqual(expected.slice(0, 2));
+    } else {
+      expect(names(page)).toEqual(expected);
+    }
+  });
+
+  it('pages are stable and total is real past the end', async () => {
+    const p1 = await list('&page_size=2&sort_by=name&sort_order=asc');
+    const p2 = await list('&page_size=2&page=2&sort_by=name&sort_order=asc');
+    const p3 = await list('&page_size=2&page=3&sort_by=name&sort_order=asc');
+    expect(p1).toMatchObject({ page: 1, page_size: 2, total: 4, has_next: true });
+    expect(p2).toMatchObject({ page: 2, total: 4, has_next: false });
+    expect([...names(p1), ...names(p2)]).toEqual(['alpha', 'Bravo', 'charlie 50%_off', 'Echo']);
+    expect(p3).toMatchObject({ items: [], total: 4, has_next: false });
+  });
+
+  it.each([
+    ['', 'project_id', '/test-runs'],
+    ['&sort_by=owner', 'sort_by', null],
+    ['&sort_order=up', 'sort_order', null],
+    ['&status=done', 'status', null],
+    ['&created_from=yesterday', 'created_from', null],
+    ['&created_to=2026-02-30', 'created_to', null],
+    ['&created_to=2026-03', 'created_to', null],
+    ['&page=0', 'page', null],
+    ['&page_size=201', 'page_size', null],
+    ['&page_size=abc', 'page_size', null],
+  ])('bad query %s → 422 query.%s', async (qs, name, path) => {
+    const url = path ? api(path) : api(`/test-runs?project_id=${f.projectId}${qs}`);
+    const p = expectProblem(await t.req('get', url, f.viewer.token), 422, 'validation_error');
+    expect(p.errors).toHaveProperty([`query.${name}`]);
+  });
+
+  it('a page is a constant number of queries whatever its size', async () => {
+    const spy = jest.spyOn(PostgresQueryRunner.prototype, 'query');
+    try {
+      await list(
+        '&page_size=1&status=not_started&status=in_progress&status=completed&status=archived',
+      );
+      const one = spy.mock.calls.length;
+      expect(one).toBeLessThanOrEqual(3);
+      spy.mockClear();
+      await list(
+        '&page_size=50&status=not_started&status=in_progress&status=completed&status=archived',
+      );
+      expect(spy.mock.calls.length).toBe(one);
+      spy.mockClear();
+      await t.req('get', api(`/test-runs/${String(runs.alpha.id)}`), f.viewer.token);
+      // Authentication, access, the run itself.
+      expect(spy.mock.calls.length).toBeLessThanOrEqual(3);
+    } finally {
+      spy.mockRestore();
+    }
+  });
+});
