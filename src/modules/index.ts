@@ -1,3 +1,4 @@
+import { TestPlansModule } from './test-plans/test-plans.module';
 import { DatasetsModule } from './datasets/datasets.module';
 import { SuitesModule } from './suites/suites.module';
 import { TestCasesModule } from './test-cases/test-cases.module';
@@ -13,4 +14,4 @@ import { TestRunsModule } from './test-runs/test-runs.module';
 import { UsersModule } from './users/users.module';
 
 /** Every feature module of the service. A new feature adds its module here (one line). */
-export const FEATURE_MODULES = [HealthModule, UsersModule, ProjectsModule, EnvironmentsModule, MilestonesModule, TestRunsModule, RunItemsModule, ComponentsModule, ProductsModule, SuitesModule, TestCasesModule, DatasetsModule, ImportsModule];
+export const FEATURE_MODULES = [HealthModule, UsersModule, ProjectsModule, EnvironmentsModule, MilestonesModule, TestRunsModule, RunItemsModule, ComponentsModule, ProductsModule, SuitesModule, TestCasesModule, DatasetsModule, ImportsModule, TestPlansModule];

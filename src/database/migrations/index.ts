@@ -3,10 +3,11 @@ import { Environments1763700000100 } from './1763700000100-Environments';
 import { ProductsComponents1763700000150 } from './1763700000150-ProductsComponents';
 import { TestCases1763700000200 } from './1763700000200-TestCases';
 import { TestRuns1763700000400 } from './1763700000400-TestRuns';
+import { TestPlans1763700000500 } from './1763700000500-TestPlans';
 import { Imports1763700000600 } from './1763700000600-Imports';
 
 /**
  * Every migration, in order. Features append their class here (one line each); timestamps are
  * allocated per feature so files never collide.
  */
-export const MIGRATIONS = [Foundation1763700000000, Environments1763700000100, ProductsComponents1763700000150, TestCases1763700000200, TestRuns1763700000400, Imports1763700000600];
+export const MIGRATIONS = [Foundation1763700000000, Environments1763700000100, ProductsComponents1763700000150, TestCases1763700000200, TestRuns1763700000400, TestPlans1763700000500, Imports1763700000600];

@@ -1,0 +1,25 @@
+import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { ProductsModule } from '../products/products.module';
+import { RunItemsModule } from '../run-items/run-items.module';
+import { TestRunsModule } from '../test-runs/test-runs.module';
+import {
+  TestPlanCaseEntity,
+  TestPlanEntity,
+  TestPlanSuiteEntity,
+} from './entities/test-plan.entity';
+import { TestPlansController } from './test-plans.controller';
+import { TestPlansService } from './test-plans.service';
+
+@Module({
+  imports: [
+    TypeOrmModule.forFeature([TestPlanEntity, TestPlanSuiteEntity, TestPlanCaseEntity]),
+    ProductsModule,
+    TestRunsModule,
+    RunItemsModule,
+  ],
+  controllers: [TestPlansController],
+  providers: [TestPlansService],
+  exports: [TestPlansService],
+})
+export class TestPlansModule {}
