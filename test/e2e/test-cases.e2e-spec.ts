@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { Db } from '../../src/common/persistence/db.service';
 import {
   createTestApp,
   expectProblem,
@@ -639,6 +640,20 @@ describe('test cases (CONTRACT §7)', () => {
         expect.objectContaining({ component_id: comp }),
       ]);
       expect(items[0].dataset_bindings).toEqual([]);
+    });
+
+    it('uses a constant number of queries whatever the page size', async () => {
+      const spy = jest.spyOn(t.app.get(Db), 'query');
+      try {
+        await list('page_size=1');
+        const small = spy.mock.calls.length;
+        spy.mockClear();
+        await list('page_size=50&status=active&status=draft&status=archived');
+        expect(spy.mock.calls.length).toBe(small);
+        expect(small).toBeLessThanOrEqual(4);
+      } finally {
+        spy.mockRestore();
+      }
     });
 
     it('rejects bad query parameters with 422', async () => {
