@@ -44,14 +44,12 @@ describe('dataset bindings (api.md §2.7, §4.5; CONTRACT §10)', () => {
       { row_key: 'a', scenario_label: 'Alpha', values: { v: 1 } },
       { row_key: 'b', values: { v: 2 }, is_active: !opts.inactiveB },
     ];
-    const res = await t
-      .req('post', `${API}/datasets`, fx.tester.token)
-      .send({
-        project_id: fx.projectId,
-        name: opts.name ?? t.unique('DS '),
-        columns: [{ column_key: 'v' }],
-        rows: rows1,
-      });
+    const res = await t.req('post', `${API}/datasets`, fx.tester.token).send({
+      project_id: fx.projectId,
+      name: opts.name ?? t.unique('DS '),
+      columns: [{ column_key: 'v' }],
+      rows: rows1,
+    });
     if (res.status !== 201) throw new Error(`dataset: ${res.status} ${JSON.stringify(res.body)}`);
     const rev2 = await t
       .req('patch', `${API}/datasets/${res.body.id}`, fx.tester.token)
@@ -444,6 +442,26 @@ describe('dataset bindings (api.md §2.7, §4.5; CONTRACT §10)', () => {
       [d.id],
     );
     expect(rows[0].n).toBe(0);
+  });
+
+  it('OpenAPI documents both modes with examples and the role of every binding endpoint', async () => {
+    const doc = await t.req('get', '/openapi.json');
+    expect(doc.status).toBe(200);
+    const path = doc.body.paths['/api/v1/test-cases/{test_case_id}/dataset-bindings'];
+    const examples = path.post.requestBody.content['application/json'].examples;
+    expect(Object.keys(examples)).toEqual(['follow_latest_all', 'pin_revision_subset']);
+    expect(examples.pin_revision_subset.value).toMatchObject({
+      mode: 'pin_revision',
+      row_selection_type: 'subset',
+    });
+    expect(path.get.description).toContain('viewer');
+    expect(path.post.description).toContain('tester');
+    const one = doc.body.paths['/api/v1/test-cases/{test_case_id}/dataset-bindings/{binding_id}'];
+    expect(Object.keys(one.patch.requestBody.content['application/json'].examples)).toContain(
+      'follow_latest',
+    );
+    expect(one.delete.description).toContain('lead');
+    expect(JSON.stringify(path.post.responses)).toContain('dataset_already_bound');
   });
 
   describe('BindingExpansionService (rows for run items)', () => {
