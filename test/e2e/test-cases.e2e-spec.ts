@@ -642,6 +642,24 @@ describe('test cases (CONTRACT §7)', () => {
       expect(items[0].dataset_bindings).toEqual([]);
     });
 
+    it('filters by minimum_component_risk_level of covered components', async () => {
+      expect(await titles('minimum_component_risk_level=low')).toEqual(['cherry 100% done']);
+      expect(await titles('minimum_component_risk_level=medium')).toEqual([]);
+      await t.db.query(`UPDATE components SET risk_level = 'high' WHERE id = $1`, [comp]);
+      try {
+        expect(await titles('minimum_component_risk_level=high')).toEqual(['cherry 100% done']);
+        expect(await titles('minimum_component_risk_level=critical')).toEqual([]);
+      } finally {
+        await t.db.query(`UPDATE components SET risk_level = 'low' WHERE id = $1`, [comp]);
+      }
+      const bad = await t.req(
+        'get',
+        `${API}/test-cases?project_id=${fx.projectId}&minimum_component_risk_level=huge`,
+        fx.viewer.token,
+      );
+      expectProblem(bad, 422, 'validation_error');
+    });
+
     it('uses a constant number of queries whatever the page size', async () => {
       const spy = jest.spyOn(t.app.get(Db), 'query');
       try {

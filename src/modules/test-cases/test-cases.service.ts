@@ -8,6 +8,7 @@ import { normalizeStringList } from '../../common/normalize';
 import { likePattern, offsetOf, Page, pageOf } from '../../common/pagination/page';
 import { Db } from '../../common/persistence/db.service';
 import { uuidv7 } from '../../common/persistence/ids';
+import { RISK_LEVEL_RANK, RISK_LEVELS, RiskLevel } from '../components/risk-score';
 import { BindingsService } from '../datasets/bindings.service';
 import { DatasetBindingDto } from '../datasets/dto/binding.dto';
 import {
@@ -150,6 +151,15 @@ export class TestCasesService {
     if (q.component_id?.length) {
       where.push(
         `EXISTS (SELECT 1 FROM test_case_component_coverages c WHERE c.test_case_id = tc.id AND c.component_id = ANY(${p(q.component_id)}::uuid[]))`,
+      );
+    }
+    if (q.minimum_component_risk_level) {
+      const levels = RISK_LEVELS.filter(
+        (l) => RISK_LEVEL_RANK[l] >= RISK_LEVEL_RANK[q.minimum_component_risk_level as RiskLevel],
+      );
+      where.push(
+        `EXISTS (SELECT 1 FROM test_case_component_coverages c JOIN components k ON k.id = c.component_id
+                  WHERE c.test_case_id = tc.id AND k.risk_level = ANY(${p(levels)}::text[]))`,
       );
     }
     if (q.search) {

@@ -14,6 +14,7 @@ import {
 } from 'class-validator';
 import { PageQueryDto, SORT_ORDERS, SortOrder } from '../../../common/pagination/page';
 import { Nullable, OptionalNotNull, QueryArray } from '../../../common/validation/decorators';
+import { RISK_LEVELS, RiskLevel } from '../../components/risk-score';
 import { DatasetBindingDto } from '../../datasets/dto/binding.dto';
 import {
   COVERAGE_STRENGTHS,
@@ -386,6 +387,14 @@ export class ListTestCasesQueryDto extends PageQueryDto {
   @IsOptional()
   @IsUUID('all', { each: true })
   owner_id?: string[];
+
+  @ApiPropertyOptional({
+    enum: RISK_LEVELS,
+    description: 'Cases covering at least one component of this risk level or higher',
+  })
+  @IsOptional()
+  @IsIn(RISK_LEVELS)
+  minimum_component_risk_level?: RiskLevel;
 
   @ApiPropertyOptional({ type: [String], description: 'Leave these cases out' })
   @QueryArray()
