@@ -547,6 +547,14 @@ describe('dataset bindings (api.md §2.7, §4.5; CONTRACT §10)', () => {
           { binding_id: ub.id, dataset_alias: 'u', dataset_id: users.id, revision_number: 1 },
         ],
       });
+      // useLatestRevisions ignores the pin (rerun with use_latest_revisions).
+      const latest = await svc.expandForCases(f.projectId, [c.id], { useLatestRevisions: true });
+      expect(latest.get(c.id)!.map((r) => r.scenario_label)).toEqual([
+        'br:FF | u:Alpha',
+        'br:FF | u:c',
+        'br:safari | u:Alpha',
+        'br:safari | u:c',
+      ]);
       // Cases of another project are not expanded with this project's bindings.
       const foreign = await svc.expandForCases(other.projectId, [c.id]);
       expect(foreign.get(c.id)).toEqual([

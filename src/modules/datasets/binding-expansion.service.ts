@@ -26,6 +26,11 @@ export { DEFAULT_SCENARIO_LABEL } from './binding-expansion';
 /** Most run rows one test case may expand to (the product of its bindings' row counts). */
 export const MAX_ROWS_PER_CASE = 10000;
 
+export interface ExpansionOptions {
+  /** Use every dataset's current revision, ignoring pins (rerun with `use_latest_revisions`). */
+  useLatestRevisions?: boolean;
+}
+
 interface BindingRow {
   id: string;
   test_case_id: string;
@@ -56,8 +61,12 @@ export class BindingExpansionService {
    *   422 `dataset_revision_not_found` when a resolved revision is missing, 422 `validation_error`
    *   when a case would expand to more than MAX_ROWS_PER_CASE rows.
    */
-  async expandForCases(projectId: string, caseIds: string[]): Promise<Map<string, ExpandedRow[]>> {
-    const detailed = await this.expandForCasesDetailed(projectId, caseIds);
+  async expandForCases(
+    projectId: string,
+    caseIds: string[],
+    options: ExpansionOptions = {},
+  ): Promise<Map<string, ExpandedRow[]>> {
+    const detailed = await this.expandForCasesDetailed(projectId, caseIds, options);
     return new Map([...detailed].map(([id, c]) => [id, c.rows]));
   }
 
@@ -65,7 +74,12 @@ export class BindingExpansionService {
   async expandForCasesDetailed(
     projectId: string,
     caseIds: string[],
+    options: ExpansionOptions = {},
   ): Promise<Map<string, ExpandedCase>> {
+    const revisionOf = (b: BindingRow) =>
+      options.useLatestRevisions
+        ? b.current_revision_number
+        : resolvedRevisionNumber(b, b.current_revision_number);
     const ids = [...new Set(caseIds)];
     const out = new Map<string, ExpandedCase>();
     if (ids.length === 0) return out;
@@ -80,7 +94,7 @@ export class BindingExpansionService {
 
     const wanted = new Map<string, { datasetId: string; number: number }>();
     for (const b of bindings) {
-      const number = resolvedRevisionNumber(b, b.current_revision_number);
+      const number = revisionOf(b);
       wanted.set(`${b.dataset_id}:${number}`, { datasetId: b.dataset_id, number });
     }
     const revisions = new Map<string, StoredDatasetRow[]>();
@@ -102,7 +116,7 @@ export class BindingExpansionService {
 
     const byCase = new Map<string, ResolvedBinding[]>(ids.map((id) => [id, []]));
     for (const b of bindings) {
-      const number = resolvedRevisionNumber(b, b.current_revision_number);
+      const number = revisionOf(b);
       const revisionRows = revisions.get(`${b.dataset_id}:${number}`);
       if (!revisionRows) {
         throw new AppException(
