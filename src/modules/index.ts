@@ -4,6 +4,7 @@ import { SuitesModule } from './suites/suites.module';
 import { TestCasesModule } from './test-cases/test-cases.module';
 import { EnvironmentsModule } from './environments/environments.module';
 import { ComponentsModule } from './components/components.module';
+import { ExportsModule } from './exports/exports.module';
 import { HealthModule } from './health/health.module';
 import { ImportsModule } from './imports/imports.module';
 import { MilestonesModule } from './milestones/milestones.module';
@@ -14,4 +15,4 @@ import { TestRunsModule } from './test-runs/test-runs.module';
 import { UsersModule } from './users/users.module';
 
 /** Every feature module of the service. A new feature adds its module here (one line). */
-export const FEATURE_MODULES = [HealthModule, UsersModule, ProjectsModule, EnvironmentsModule, MilestonesModule, TestRunsModule, RunItemsModule, ComponentsModule, ProductsModule, SuitesModule, TestCasesModule, DatasetsModule, ImportsModule, TestPlansModule];
+export const FEATURE_MODULES = [HealthModule, UsersModule, ProjectsModule, EnvironmentsModule, MilestonesModule, TestRunsModule, RunItemsModule, ComponentsModule, ProductsModule, SuitesModule, TestCasesModule, DatasetsModule, ImportsModule, TestPlansModule, ExportsModule];

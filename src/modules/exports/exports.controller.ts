@@ -1,0 +1,43 @@
+import { Controller, Get, Param, Query, StreamableFile } from '@nestjs/common';
+import { ApiProduces, ApiTags } from '@nestjs/swagger';
+import { Endpoint } from '../../common/access/endpoint.decorator';
+import { fromResource } from '../../common/access/project-access';
+import { TEST_RUNS } from '../test-runs/test-runs.resource';
+import { ExportQueryDto } from './dto/export.dto';
+import { ExportsService } from './exports.service';
+
+@ApiTags('exports')
+@Controller('test-runs')
+export class ExportsController {
+  constructor(private readonly exports: ExportsService) {}
+
+  @Get(':id/export')
+  @Endpoint({
+    summary: 'Export a run report',
+    description: [
+      'A download (`Content-Disposition: attachment; filename="test-run-<id>-report.<ext>"`), streamed from one',
+      'consistent snapshot of the run. `format` (default `json`; anything else → 422 `query.format`):',
+      '',
+      '- `json` — the report payload: `report_type`, `format_version`, `generated_at`, `test_run`, `summary`',
+      '  (with `untested`, `in_progress`, `pass_rate`, `progress_rate`), `by_status` (all nine statuses),',
+      '  `by_assignee`, `failures` (items in error, failure or xpassed) and `items` (every run item, ordered by',
+      '  case key; items whose case was deleted are kept with their snapshot data). Datetimes are ISO 8601 UTC.',
+      '- `xml` — the same payload under `<test_run_report>`; lists are containers of `<item>`, null is an empty element.',
+      '- `junit` — JUnit XML (`.junit.xml`) with one testcase per row that has a result, which this service imports',
+      '  again into the same cases and rows (title, suite path, automation id and row label are carried as',
+      '  properties). `blocked` has no JUnit equivalent: it is written as `<skipped type="blocked">` and imports',
+      '  back as skipped; `untested`/`in_progress` rows are left out.',
+      '- `csv` — a header line and one line per run item (RFC 4180, CRLF, lists joined with `;`).',
+      '- `pdf` — a readable report: run fields, summary figures, status bar and pie charts, and the item table',
+      '  over as many pages as needed.',
+    ].join('\n'),
+    minRole: 'viewer',
+    project: fromResource(TEST_RUNS),
+    response: { schema: { type: 'string', format: 'binary' } },
+    responseDescription: 'The report file',
+  })
+  @ApiProduces('application/json', 'application/xml', 'text/csv', 'application/pdf')
+  export(@Param('id') id: string, @Query() q: ExportQueryDto): Promise<StreamableFile> {
+    return this.exports.export(id, q.format);
+  }
+}

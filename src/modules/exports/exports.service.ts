@@ -1,0 +1,82 @@
+import { Injectable, Logger, StreamableFile } from '@nestjs/common';
+import type { Request, Response } from 'express';
+import { Readable } from 'node:stream';
+import { AppException } from '../../common/errors/app-exception';
+import { ProblemFilter } from '../../common/errors/problem.filter';
+import { Db } from '../../common/persistence/db.service';
+import { csvReport } from './formats/csv';
+import { jsonReport } from './formats/json';
+import { junitReport } from './formats/junit';
+import { pdfReport } from './formats/pdf';
+import { chunked } from './formats/text';
+import { xmlReport } from './formats/xml';
+import { ReportFormat } from './report';
+import { RunReportReader } from './report.reader';
+
+/** Content type and file extension per format. */
+export const EXPORT_MEDIA: Record<ReportFormat, { type: string; ext: string }> = {
+  json: { type: 'application/json; charset=utf-8', ext: 'json' },
+  xml: { type: 'application/xml; charset=utf-8', ext: 'xml' },
+  junit: { type: 'application/xml; charset=utf-8', ext: 'junit.xml' },
+  csv: { type: 'text/csv; charset=utf-8', ext: 'csv' },
+  pdf: { type: 'application/pdf', ext: 'pdf' },
+};
+
+const TEXT_WRITERS: Record<
+  Exclude<ReportFormat, 'pdf'>,
+  (reader: RunReportReader) => AsyncGenerator<string>
+> = {
+  json: jsonReport,
+  xml: xmlReport,
+  junit: junitReport,
+  csv: csvReport,
+};
+
+/** Run report export (CONTRACT §6, reference runs-imports-plans.md §5): streamed downloads. */
+@Injectable()
+export class ExportsService {
+  private readonly logger = new Logger('ExportsService');
+
+  constructor(
+    private readonly db: Db,
+    private readonly problems: ProblemFilter,
+  ) {}
+
+  async export(runId: string, format: ReportFormat): Promise<StreamableFile> {
+    const reader = await RunReportReader.open(this.db.dataSource, runId);
+    if (reader === null) throw AppException.notFound('test_run_not_found', 'Test run');
+    const media = EXPORT_MEDIA[format];
+    let stream: Readable;
+    if (format === 'pdf') {
+      stream = pdfReport(reader) as unknown as Readable;
+    } else {
+      const write = TEXT_WRITERS[format];
+      stream = Readable.from(
+        (async function* () {
+          try {
+            yield* chunked(write(reader));
+          } finally {
+            await reader.close();
+          }
+        })(),
+        { objectMode: false },
+      );
+    }
+    return new StreamableFile(stream, {
+      type: media.type,
+      disposition: `attachment; filename="test-run-${runId}-report.${media.ext}"`,
+    }).setErrorHandler((error, response) => {
+      this.logger.error({ err: error, run_id: runId, format }, 'report export failed');
+      const res = response as unknown as Response;
+      if (res.headersSent) {
+        res.destroy(error); // a cut download must not look complete
+        return;
+      }
+      const problem = this.problems.toProblem(error, res.req as Request);
+      res.status(problem.status);
+      res.setHeader('Content-Type', 'application/problem+json; charset=utf-8');
+      res.removeHeader('Content-Disposition');
+      res.send(JSON.stringify(problem.body));
+    });
+  }
+}
