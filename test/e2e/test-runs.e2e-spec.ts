@@ -173,6 +173,9 @@ describe('test runs', () => {
         notFoundCode: 'test_run_not_found',
       });
       expect(res.body.id).toBe(run.id);
+      const admin = await t.req('get', api(`/test-runs/${String(run.id)}`), t.adminToken);
+      expect(admin.status).toBe(200);
+      expect(admin.body).toEqual(res.body);
     });
 
     it('PATCH /test-runs/{id} needs tester for metadata and status changes', async () => {

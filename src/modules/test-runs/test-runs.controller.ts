@@ -69,12 +69,16 @@ export class TestRunsController {
   @Get(':id')
   @Endpoint({
     summary: 'Get a test run with summary and status breakdown',
-    minRole: 'viewer',
-    project: run,
+    description:
+      '**Minimum project role: viewer** (administrators act as lead). The membership check and ' +
+      'the read are one query: a run that does not exist or belongs to a project the caller is ' +
+      'not a member of is 404 `test_run_not_found`.',
+    access: 'authenticated',
     response: TestRunDto,
+    problems: ['test_run_not_found'],
   })
-  get(@Param('id') id: string): Promise<TestRunDto> {
-    return this.runs.get(id);
+  get(@CurrentUser() user: AuthenticatedUser, @Param('id') id: string): Promise<TestRunDto> {
+    return this.runs.getForUser(user, id);
   }
 
   @Patch(':id')

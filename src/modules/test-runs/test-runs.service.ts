@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { AccessService } from '../../common/access/access.service';
+import { isProjectRole } from '../../common/access/roles';
 import { ProjectAccess } from '../../common/access/project-access';
 import { AuthenticatedUser } from '../../common/auth/authenticated-user';
 import { AppException } from '../../common/errors/app-exception';
@@ -142,6 +143,28 @@ export class TestRunsService {
       total = c[0]?.n ?? 0;
     }
     return pageOf(rows.map(toTestRunDto), q.page, q.page_size, total);
+  }
+
+  /**
+   * GET of one run for a caller: access check and read in ONE query (the run with creator and
+   * milestone names, counters on the row, and the caller's membership). Non-members and missing
+   * runs alike get 404 `test_run_not_found`; administrators see every run; any member is at least
+   * viewer, the minimum role of this read.
+   */
+  async getForUser(user: AuthenticatedUser, id: string): Promise<TestRunDto> {
+    if (!isUuid(id)) throw AppException.notFound('test_run_not_found', 'Test run');
+    const rows = await this.db.query<TestRunRow & { caller_role: string | null }>(
+      `SELECT ${RUN_COLUMNS}, pm.role AS caller_role
+         FROM test_runs r ${RUN_JOINS}
+         LEFT JOIN project_members pm ON pm.project_id = r.project_id AND pm.user_id = $2
+        WHERE r.id = $1`,
+      [id, user.id],
+    );
+    const row = rows[0];
+    if (!row || (!user.isAdmin && !isProjectRole(row.caller_role))) {
+      throw AppException.notFound('test_run_not_found', 'Test run');
+    }
+    return toTestRunDto(row);
   }
 
   /** One query: the run with creator and milestone names; counters are on the row. */
