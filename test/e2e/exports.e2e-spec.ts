@@ -444,6 +444,29 @@ describe('Run report export (CONTRACT §6)', () => {
     });
   });
 
+  it('keeps items whose test case was deleted, with their snapshot data', async () => {
+    const run = await t
+      .req('post', '/api/v1/test-runs', f.tester.token)
+      .send({ project_id: f.projectId, name: 'Deleted' });
+    const id = run.body.id as string;
+    const kase = await t
+      .req('post', '/api/v1/test-cases', f.tester.token)
+      .send({ project_id: f.projectId, title: 'Soon gone' });
+    await t
+      .req('post', '/api/v1/run-cases/bulk', f.tester.token)
+      .send({ test_run_id: id, test_case_ids: [kase.body.id] });
+    const removed = await t.req('delete', `/api/v1/test-cases/${kase.body.id}`, f.lead.token);
+    expect(removed.status).toBe(204);
+    const json = JSON.parse((await exportRun('json', id)).body.toString('utf8'));
+    expect(json.summary.total).toBe(1);
+    expect(json.items).toHaveLength(1);
+    expect(json.items[0].test_case).toMatchObject({
+      id: null,
+      key: kase.body.key,
+      title: 'Soon gone',
+    });
+  });
+
   it('exports an empty run', async () => {
     const run = await t
       .req('post', '/api/v1/test-runs', f.tester.token)

@@ -847,6 +847,73 @@ describe('JUnit import (CONTRACT §6)', () => {
     });
   });
 
+  describe('concurrency', () => {
+    it('two imports creating the same cases at once serialise: each case once, keys contiguous', async () => {
+      const projectId = await newProject();
+      const [runA, runB] = await Promise.all([createRun(projectId), createRun(projectId)]);
+      const [a, b] = await Promise.all([
+        importInto(runA, fixture('basic.xml'), 'basic.xml', '?create_missing_cases=true'),
+        importInto(runB, fixture('basic.xml'), 'basic.xml', '?create_missing_cases=true'),
+      ]);
+      expect([a.status, b.status]).toEqual([201, 201]);
+      expect(a.body.summary.created_test_cases + b.body.summary.created_test_cases).toBe(4);
+      const cases = await t.db.query(
+        `SELECT key FROM test_cases WHERE project_id = $1 ORDER BY key_number`,
+        [projectId],
+      );
+      expect(cases.map((c: { key: string }) => c.key)).toEqual(['TC-1', 'TC-2', 'TC-3', 'TC-4']);
+      const items = await t.db.query(
+        `SELECT test_run_id, count(*)::int AS n FROM run_items WHERE project_id = $1 GROUP BY 1`,
+        [projectId],
+      );
+      expect(items.map((i: { n: number }) => i.n)).toEqual([4, 4]);
+    });
+  });
+
+  describe('OpenAPI', () => {
+    it('documents the multipart body, the flags, the summary and the list', async () => {
+      const doc = (await t.req('get', '/openapi.json')).body;
+      const runImport = doc.paths['/api/v1/test-runs/{id}/imports/junit'].post;
+      const body = runImport.requestBody.content['multipart/form-data'].schema;
+      expect(body.required).toEqual(['file']);
+      expect(body.properties.file).toMatchObject({ type: 'string', format: 'binary' });
+      expect(Object.keys(body.properties)).toEqual(['file', 'dry_run', 'create_missing_cases']);
+      expect(runImport.parameters.map((p: { name: string }) => p.name)).toEqual(
+        expect.arrayContaining(['id', 'dry_run', 'create_missing_cases']),
+      );
+      expect(runImport.description).toMatch(/testcase without a name/);
+      expect(runImport.responses['201'].content['application/json'].schema.$ref).toBe(
+        '#/components/schemas/JunitImportDto',
+      );
+      for (const code of [
+        'payload_too_large',
+        'empty_upload',
+        'invalid_junit_xml',
+        'run_import_not_allowed',
+      ]) {
+        expect(JSON.stringify(runImport.responses)).toContain(code);
+      }
+      expect(
+        doc.paths['/api/v1/projects/{id}/imports/junit'].post.requestBody.content,
+      ).toHaveProperty(['multipart/form-data']);
+      expect(doc.paths['/api/v1/test-runs/{id}/imports'].get.responses['200']).toBeDefined();
+      expect(Object.keys(doc.components.schemas.ImportSummaryDto.properties)).toEqual([
+        'total_cases',
+        'matched_by_automation_id',
+        'matched_by_name',
+        'created_test_cases',
+        'updated',
+        'unmatched',
+        'ambiguous',
+        'errors',
+        'ignored',
+      ]);
+      const exportOp = doc.paths['/api/v1/test-runs/{id}/export'].get;
+      const format = exportOp.parameters.find((p: { name: string }) => p.name === 'format');
+      expect(format.schema.enum).toEqual(['json', 'xml', 'junit', 'csv', 'pdf']);
+    });
+  });
+
   describe('project-level import (reference §4.12)', () => {
     it('creates the target run from the report name, then reuses it; closed runs are not targets', async () => {
       const projectId = await newProject();
