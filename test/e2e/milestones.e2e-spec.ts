@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import {
   createTestApp,
   expectProblem,
@@ -226,25 +227,21 @@ describe('milestones', () => {
     it('filters by status and search, orders by target date (nulls last), pages', async () => {
       const projectId = await t.createProject(f.lead.token);
       const late = await ok(
-        await t
-          .req('post', api('/milestones'), f.lead.token)
-          .send({
-            project_id: projectId,
-            name: 'Late',
-            target_date: '2026-09-01',
-            release_label: 'v3',
-          }),
+        await t.req('post', api('/milestones'), f.lead.token).send({
+          project_id: projectId,
+          name: 'Late',
+          target_date: '2026-09-01',
+          release_label: 'v3',
+        }),
         201,
       );
       const early = await ok(
-        await t
-          .req('post', api('/milestones'), f.lead.token)
-          .send({
-            project_id: projectId,
-            name: 'Early',
-            target_date: '2026-01-01',
-            status: 'active',
-          }),
+        await t.req('post', api('/milestones'), f.lead.token).send({
+          project_id: projectId,
+          name: 'Early',
+          target_date: '2026-01-01',
+          status: 'active',
+        }),
         201,
       );
       const none = await ok(
@@ -371,11 +368,26 @@ describe('milestones', () => {
         201,
       );
 
+      // Two plans of the milestone with 2 and 1 explicit cases; a plan of another milestone.
+      const plans = [randomUUID(), randomUUID(), randomUUID()];
+      await t.db.query(
+        `INSERT INTO test_plans (id, project_id, name, milestone_id)
+         SELECT u.p, $1, 'plan ' || u.p, u.mid FROM unnest($2::uuid[], $3::uuid[]) AS u(p, mid)`,
+        [f.projectId, plans, [m.id, m.id, other.id]],
+      );
+      await t.db.query(
+        `INSERT INTO test_plan_cases (test_plan_id, test_case_id, project_id, position)
+         VALUES ($1, $4, $5, 1), ($1, $6, $5, 2), ($2, $4, $5, 1), ($3, $4, $5, 1)`,
+        [plans[0], plans[1], plans[2], cases[0].id, f.projectId, cases[1].id],
+      );
+
       const s = await ok(
         await t.req('get', api(`/milestones/${String(m.id)}/summary`), f.viewer.token),
         200,
       );
       expect(s).toMatchObject({
+        plans_total: 2,
+        planned_cases_total: 3,
         runs_total: 3,
         planned_runs: 2,
         active_runs: 1,

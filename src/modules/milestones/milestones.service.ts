@@ -189,6 +189,8 @@ export class MilestonesService {
   async summary(id: string): Promise<MilestoneSummaryDto> {
     const rows = await this.db.query<{
       overdue: boolean;
+      plans_total: number;
+      planned_cases_total: number;
       runs_total: number;
       planned_runs: number;
       active_runs: number;
@@ -207,6 +209,9 @@ export class MilestonesService {
       `SELECT (m.target_date IS NOT NULL
                  AND m.target_date < (now() AT TIME ZONE 'UTC')::date
                  AND m.status NOT IN ('completed', 'archived')) AS overdue,
+              (SELECT count(*) FROM test_plans p WHERE p.milestone_id = m.id)::int AS plans_total,
+              (SELECT count(*) FROM test_plan_cases pc JOIN test_plans p ON p.id = pc.test_plan_id
+                WHERE p.milestone_id = m.id)::int AS planned_cases_total,
               count(r.id)::int AS runs_total,
               count(r.id) FILTER (WHERE r.status = 'not_started')::int AS planned_runs,
               count(r.id) FILTER (WHERE r.status = 'in_progress')::int AS active_runs,
@@ -229,7 +234,6 @@ export class MilestonesService {
     );
     const s = rows[0];
     if (!s) throw AppException.notFound('milestone_not_found', 'Milestone');
-    const plans = await this.planCounts(id);
     const totalTests =
       s.untested +
       s.in_progress +
@@ -242,8 +246,8 @@ export class MilestonesService {
       s.xpassed;
     return {
       milestone_id: id,
-      plans_total: plans.plans_total,
-      planned_cases_total: plans.planned_cases_total,
+      plans_total: s.plans_total,
+      planned_cases_total: s.planned_cases_total,
       runs_total: s.runs_total,
       planned_runs: s.planned_runs,
       active_runs: s.active_runs,
@@ -262,13 +266,6 @@ export class MilestonesService {
       pass_rate: computePassRate(s.passed, totalTests),
       overdue: s.overdue,
     };
-  }
-
-  /** Test plans linked to the milestone and their explicit case links (0 until plans exist). */
-  private async planCounts(
-    _id: string,
-  ): Promise<{ plans_total: number; planned_cases_total: number }> {
-    return { plans_total: 0, planned_cases_total: 0 };
   }
 
   private async checkOwner(projectId: string, ownerId: string): Promise<void> {
