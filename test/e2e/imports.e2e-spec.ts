@@ -1,4 +1,6 @@
 import { readFileSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import {
   createTestApp,
@@ -620,6 +622,21 @@ describe('JUnit import (CONTRACT §6)', () => {
       expect(expectProblem(textField, 422, 'validation_error').errors).toHaveProperty(['file']);
     });
 
+    it('a malformed multipart body → 422 validation_error', async () => {
+      const noBoundary = await t
+        .req('post', `/api/v1/test-runs/${runId}/imports/junit`, f.tester.token)
+        .set('Content-Type', 'multipart/form-data')
+        .send('garbage');
+      expectProblem(noBoundary, 422, 'validation_error');
+      const truncated = await t
+        .req('post', `/api/v1/test-runs/${runId}/imports/junit`, f.tester.token)
+        .set('Content-Type', 'multipart/form-data; boundary=xyz')
+        .send(
+          '--xyz\r\nContent-Disposition: form-data; name="file"; filename="a.xml"\r\n\r\n<testsuite/>',
+        );
+      expectProblem(truncated, 422, 'validation_error');
+    });
+
     it('a body that is not multipart → 415', async () => {
       const res = await t
         .req('post', `/api/v1/test-runs/${runId}/imports/junit`, f.tester.token)
@@ -722,6 +739,35 @@ describe('JUnit import (CONTRACT §6)', () => {
         .req('post', url, g.tester.token)
         .attach('file', pad(512 * 1024), 'huge.xml');
       expectProblem(huge, 413, 'payload_too_large');
+      // Chunked upload that never ends: the 413 must come while the body is still being sent.
+      const early = await new Promise<number>((resolve, reject) => {
+        const address = small.server.address() as AddressInfo | string | null;
+        const port = typeof address === 'object' && address !== null ? address.port : 0;
+        const boundary = 'limit-boundary';
+        const request = httpRequest({
+          host: '127.0.0.1',
+          port,
+          method: 'POST',
+          path: url,
+          headers: {
+            Authorization: `Bearer ${g.tester.token}`,
+            'Content-Type': `multipart/form-data; boundary=${boundary}`,
+            'Transfer-Encoding': 'chunked',
+          },
+        });
+        request.on('response', (response) => {
+          resolve(response.statusCode ?? 0);
+          response.resume();
+          request.destroy();
+        });
+        request.on('error', (error) => reject(error));
+        request.write(
+          `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="big.xml"\r\n` +
+            'Content-Type: application/xml\r\n\r\n<testsuite name="s">',
+        );
+        request.write(' '.repeat(4096)); // past the limit; the body is never finished
+      });
+      expect(early).toBe(413);
       const counts = await small.db.query(
         `SELECT (SELECT count(*) FROM test_cases)::int AS cases, (SELECT count(*) FROM junit_imports)::int AS imports`,
       );

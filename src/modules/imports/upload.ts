@@ -85,6 +85,9 @@ function baseName(name: string | undefined): string {
 export class JunitStreamStorage implements multer.StorageEngine {
   result: UploadedReport | null = null;
 
+  /** Called as soon as the part grows past the size limit (before the rest of the body is read). */
+  onLimit: (() => void) | null = null;
+
   _handleFile(
     _req: Request,
     file: Express.Multer.File,
@@ -126,6 +129,7 @@ export class JunitStreamStorage implements multer.StorageEngine {
         });
       }
     });
+    source.once('limit', () => this.onLimit?.());
     source.once('error', (error: Error) => {
       feed.destroy();
       callback(error);
@@ -237,6 +241,8 @@ export async function readJunitUpload(req: Request, maxBytes: number): Promise<U
   const res = req.res;
   if (res === undefined) throw new Error('readJunitUpload: request has no response object');
   await new Promise<void>((resolve, reject) => {
+    // Over the limit: answer 413 at once; multer keeps discarding the rest of the body meanwhile.
+    storage.onLimit = () => reject(uploadProblem({ code: 'LIMIT_FILE_SIZE' }, maxBytes));
     upload(req, res, (error?: unknown) => {
       if (error === undefined || error === null) resolve();
       else reject(uploadProblem(error, maxBytes));
