@@ -29,6 +29,8 @@ const transformIgnorePatterns = [`/node_modules/(?!(${esmPackages.join('|')})/)`
 const transformJs = { '^.+\\.(t|j|mj)s$': swc };
 
 module.exports = {
+  // Applies to tests and hooks alike; e2e hooks boot an application and may wait on a busy machine.
+  testTimeout: 60000,
   projects: [
     {
       displayName: 'unit',
@@ -47,7 +49,6 @@ module.exports = {
       transformIgnorePatterns,
       globalSetup: '<rootDir>/test/support/global-setup.ts',
       globalTeardown: '<rootDir>/test/support/global-teardown.ts',
-      testTimeout: 60000,
     },
   ],
 };

@@ -12,9 +12,6 @@ describe('environments: concurrency and large topologies', () => {
 
   beforeAll(async () => {
     t = await createTestApp();
-    // Listen once: supertest otherwise listens and closes per request, which races when
-    // requests run concurrently (ECONNRESET).
-    await t.app.listen(0, '127.0.0.1');
     f = await t.roleFixture();
   });
   afterAll(async () => {
