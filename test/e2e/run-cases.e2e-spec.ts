@@ -770,6 +770,49 @@ describe('run cases, rows and history', () => {
     });
   });
 
+  describe('concurrency', () => {
+    it('concurrent results on one run keep the counters exact', async () => {
+      const { run, items } = await runWithCases(12);
+      const rows = await Promise.all(items.map((i) => rowsOf(i.id)));
+      const statuses = ['passed', 'failure', 'blocked'];
+      const results = await Promise.all(
+        rows.map(([row], i) => patchRow(row.id, { status: statuses[i % 3] })),
+      );
+      expect(results.map((r) => r.status)).toEqual(results.map(() => 200));
+      const after = await getRun(run.id);
+      expect(after.summary).toMatchObject({
+        total: 12,
+        passed: 4,
+        failure: 4,
+        blocked: 4,
+        untested: 0,
+      });
+      const history = await t.db.query(
+        `SELECT count(*)::int AS n FROM run_item_history h JOIN run_items ri ON ri.id = h.run_item_id
+          WHERE ri.test_run_id = $1`,
+        [run.id],
+      );
+      expect(history[0].n).toBe(12);
+    });
+
+    it('concurrent bulk adds of the same cases add each case once', async () => {
+      const run = await createRun();
+      const cases = [];
+      for (let i = 0; i < 5; i++) cases.push(await createCase());
+      const ids = cases.map((c) => c.id);
+      const results = await Promise.all(
+        [0, 1, 2].map(() =>
+          t
+            .req('post', api('/run-cases/bulk'), f.tester.token)
+            .send({ test_run_id: run.id, test_case_ids: ids }),
+        ),
+      );
+      expect(results.map((r) => r.status)).toEqual([201, 201, 201]);
+      expect(results.reduce((n, r) => n + Number(r.body.created_count), 0)).toBe(5);
+      expect((await getRun(run.id)).summary).toMatchObject({ total: 5, untested: 5 });
+    });
+  });
+
   describe('closed runs', () => {
     it.each(['completed', 'archived'])(
       'a %s run refuses every change of items and rows (run_closed)',
