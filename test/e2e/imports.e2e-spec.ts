@@ -494,6 +494,71 @@ describe('JUnit import (CONTRACT §6)', () => {
     });
   });
 
+  describe('rows of data-driven cases', () => {
+    it('writes results to the rows named by the dataset key, and takes over untouched rows otherwise', async () => {
+      const projectId = await newProject();
+      const runId = await createRun(projectId);
+      const dataset = await t.req('post', '/api/v1/datasets', f.tester.token).send({
+        project_id: projectId,
+        name: 'Users',
+        columns: [{ column_key: 'user' }],
+        rows: [
+          { row_key: 'admin', values: { user: 'admin' } },
+          { row_key: 'guest', values: { user: 'guest' } },
+        ],
+      });
+      expect(dataset.status).toBe(201);
+      const param = await createCase(projectId, {
+        title: 'Login as user',
+        automation_id: 'login.param',
+      });
+      const whole = await createCase(projectId, {
+        title: 'Logout as user',
+        automation_id: 'logout.param',
+      });
+      for (const caseId of [param, whole]) {
+        const bound = await t
+          .req('post', `/api/v1/test-cases/${caseId}/dataset-bindings`, f.tester.token)
+          .send({ dataset_id: dataset.body.id, dataset_alias: 'users' });
+        expect(bound.status).toBe(201);
+      }
+      await addToRun(runId, [param, whole]);
+      const labels = await t.db.query(
+        `SELECT w.scenario_label FROM run_item_rows w JOIN run_items ri ON ri.id = w.run_item_id
+          WHERE ri.test_case_id = $1 ORDER BY w.row_order`,
+        [param],
+      );
+      expect(labels.map((l: { scenario_label: string }) => l.scenario_label)).toEqual([
+        'users:admin',
+        'users:guest',
+      ]);
+      const report = Buffer.from(`<testsuite name="s">
+        <testcase classname="x" name="login[admin]"><properties>
+          <property name="automation_id" value="login.param"/><property name="tms_dataset_key" value="users:admin"/>
+        </properties></testcase>
+        <testcase classname="x" name="login[guest]"><properties>
+          <property name="automation_id" value="login.param"/><property name="tms_dataset_key" value="users:guest"/>
+        </properties><failure message="guest cannot log in"/></testcase>
+        <testcase classname="x" name="logout"><properties>
+          <property name="automation_id" value="logout.param"/>
+        </properties></testcase>
+      </testsuite>`);
+      const res = await importInto(runId, report, 'data.xml');
+      expect(res.status).toBe(201);
+      expect(res.body.summary).toMatchObject({
+        total_cases: 3,
+        matched_by_automation_id: 3,
+        updated: 3,
+      });
+      const rows = await rowsOfRun(runId);
+      expect(rows.map((r) => [r.title, r.scenario_label, r.status, r.item_status])).toEqual([
+        ['Login as user', 'users:admin', 'passed', 'failure'],
+        ['Login as user', 'users:guest', 'failure', 'failure'],
+        ['Logout as user', 'logout', 'passed', 'passed'],
+      ]);
+    });
+  });
+
   describe('dry run', () => {
     it('writes nothing at all (query parameter or form field) and previews the same summary', async () => {
       const projectId = await newProject();

@@ -106,7 +106,11 @@ export class ImportSummaryDto {
   @ApiProperty({ description: 'Results written to run rows (0 in a dry run)' }) updated: number;
   @ApiProperty() unmatched: number;
   @ApiProperty() ambiguous: number;
-  @ApiProperty() errors: number;
+  @ApiProperty({
+    description:
+      'Always 0: a real import applies completely or not at all (a failure is an error response)',
+  })
+  errors: number;
   @ApiProperty({
     description: 'Testcases ignored: without name and classname, or outside any testsuite',
   })
