@@ -61,6 +61,8 @@ export class ExportsService {
         })(),
         { objectMode: false },
       );
+      // A stream destroyed before its first read never enters the generator: close the reader then.
+      stream.once('close', () => void reader.close().catch(() => undefined));
     }
     return new StreamableFile(stream, {
       type: media.type,
