@@ -10,6 +10,23 @@ describe('access tokens', () => {
     expect(r).toEqual({ ok: true, claims: { sub: 'u1', ver: 3 }, expiresAt });
   });
 
+  it('produces tokens a standard JWT library verifies', () => {
+    const { token } = signAccessToken({ sub: 'u9', ver: 1 }, secret, 60);
+    expect(jwt.verify(token, secret, { algorithms: ['HS256'] })).toMatchObject({ sub: 'u9', ver: 1 });
+  });
+
+  it('accepts tokens from a standard JWT library', () => {
+    const token = jwt.sign({ sub: 'u8', ver: 2, exp: Math.floor(Date.now() / 1000) + 60 }, secret, { algorithm: 'HS256' });
+    expect(verifyAccessToken(token, secret)).toMatchObject({ ok: true, claims: { sub: 'u8', ver: 2 } });
+  });
+
+  it('rejects a tampered payload', () => {
+    const { token } = signAccessToken({ sub: 'u1', ver: 0 }, secret, 60);
+    const [h, , s] = token.split('.');
+    const forged = Buffer.from(JSON.stringify({ sub: 'admin', ver: 0, exp: 9999999999 })).toString('base64url');
+    expect(verifyAccessToken(`${h}.${forged}.${s}`, secret)).toEqual({ ok: false, reason: 'invalid_token' });
+  });
+
   it.each([
     ['another secret', () => signAccessToken({ sub: 'u', ver: 0 }, 'x'.repeat(40), 60).token, 'invalid_token'],
     ['expired', () => jwt.sign({ sub: 'u', ver: 0, exp: Math.floor(Date.now() / 1000) - 10 }, secret), 'token_expired'],
