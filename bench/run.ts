@@ -1,0 +1,746 @@
+/**
+ * `npm run bench`: seeds a realistic project in PostgreSQL, starts the BUILT service and a minimal
+ * node:http + pg baseline as child processes, loads them with autocannon, imports JUnit reports,
+ * prints a table and writes bench/results.json. See bench/README.md.
+ */
+import 'reflect-metadata';
+import { execSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
+import { join, resolve } from 'node:path';
+import { Client } from 'pg';
+import { prepareDatabase } from '../src/bootstrap';
+import { loadConfig } from '../src/config/config';
+import { startEmbeddedPostgres } from '../src/database/embedded-postgres';
+import { BenchConfig, loadBenchConfig } from './config';
+import { writeJunitReport, uploadJunit } from './junit';
+import { LoadResult, LoadScenario, pick, RequestShape, round, runLoad } from './load';
+import { fixed, mb, table } from './report';
+import { BENCH_PASSWORD, BENCH_USERNAME, Seeder, SeedResult } from './seed';
+import { CpuWatch, freePort, MemoryWatch, Server, startServer } from './servers';
+import { makeTopology } from './topology';
+
+const ROOT = resolve(__dirname, '..', '..');
+
+function log(msg: string): void {
+  process.stdout.write(`${msg}\n`);
+}
+
+interface ScenarioRecord {
+  name: string;
+  server: string;
+  description: string;
+  request: string;
+  skipped?: string;
+  result?: LoadResult;
+}
+
+interface ImportRecord {
+  name: string;
+  testcases: number;
+  fileBytes: number;
+  status: number;
+  ms: number;
+  startRss: number;
+  peakRss: number;
+  peakSource: string;
+  summary: unknown;
+  error?: unknown;
+}
+
+interface TargetRecord {
+  target: string;
+  measured: string;
+  ok: boolean | null;
+}
+
+class Bench {
+  private token = '';
+  readonly scenarios: ScenarioRecord[] = [];
+  readonly imports: ImportRecord[] = [];
+  readonly checks: Record<string, unknown> = {};
+
+  constructor(
+    private readonly cfg: BenchConfig,
+    private readonly seed: SeedResult,
+    private readonly app: Server,
+    private readonly baseline: Server,
+    private readonly tmp: string,
+    private readonly postmasterPid: number | null,
+  ) {}
+
+  private selected(name: string): boolean {
+    return this.cfg.only === null || this.cfg.only.some((o) => name === o || name.startsWith(o));
+  }
+
+  private async call(server: Server, r: RequestShape): Promise<{ status: number; body: unknown }> {
+    const res = await fetch(server.url + r.path, {
+      method: r.method,
+      headers: { authorization: `Bearer ${this.token}`, 'content-type': 'application/json' },
+      body: r.body,
+    });
+    const text = await res.text();
+    try {
+      return { status: res.status, body: JSON.parse(text) as unknown };
+    } catch {
+      return { status: res.status, body: text };
+    }
+  }
+
+  async login(): Promise<void> {
+    const res = await fetch(`${this.app.url}/api/v1/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ username: BENCH_USERNAME, password: BENCH_PASSWORD }),
+    });
+    const body = (await res.json()) as { access_token?: string };
+    if (res.status !== 200 || !body.access_token) {
+      throw new Error(`login failed: ${res.status} ${JSON.stringify(body)}`);
+    }
+    this.token = body.access_token;
+  }
+
+  /** The service and the baseline must answer the same bodies, or the comparison means nothing. */
+  async compareShapes(): Promise<void> {
+    const sameRun: boolean[] = [];
+    for (const id of [
+      ...this.seed.runIds.slice(0, 3),
+      ...this.seed.runIdsWithoutEnvironment.slice(0, 2),
+    ]) {
+      const r = { method: 'GET' as const, path: `/api/v1/test-runs/${id}` };
+      const [a, b] = await Promise.all([this.call(this.app, r), this.call(this.baseline, r)]);
+      sameRun.push(a.status === 200 && b.status === 200 && canonical(a.body) === canonical(b.body));
+      if (a.status === 200 && b.status === 200 && canonical(a.body) !== canonical(b.body)) {
+        this.checks.get_run_difference = diffKeys(a.body, b.body);
+      }
+    }
+    const list = { method: 'GET' as const, path: this.listPath(this.seed.mainProjectId, 2) };
+    const [la, lb] = await Promise.all([this.call(this.app, list), this.call(this.baseline, list)]);
+    this.checks.same_body_get_run = sameRun.every(Boolean);
+    this.checks.same_body_list_runs =
+      la.status === 200 && lb.status === 200 && canonical(la.body) === canonical(lb.body);
+    if (!this.checks.same_body_list_runs)
+      this.checks.list_runs_difference = diffKeys(la.body, lb.body);
+    log(
+      `  same bodies: get ${String(this.checks.same_body_get_run)}, list ${String(this.checks.same_body_list_runs)}`,
+    );
+  }
+
+  private listPath(projectId: string, page = 1, extra = ''): string {
+    return `/api/v1/test-runs?project_id=${projectId}&page=${page}&page_size=50${extra}`;
+  }
+
+  deepListQuery(): { page: number; extra: string } {
+    // Filtered (two statuses), sorted by name, a page about 5 % deep into the result.
+    const page = Math.max(2, Math.floor(this.cfg.sizes.mainRuns / 1000));
+    return { page, extra: '&status=completed&status=in_progress&sort_by=name&sort_order=asc' };
+  }
+
+  async load(
+    name: string,
+    server: Server,
+    description: string,
+    s: Omit<LoadScenario, 'name'>,
+  ): Promise<void> {
+    if (!this.selected(name)) return;
+    const probe = s.next();
+    const record: ScenarioRecord = {
+      name,
+      server: server.name,
+      description,
+      request: `${probe.method} ${probe.path.replace(/\?.*$/, (q) => (q.length > 140 ? q.slice(0, 140) + '…' : q))}`,
+    };
+    this.scenarios.push(record);
+    const first = await this.call(server, probe);
+    if (!s.expect.includes(first.status)) {
+      record.skipped = `probe answered ${first.status}: ${JSON.stringify(first.body).slice(0, 300)}`;
+      log(`  ${name} @ ${server.name}: SKIPPED (${record.skipped})`);
+      return;
+    }
+    const r = await runLoad(
+      server.url,
+      this.token,
+      { name, ...s },
+      this.cfg,
+      () => new CpuWatch(server.pid, this.postmasterPid),
+    );
+    record.result = r;
+    log(
+      `  ${name} @ ${server.name}: ${fixed(r.rps)} req/s, p50 ${r.latencyMs.p50} ms, p99 ${r.latencyMs.p99} ms, ` +
+        `CPU/request ${fixed(r.cpuMsPerRequest.server, 2)} ms + db ${fixed(r.cpuMsPerRequest.db, 2)} ms, errors ${r.errors}` +
+        (r.errors ? ` ${JSON.stringify(r.statuses)}` : ''),
+    );
+  }
+
+  async runScenarios(): Promise<void> {
+    const s = this.seed;
+    const main = s.mainProjectId;
+    const deep = this.deepListQuery();
+
+    // Reads, side by side with the baseline.
+    for (const server of [this.app, this.baseline]) {
+      await this.load(
+        'get-run',
+        server,
+        'GET /test-runs/{id}: a random run (with its 200-node environment snapshot)',
+        {
+          next: () => ({ method: 'GET', path: `/api/v1/test-runs/${pick(s.runIds)}` }),
+          expect: [200],
+        },
+      );
+    }
+    for (const server of [this.app, this.baseline]) {
+      await this.load(
+        'get-run-no-env',
+        server,
+        'GET /test-runs/{id}: a random run without environment (1 KB body)',
+        {
+          next: () => ({
+            method: 'GET',
+            path: `/api/v1/test-runs/${pick(s.runIdsWithoutEnvironment)}`,
+          }),
+          expect: [200],
+        },
+      );
+    }
+    for (const server of [this.app, this.baseline]) {
+      await this.load(
+        'list-runs-deep',
+        server,
+        `GET /test-runs filtered (completed + in_progress), sorted by name, page ${deep.page} of 50`,
+        {
+          next: () => ({ method: 'GET', path: this.listPath(main, deep.page, deep.extra) }),
+          expect: [200],
+        },
+      );
+    }
+    // Scale check: the default list (non-archived, newest first, page 1 of 50) in both projects.
+    for (const server of [this.app, this.baseline]) {
+      await this.load(
+        'list-runs-small',
+        server,
+        `GET /test-runs default list, ${this.cfg.sizes.smallRuns} runs in the project`,
+        {
+          next: () => ({ method: 'GET', path: this.listPath(s.smallProjectId) }),
+          expect: [200],
+        },
+      );
+      await this.load(
+        'list-runs-large',
+        server,
+        `GET /test-runs default list, ${this.cfg.sizes.mainRuns} runs in the project`,
+        {
+          next: () => ({ method: 'GET', path: this.listPath(main) }),
+          expect: [200],
+        },
+      );
+    }
+
+    await this.load(
+      'product-summary',
+      this.app,
+      'GET /products/{id}/summary: a random product (20 components, ~270 cases)',
+      {
+        next: () => ({ method: 'GET', path: `/api/v1/products/${pick(s.productIds)}/summary` }),
+        expect: [200],
+      },
+    );
+    await this.load(
+      'components-graph',
+      this.app,
+      `GET /components/graph: ${s.componentIds.length} components and their edges`,
+      {
+        next: () => ({ method: 'GET', path: `/api/v1/components/graph?project_id=${main}` }),
+        expect: [200],
+      },
+    );
+
+    // Cycle detection on the graph project: rejected replacements first (they write nothing), then
+    // accepted ones (they keep the graph a DAG: targets always have a higher index).
+    const g = s.graphComponentIds;
+    await this.load(
+      'dependency-cycle-rejected',
+      this.app,
+      `PUT /components/{id}/dependencies closing a cycle (graph of ${g.length} components) → 422`,
+      {
+        next: () => {
+          const [source, target] = pick(s.graphEdges);
+          return {
+            method: 'PUT',
+            path: `/api/v1/components/${target}/dependencies`,
+            body: JSON.stringify({ dependencies: [{ target_component_id: source }] }),
+          };
+        },
+        expect: [422],
+      },
+    );
+    await this.load(
+      'dependency-cycle-accepted',
+      this.app,
+      `PUT /components/{id}/dependencies, 5 acyclic targets deep in the graph of ${g.length} components`,
+      { next: () => dagReplacement(g, Math.max(1, Math.floor(g.length / 10))), expect: [200] },
+    );
+    await this.load(
+      'put-dependencies',
+      this.app,
+      `PUT /components/{id}/dependencies, 5 acyclic targets (${s.componentIds.length} components)`,
+      {
+        next: () => dagReplacement(s.componentIds, Math.floor(s.componentIds.length * 0.9)),
+        expect: [200],
+      },
+    );
+
+    let generation = 0;
+    const topology = JSON.stringify(makeTopology(this.cfg.sizes.topologyNodes, '__GEN__'));
+    await this.load(
+      'patch-environment',
+      this.app,
+      `PATCH /environments/{id} with a new ${this.cfg.sizes.topologyNodes}-node topology (a new revision each time)`,
+      {
+        next: () => ({
+          method: 'PATCH',
+          path: `/api/v1/environments/${pick(s.environmentIds)}`,
+          body: `{"topology":${topology.replace('"__GEN__"', String(++generation))}}`,
+        }),
+        expect: [200],
+      },
+    );
+    let n = 0;
+    await this.load(
+      'create-run',
+      this.app,
+      'POST /test-runs with environment (captures its 200-node revision) and milestone',
+      {
+        next: () => ({
+          method: 'POST',
+          path: '/api/v1/test-runs',
+          body: JSON.stringify({
+            project_id: main,
+            name: `Bench run ${++n}`,
+            environment_id: pick(s.environmentIds),
+            milestone_id: s.milestoneIds.length ? pick(s.milestoneIds) : null,
+            build: `v9.${n}`,
+          }),
+        }),
+        expect: [201],
+      },
+    );
+  }
+
+  async runImports(): Promise<void> {
+    const sizes = this.cfg.sizes;
+    await this.importOnce('junit-import-small', sizes.junitSmall, 'small');
+    await this.importOnce('junit-reimport-small', sizes.junitSmall, 'small');
+    await this.importOnce('junit-import-large', sizes.junitLarge, 'large');
+  }
+
+  private async importOnce(name: string, testcases: number, family: string): Promise<void> {
+    if (!this.selected(name)) return;
+    const file = join(this.tmp, `junit-${family}-${testcases}.xml`);
+    const fileBytes = await writeJunitReport(file, testcases, family);
+    const run = await this.call(this.app, {
+      method: 'POST',
+      path: '/api/v1/test-runs',
+      body: JSON.stringify({ project_id: this.seed.mainProjectId, name: `JUnit ${name}` }),
+    });
+    const runId = (run.body as { id?: string }).id;
+    if (run.status !== 201 || !runId)
+      throw new Error(`could not create a run for ${name}: ${run.status}`);
+    const watch = new MemoryWatch(this.app.pid);
+    let up: Awaited<ReturnType<typeof uploadJunit>>;
+    try {
+      up = await uploadJunit(
+        `${this.app.url}/api/v1/test-runs/${runId}/imports/junit?create_missing_cases=true`,
+        this.token,
+        file,
+      );
+    } catch (err) {
+      watch.stop();
+      throw err;
+    }
+    const mem = watch.stop();
+    const body = up.body as { summary?: unknown };
+    const record: ImportRecord = {
+      name,
+      testcases,
+      fileBytes,
+      status: up.status,
+      ms: up.ms,
+      startRss: mem.startRss,
+      peakRss: mem.peakRss,
+      peakSource: mem.peakSource,
+      summary: body && typeof body === 'object' ? (body.summary ?? null) : null,
+    };
+    if (up.status !== 201)
+      record.error = typeof up.body === 'string' ? up.body.slice(0, 500) : up.body;
+    this.imports.push(record);
+    log(
+      `  ${name}: ${testcases} testcases (${mb(fileBytes)}) → ${up.status} in ${(up.ms / 1000).toFixed(2)} s, ` +
+        `peak RSS ${mb(mem.peakRss)} (from ${mb(mem.startRss)})`,
+    );
+  }
+}
+
+function dagReplacement(ids: readonly string[], maxSource: number): RequestShape {
+  const i = Math.floor(Math.random() * maxSource);
+  const targets = new Set<string>();
+  const span = Math.min(200, ids.length - i - 1);
+  while (span > 0 && targets.size < Math.min(5, span)) {
+    targets.add(ids[i + 1 + Math.floor(Math.random() * span)]);
+  }
+  return {
+    method: 'PUT',
+    path: `/api/v1/components/${ids[i]}/dependencies`,
+    body: JSON.stringify({ dependencies: [...targets].map((t) => ({ target_component_id: t })) }),
+  };
+}
+
+function canonical(v: unknown): string {
+  const sort = (x: unknown): unknown => {
+    if (Array.isArray(x)) return x.map(sort);
+    if (x && typeof x === 'object') {
+      return Object.fromEntries(
+        Object.keys(x as Record<string, unknown>)
+          .sort()
+          .map((k) => [k, sort((x as Record<string, unknown>)[k])]),
+      );
+    }
+    return x;
+  };
+  return JSON.stringify(sort(v));
+}
+
+function diffKeys(a: unknown, b: unknown): string[] {
+  const out: string[] = [];
+  const walk = (x: unknown, y: unknown, path: string) => {
+    if (out.length > 20) return;
+    if (x && y && typeof x === 'object' && typeof y === 'object') {
+      const keys = new Set([...Object.keys(x), ...Object.keys(y)]);
+      for (const k of keys) {
+        walk(
+          (x as Record<string, unknown>)[k],
+          (y as Record<string, unknown>)[k],
+          path ? `${path}.${k}` : k,
+        );
+      }
+    } else if (JSON.stringify(x) !== JSON.stringify(y)) {
+      out.push(`${path}: ${JSON.stringify(x)?.slice(0, 80)} ≠ ${JSON.stringify(y)?.slice(0, 80)}`);
+    }
+  };
+  walk(a, b, '');
+  return out;
+}
+
+function findResult(b: Bench, name: string, server: string): LoadResult | undefined {
+  return b.scenarios.find((s) => s.name === name && s.server === server)?.result;
+}
+
+function evaluate(
+  b: Bench,
+  cfg: BenchConfig,
+): { targets: TargetRecord[]; ratios: Record<string, unknown> } {
+  const targets: TargetRecord[] = [];
+  const ratios: Record<string, unknown> = {};
+  for (const name of [
+    'get-run',
+    'get-run-no-env',
+    'list-runs-deep',
+    'list-runs-large',
+    'list-runs-small',
+  ]) {
+    const ours = findResult(b, name, 'service');
+    const base = findResult(b, name, 'baseline');
+    if (!ours || !base) continue;
+    const rpsRatio = round(ours.rps / base.rps, 3);
+    ratios[name] = {
+      rps: rpsRatio,
+      p50: round(ours.latencyMs.p50 / Math.max(base.latencyMs.p50, 0.001), 2),
+      p99: round(ours.latencyMs.p99 / Math.max(base.latencyMs.p99, 0.001), 2),
+    };
+    targets.push({
+      target: `${name}: ≥ 50 % of the baseline's throughput at ${cfg.connections} connections`,
+      measured: `${fixed(ours.rps)} vs ${fixed(base.rps)} req/s = ${(rpsRatio * 100).toFixed(0)} %`,
+      ok: rpsRatio >= 0.5,
+    });
+    targets.push({
+      target: `${name}: p99 < 50 ms at ${cfg.connections} connections`,
+      measured: `p99 ${ours.latencyMs.p99} ms (baseline ${base.latencyMs.p99} ms)`,
+      ok: ours.latencyMs.p99 < 50 && ours.errors === 0,
+    });
+  }
+  const small = findResult(b, 'list-runs-small', 'service');
+  const large = findResult(b, 'list-runs-large', 'service');
+  if (small && large) {
+    const p50 = round(large.latencyMs.p50 / Math.max(small.latencyMs.p50, 0.001), 2);
+    const avg = round(large.latencyMs.avg / Math.max(small.latencyMs.avg, 0.001), 2);
+    ratios.scale = { p50, avg, rps: round(small.rps / large.rps, 2) };
+    targets.push({
+      target: `list at ${cfg.sizes.mainRuns} runs ≤ 1.5× slower than at ${cfg.sizes.smallRuns}`,
+      measured: `mean latency ×${avg} (p50 ${small.latencyMs.p50} → ${large.latencyMs.p50} ms)`,
+      ok: avg <= 1.5,
+    });
+  }
+  const smallImport = b.imports.find((i) => i.name === 'junit-import-small');
+  if (smallImport) {
+    targets.push({
+      target: `${cfg.sizes.junitSmall}-testcase import < 5 s`,
+      measured:
+        smallImport.status === 201
+          ? `${(smallImport.ms / 1000).toFixed(2)} s`
+          : `status ${smallImport.status}`,
+      ok: smallImport.status === 201 && smallImport.ms < 5000,
+    });
+  }
+  const largeImport = b.imports.find((i) => i.name === 'junit-import-large');
+  if (largeImport) {
+    targets.push({
+      target: `${cfg.sizes.junitLarge}-testcase import < 512 MB peak memory`,
+      measured:
+        largeImport.status === 201
+          ? `${mb(largeImport.peakRss)} peak RSS`
+          : `status ${largeImport.status}`,
+      ok: largeImport.status === 201 && largeImport.peakRss < 512 * 1024 * 1024,
+    });
+  }
+  return { targets, ratios };
+}
+
+function gitCommit(): string | null {
+  try {
+    return execSync('git rev-parse --short HEAD', {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'ignore'],
+    })
+      .toString()
+      .trim();
+  } catch {
+    return null;
+  }
+}
+
+async function main(): Promise<void> {
+  const cfg = loadBenchConfig(process.env, join(ROOT, 'bench', 'results.json'));
+  const started = new Date();
+  const load0 = loadavg();
+  log(
+    `tms bench: scale ${cfg.scale}, ${cfg.duration} s per scenario at ${cfg.connections} connections ` +
+      `(warm-up ${cfg.warmup} s), ${cpus().length} CPUs, load average ${load0.map((l) => l.toFixed(2)).join(' ')}`,
+  );
+  const tmp = mkdtempSync(join(tmpdir(), 'tms-bench-'));
+  chmodSync(tmp, 0o755); // the embedded server runs as the `postgres` user when we are root
+  const cleanups: Array<() => Promise<void>> = [];
+  let failed = false;
+  try {
+    let url = cfg.databaseUrl;
+    let postmasterPid: number | null = null;
+    if (!url) {
+      const port = await freePort();
+      log(`starting embedded PostgreSQL on 127.0.0.1:${port} (data in ${tmp}/db)`);
+      const pg = await startEmbeddedPostgres({
+        dataDir: join(tmp, 'db'),
+        port,
+        database: 'tms_bench',
+        postgresFlags: [
+          '-c',
+          'shared_buffers=512MB',
+          '-c',
+          'max_connections=200',
+          '-c',
+          'max_wal_size=8GB',
+          '-c',
+          'checkpoint_timeout=30min',
+          '-c',
+          'work_mem=16MB',
+        ],
+      });
+      cleanups.push(() => pg.stop());
+      url = pg.url;
+      postmasterPid =
+        Number(readFileSync(join(tmp, 'db', 'pg', 'postmaster.pid'), 'utf8').split('\n')[0]) ||
+        null;
+    }
+    const secret = randomBytes(32).toString('hex');
+    const appConfig = loadConfig(
+      {
+        DATABASE_URL: url,
+        AUTH_SECRET: secret,
+        ADMIN_PASSWORD: randomBytes(12).toString('hex'),
+        LOG_LEVEL: 'warn',
+      },
+      { persistSecret: false },
+    );
+    log('migrating');
+    await prepareDatabase(appConfig, url);
+
+    log('seeding');
+    const client = new Client({ connectionString: url });
+    await client.connect();
+    let seed: SeedResult;
+    let pgVersion = '';
+    try {
+      seed = await new Seeder(client, cfg.sizes, log).run();
+      pgVersion = (
+        (await client.query('SHOW server_version')).rows[0] as { server_version: string }
+      ).server_version;
+    } finally {
+      await client.end();
+    }
+    log(`seeded in ${(seed.totalMs / 1000).toFixed(1)} s: ${JSON.stringify(seed.counts)}`);
+
+    const appPort = await freePort();
+    const basePort = await freePort();
+    const common = {
+      PATH: process.env.PATH,
+      DATABASE_URL: url,
+      AUTH_SECRET: secret,
+      DB_POOL_SIZE: String(cfg.poolSize),
+    };
+    if (cfg.cpuProfDir) mkdirSync(cfg.cpuProfDir, { recursive: true });
+    const app = await startServer({
+      name: 'service',
+      args: [
+        ...(cfg.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${cfg.cpuProfDir}`] : []),
+        ...cfg.serviceNodeArgs,
+        join(ROOT, 'dist', 'src', 'main.js'),
+      ],
+      env: {
+        ...common,
+        NODE_ENV: 'production',
+        LOG_LEVEL: 'warn',
+        PORT: String(appPort),
+        HOST: '127.0.0.1',
+        DATA_DIR: join(tmp, 'app-data'),
+      },
+      port: appPort,
+      readyPath: '/readyz',
+    });
+    cleanups.push(() => app.stop());
+    const baseline = await startServer({
+      name: 'baseline',
+      args: [join(ROOT, 'dist', 'bench', 'baseline-server.js')],
+      env: { ...common, NODE_ENV: 'production', PORT: String(basePort), HOST: '127.0.0.1' },
+      port: basePort,
+      readyPath: '/healthz',
+    });
+    cleanups.push(() => baseline.stop());
+
+    const bench = new Bench(cfg, seed, app, baseline, tmp, postmasterPid);
+    await bench.login();
+    await bench.compareShapes();
+    log('load scenarios');
+    await bench.runScenarios();
+    log('imports');
+    await bench.runImports();
+
+    const { targets, ratios } = evaluate(bench, cfg);
+    const load1 = loadavg();
+    const results = {
+      started: started.toISOString(),
+      finished: new Date().toISOString(),
+      commit: gitCommit(),
+      machine: {
+        cpus: cpus().length,
+        cpu_model: cpus()[0]?.model ?? null,
+        memory_bytes: totalmem(),
+        node: process.version,
+        postgres: pgVersion,
+        load_average_start: load0.map((l) => round(l, 2)),
+        load_average_end: load1.map((l) => round(l, 2)),
+      },
+      settings: {
+        scale: cfg.scale,
+        duration_s: cfg.duration,
+        warmup_s: cfg.warmup,
+        connections: cfg.connections,
+        pool_size: cfg.poolSize,
+        service_node_args: cfg.serviceNodeArgs,
+        external_database: cfg.databaseUrl !== null,
+      },
+      sizes: cfg.sizes,
+      seed: { total_ms: seed.totalMs, steps_ms: seed.timings, rows: seed.counts },
+      checks: bench.checks,
+      scenarios: bench.scenarios,
+      ratios_to_baseline: ratios,
+      imports: bench.imports,
+      targets,
+    };
+    writeFileSync(cfg.resultsPath, JSON.stringify(results, null, 2) + '\n');
+    printSummary(bench, targets);
+    log(`\nresults written to ${cfg.resultsPath}`);
+  } catch (err) {
+    failed = true;
+    process.stderr.write(
+      `bench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
+    );
+  } finally {
+    for (const c of cleanups.reverse()) {
+      await c().catch((e: unknown) => process.stderr.write(`cleanup: ${String(e)}\n`));
+    }
+    if (!cfg.keep) rmSync(tmp, { recursive: true, force: true });
+    else log(`kept ${tmp}`);
+  }
+  process.exit(failed ? 1 : 0);
+}
+
+function printSummary(b: Bench, targets: TargetRecord[]): void {
+  log('');
+  log(
+    table(
+      [
+        'scenario',
+        'server',
+        'req/s',
+        'p50 ms',
+        'p99 ms',
+        'max ms',
+        'errors',
+        '× baseline (req/s)',
+        'CPU ms/req',
+        'db CPU ms/req',
+      ],
+      b.scenarios.map((s) => {
+        const r = s.result;
+        const base = s.server === 'service' ? findResult(b, s.name, 'baseline') : undefined;
+        return [
+          s.name,
+          s.server,
+          r ? fixed(r.rps) : `skipped`,
+          r?.latencyMs.p50,
+          r?.latencyMs.p99,
+          r?.latencyMs.max,
+          r?.errors,
+          r && base ? fixed(r.rps / base.rps, 2) : null,
+          fixed(r?.cpuMsPerRequest.server, 2),
+          fixed(r?.cpuMsPerRequest.db, 2),
+        ];
+      }),
+    ),
+  );
+  if (b.imports.length) {
+    log('');
+    log(
+      table(
+        ['import', 'testcases', 'file', 'status', 'seconds', 'peak RSS', 'RSS before'],
+        b.imports.map((i) => [
+          i.name,
+          i.testcases,
+          mb(i.fileBytes),
+          i.status,
+          fixed(i.ms / 1000, 2),
+          mb(i.peakRss),
+          mb(i.startRss),
+        ]),
+      ),
+    );
+  }
+  log('');
+  log(
+    table(
+      ['target', 'measured', 'holds'],
+      targets.map((t) => [t.target, t.measured, t.ok === null ? '?' : t.ok ? 'yes' : 'NO']),
+    ),
+  );
+}
+
+void main();
