@@ -29,7 +29,9 @@ export class Imports1763700000600 implements MigrationInterface {
         CONSTRAINT fk_junit_imports_test_run FOREIGN KEY (test_run_id) REFERENCES test_runs(id) ON DELETE CASCADE,
         CONSTRAINT fk_junit_imports_created_by FOREIGN KEY (created_by) REFERENCES users(id)
       )`);
-    await q.query(`CREATE INDEX ix_junit_imports_run_created ON junit_imports (test_run_id, created_at, id)`);
+    await q.query(
+      `CREATE INDEX ix_junit_imports_run_created ON junit_imports (test_run_id, created_at, id)`,
+    );
     await q.query(`CREATE INDEX ix_junit_imports_project ON junit_imports (project_id)`);
     await q.query(`CREATE INDEX ix_junit_imports_created_by ON junit_imports (created_by)`);
   }
