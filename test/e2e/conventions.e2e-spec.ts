@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 import { prepareDatabase } from '../../src/bootstrap';
+import { verifyPassword } from '../../src/common/auth/password';
 import { loadConfig } from '../../src/config/config';
 import { TEST_AUTH_SECRET } from '../support/constants';
 import { readState } from '../support/pg-server';
@@ -249,7 +250,6 @@ describe('several instances starting together (CONTRACT §1)', () => {
       await c.connect();
       const rows = await c.query('SELECT password_hash FROM users WHERE username = $1', ['root-admin']);
       await c.end();
-      const { verifyPassword } = await import('../../src/common/auth/password');
       await expect(verifyPassword(password as string, rows.rows[0].password_hash)).resolves.toBe(true);
     } finally {
       await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);

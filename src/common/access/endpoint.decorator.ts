@@ -26,6 +26,11 @@ export interface EndpointOptions {
   project?: ProjectSource;
   /** Instead of a project role: 'public', 'authenticated' or 'admin'. */
   access?: 'public' | 'authenticated' | 'admin';
+  /**
+   * The guard only authenticates; the service resolves the project (for example from an id in the
+   * body, or fused with the read in one query) and enforces this minimum role itself.
+   */
+  serviceChecksRole?: ProjectRole;
   /** Success status (default 200). */
   status?: number;
   /** Success body: a DTO class, `[Dto]` for a bare array, or a raw schema. No body for 204. */
@@ -40,12 +45,15 @@ export interface EndpointOptions {
  * OpenAPI operation, bearer auth and every documented problem response.
  */
 export function Endpoint(o: EndpointOptions): MethodDecorator {
-  const rule: AccessRule = o.access
+  const rule: AccessRule = o.serviceChecksRole
+    ? { kind: 'authenticated' }
+    : o.access
     ? { kind: o.access }
     : { kind: 'project', minRole: o.minRole ?? 'viewer', project: o.project ?? { in: 'query' } };
   const status = o.status ?? 200;
-  const who =
-    rule.kind === 'public'
+  const who = o.serviceChecksRole
+    ? `Minimum project role: **${o.serviceChecksRole}** (administrators act as lead); non-members get 404.`
+    : rule.kind === 'public'
       ? 'No authentication.'
       : rule.kind === 'authenticated'
         ? 'Any authenticated user.'

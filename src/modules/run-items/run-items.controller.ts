@@ -40,13 +40,13 @@ export class RunItemsController {
   @Endpoint({
     summary: 'List run cases of a run, or of one test case across runs',
     description:
-      '**Minimum project role: viewer.** With `test_run_id`: the items of that run (optional ' +
+      'With `test_run_id`: the items of that run (optional ' +
       '`test_case_id`). Without it, `project_id` and `test_case_id` are both required (422 ' +
       'otherwise) and the list is that case in every run of the project. Filters: `status` ' +
       '(repeatable), `assignee_id`, `search`. Sort: `sort_by` (default last_executed_at, never ' +
       'executed last) and `sort_order` (default desc), ties by id. ' +
       RUN_IN_BODY,
-    access: 'authenticated',
+    serviceChecksRole: 'viewer',
     response: { schema: PageSchema('RunCaseDto') },
     problems: [
       'insufficient_project_role',
@@ -66,7 +66,7 @@ export class RunItemsController {
   @Endpoint({
     summary: 'Add one test case to a run',
     description:
-      '**Minimum project role: tester.** The case must be an active case of the run’s project ' +
+      'The case must be an active case of the run’s project ' +
       '(422 `test_case_project_mismatch` for unknown or foreign ids, 422 ' +
       '`test_case_status_not_allowed` for draft or archived ones); a case already in the run is ' +
       '409 `run_case_already_exists` (the bulk endpoint skips such cases instead). Rows are ' +
@@ -75,7 +75,7 @@ export class RunItemsController {
       CLOSED +
       ' ' +
       RUN_IN_BODY,
-    access: 'authenticated',
+    serviceChecksRole: 'tester',
     status: 201,
     response: RunCaseDto,
     problems: [
@@ -101,14 +101,14 @@ export class RunItemsController {
   @Endpoint({
     summary: 'Add many test cases to a run (by ids or a whole suite tree)',
     description:
-      '**Minimum project role: tester.** Exactly one of a non-empty `test_case_ids` or ' +
+      'Exactly one of a non-empty `test_case_ids` or ' +
       '`suite_id` (422 otherwise). With `suite_id`, the active cases of the suite and all its ' +
       'descendant suites are added (an unknown suite is 422). Listed cases are validated as for a ' +
       'single add (all or nothing); cases already in the run are skipped and returned unchanged. ' +
       CLOSED +
       ' ' +
       RUN_IN_BODY,
-    access: 'authenticated',
+    serviceChecksRole: 'tester',
     status: 201,
     response: BulkRunCasesResultDto,
     problems: [

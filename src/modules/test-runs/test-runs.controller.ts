@@ -70,10 +70,10 @@ export class TestRunsController {
   @Endpoint({
     summary: 'Get a test run with summary and status breakdown',
     description:
-      '**Minimum project role: viewer** (administrators act as lead). The membership check and ' +
+      'The membership check and ' +
       'the read are one query: a run that does not exist or belongs to a project the caller is ' +
       'not a member of is 404 `test_run_not_found`.',
-    access: 'authenticated',
+    serviceChecksRole: 'viewer',
     response: TestRunDto,
     problems: ['test_run_not_found'],
   })
