@@ -12,15 +12,25 @@ export class AppException extends Error {
     readonly detail: string,
     readonly errors?: FieldErrors,
     readonly headers?: Record<string, string>,
+    /** Another status for this one use of the code (the catalogue keeps its usual status). */
+    statusOverride?: { status: number; title: string },
   ) {
     super(detail);
-    this.status = ERROR_CATALOGUE[code].status;
-    this.title = ERROR_CATALOGUE[code].title;
+    this.status = statusOverride?.status ?? ERROR_CATALOGUE[code].status;
+    this.title = statusOverride?.title ?? ERROR_CATALOGUE[code].title;
   }
 
   /** 422 validation_error with one or more field paths. */
   static validation(errors: FieldErrors, detail = 'Request contains invalid fields'): AppException {
     return new AppException('validation_error', detail, errors);
+  }
+
+  /**
+   * 404 with a code the catalogue lists under another status (`dataset_revision_not_found` is 422 when
+   * a binding names a missing revision, 404 when the revision itself is addressed by URL).
+   */
+  static notFoundAs(code: ErrorCode, detail: string): AppException {
+    return new AppException(code, detail, undefined, undefined, { status: 404, title: 'Not found' });
   }
 
   /** 404 `<entity>_not_found`. */

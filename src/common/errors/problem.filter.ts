@@ -59,8 +59,13 @@ export class ProblemFilter implements ExceptionFilter {
 
   /** Builds the problem body for any thrown value. Exposed for middleware that answers early. */
   toProblem(exception: unknown, req: Request): { status: number; body: ProblemBody; headers: Record<string, string> } {
-    const make = (code: ErrorCode, detail: string, errors?: FieldErrors, headers: Record<string, string> = {}) => {
-      const entry = ERROR_CATALOGUE[code];
+    const make = (
+      code: ErrorCode,
+      detail: string,
+      errors?: FieldErrors,
+      headers: Record<string, string> = {},
+      entry: { status: number; title: string } = ERROR_CATALOGUE[code],
+    ) => {
       const body: ProblemBody = {
         type: `${this.config.errorBaseUrl}/${code}`,
         title: entry.title,
@@ -76,7 +81,7 @@ export class ProblemFilter implements ExceptionFilter {
     };
 
     if (exception instanceof AppException) {
-      return make(exception.code, exception.detail, exception.errors, { ...(exception.headers ?? {}) });
+      return make(exception.code, exception.detail, exception.errors, { ...(exception.headers ?? {}) }, exception);
     }
 
     if (exception instanceof HttpException) {
@@ -125,6 +130,12 @@ export class ProblemFilter implements ExceptionFilter {
         const mapped = UNIQUE_CONSTRAINTS[constraint];
         if (mapped) return make(mapped.code, mapped.detail, { [mapped.field]: [mapped.detail] });
         return make('conflict', 'The request conflicts with existing data');
+      }
+      // Text PostgreSQL cannot store: a NUL character in a string (22021) or a \u0000 escape in jsonb (22P05).
+      if (sqlstate === '22021' || sqlstate === '22P05') {
+        return make('validation_error', 'The request contains a character that cannot be stored (NUL, U+0000)', {
+          body: ['Text must not contain the NUL character (U+0000)'],
+        });
       }
       if (sqlstate === '40001' || sqlstate === '40P01') {
         return make('conflict', 'A concurrent change conflicted with this request; retry it');
