@@ -23,11 +23,15 @@ export function QueryArray(): PropertyDecorator {
   return Transform(({ value }) => (value === undefined ? undefined : Array.isArray(value) ? value : [value]));
 }
 
-/** Query integer: "12" → 12; anything unparsable stays as is and fails @IsInt. */
+/**
+ * Query integer: "12" → 12; anything unparsable, or beyond Number.MAX_SAFE_INTEGER (which would
+ * reach SQL as `1e+20` and fail there), stays as is and fails @IsInt.
+ */
 export function QueryInt(): PropertyDecorator {
   return Transform(({ value }) => {
-    if (typeof value === 'string' && /^-?\d+$/.test(value.trim())) return Number(value.trim());
-    return value;
+    if (typeof value !== 'string' || !/^-?\d+$/.test(value.trim())) return value;
+    const n = Number(value.trim());
+    return Number.isSafeInteger(n) ? n : value;
   });
 }
 
