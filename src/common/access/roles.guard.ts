@@ -36,6 +36,8 @@ export class RolesGuard implements CanActivate {
     if (!rule) throw new AppException('forbidden', 'This route declares no access rule');
 
     if (rule.kind !== 'public') req.user = await this.auth.authenticate(req);
+    // A body problem found before routing (415, 413, malformed JSON) surfaces after authentication.
+    if (req.deferredError !== undefined) throw req.deferredError;
 
     const validated = this.validateArguments(context, req);
 
@@ -77,7 +79,8 @@ export class RolesGuard implements CanActivate {
       Reflect.getMetadata('design:paramtypes', context.getClass().prototype, context.getHandler().name) ?? [];
     const isMultipart = (req.headers['content-type'] ?? '').toLowerCase().startsWith('multipart/');
     // Query first, then body: errors of both parts are reported together.
-    const errors: Record<string, string[]> = {};
+    // No prototype: a field path such as `toString` must not resolve to an inherited member.
+    const errors = Object.create(null) as Record<string, string[]>;
     for (const [key, meta] of Object.entries(args)) {
       const kind = Number(key.split(':')[0]);
       if ((kind !== BODY && kind !== QUERY) || meta.data) continue;

@@ -63,7 +63,7 @@ export function flattenErrors(errors: ValidationError[], prefix = ''): FieldErro
     for (const e of list) {
       const path = base ? `${base}.${e.property}` : e.property;
       const msgs = messageFor(e);
-      if (msgs.length) (out[path] ??= []).push(...msgs);
+      if (msgs.length) addMessages(out, path, msgs);
       if (e.children?.length) walk(e.children, path);
     }
   };
@@ -71,12 +71,21 @@ export function flattenErrors(errors: ValidationError[], prefix = ''): FieldErro
   return out;
 }
 
+/** Appends to `out[path]`, also for paths such as `toString` that an object literal inherits. */
+function addMessages(out: FieldErrors, path: string, msgs: string[]): void {
+  if (!Object.prototype.hasOwnProperty.call(out, path)) {
+    Object.defineProperty(out, path, { value: [], enumerable: true, writable: true, configurable: true });
+  }
+  out[path].push(...msgs);
+}
+
 /**
- * class-transformer skips own keys named `constructor`/`__proto__` and chokes on a `constructor` key
- * (it takes it for the object's class). Free-form objects (meta, topology…) may legitimately hold
- * such keys, so they are renamed around the transformation and put back as plain own properties.
+ * class-transformer skips own keys named `constructor`/`__proto__`, chokes on a `constructor` key
+ * (it takes it for the object's class) and drops keys shadowing Object.prototype members
+ * (`hasOwnProperty`, `toString`…). Free-form objects (meta, topology…) may legitimately hold such
+ * keys, so they are renamed around the transformation and put back as plain own properties.
  */
-const RESERVED_KEYS = new Set(['constructor', '__proto__', 'prototype']);
+const RESERVED_KEYS = new Set(['prototype', ...Object.getOwnPropertyNames(Object.prototype)]);
 const SENTINEL = '\u0000tms-reserved:';
 
 function shieldReservedKeys(value: unknown): unknown {
@@ -90,20 +99,34 @@ function shieldReservedKeys(value: unknown): unknown {
   return out;
 }
 
-function restoreReservedKeys(value: unknown, seen = new Set<object>()): void {
+/**
+ * Puts the shielded keys back as plain own properties of free-form objects. On DTO instances they
+ * are unknown fields (class-validator's whitelist would not see them, and an own `constructor`
+ * would hide the DTO's class): they are removed and reported in `unknown` under their path.
+ */
+function restoreReservedKeys(value: unknown, path: string, unknown: FieldErrors, seen = new Set<object>()): void {
   if (value === null || typeof value !== 'object' || seen.has(value)) return;
   seen.add(value);
+  const at = (key: string | number) => (path ? `${path}.${key}` : String(key));
   if (Array.isArray(value)) {
-    value.forEach((v) => restoreReservedKeys(v, seen));
+    value.forEach((v, i) => restoreReservedKeys(v, at(i), unknown, seen));
     return;
   }
+  const isDto = Object.getPrototypeOf(value) !== Object.prototype;
   const rec = value as Record<string, unknown>;
   for (const key of Object.keys(rec)) {
     const v = rec[key];
-    restoreReservedKeys(v, seen);
-    if (key.startsWith(SENTINEL)) {
-      delete rec[key];
-      Object.defineProperty(rec, key.slice(SENTINEL.length), { value: v, enumerable: true, writable: true, configurable: true });
+    if (!key.startsWith(SENTINEL)) {
+      restoreReservedKeys(v, at(key), unknown, seen);
+      continue;
+    }
+    const name = key.slice(SENTINEL.length);
+    delete rec[key];
+    if (isDto) {
+      addMessages(unknown, at(name), ['Unknown field']);
+    } else {
+      restoreReservedKeys(v, at(name), unknown, seen);
+      Object.defineProperty(rec, name, { value: v, enumerable: true, writable: true, configurable: true });
     }
   }
 }
@@ -119,7 +142,9 @@ export function validateInput<T extends object>(cls: ClassConstructor<T>, plain:
     throw AppException.validation({ body: ['The request body must be a JSON object'] });
   }
   const instance = plainToInstance(cls, shieldReservedKeys(plain), { exposeDefaultValues: true });
-  restoreReservedKeys(instance);
+  const prefix = kind === 'query' ? 'query' : '';
+  const reserved: FieldErrors = {};
+  restoreReservedKeys(instance, prefix, reserved);
   trimDeclaredStrings(instance);
   const errors = validateSync(instance, {
     whitelist: true,
@@ -127,9 +152,9 @@ export function validateInput<T extends object>(cls: ClassConstructor<T>, plain:
     forbidUnknownValues: false,
     validationError: { target: false, value: false },
   });
-  if (errors.length > 0) {
-    throw AppException.validation(flattenErrors(errors, kind === 'query' ? 'query' : ''));
-  }
+  const fieldErrors = flattenErrors(errors, prefix);
+  for (const [path, msgs] of Object.entries(reserved)) addMessages(fieldErrors, path, msgs);
+  if (errors.length > 0 || Object.keys(fieldErrors).length > 0) throw AppException.validation(fieldErrors);
   return instance;
 }
 
