@@ -9,6 +9,7 @@ import {
 } from '../support/test-app';
 
 const API = '/api/v1';
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 type Json = Record<string, unknown>;
 
@@ -421,8 +422,38 @@ describe('environments', () => {
         ['supporting_services:0', 'component', 'db', 'dependency'],
         ['db-host', 'host', null, 'dependency'],
       ]);
+      // Reference read shapes: entity {id, entity_key, entity_type, name, role, spec, extra,
+      // created_at}, edge {id, from_entity_key, to_entity_key, relation_type, spec, extra,
+      // created_at}; created_at is the revision's.
+      const stamp = { id: expect.stringMatching(UUID), created_at: rev.body.created_at };
+      expect(entities[1]).toEqual({
+        ...stamp,
+        entity_key: 'system_under_test:0',
+        entity_type: 'service',
+        name: 'api',
+        role: 'system_under_test',
+        spec: {
+          name: 'api',
+          component_type: 'service',
+          nodes: [node()],
+          endpoints: [],
+          tags: [],
+          metadata: {},
+        },
+        extra: {},
+      });
+      expect(entities[2]).toEqual({
+        ...stamp,
+        entity_key: 'system_under_test:0:node:0',
+        entity_type: 'host',
+        name: null,
+        role: 'system_under_test',
+        spec: node(),
+        extra: {},
+      });
       expect(rev.body.edges).toEqual([
         {
+          ...stamp,
           from_entity_key: 'system_under_test:0',
           to_entity_key: 'ext:payments',
           relation_type: 'depends_on',
@@ -430,6 +461,7 @@ describe('environments', () => {
           extra: {},
         },
         {
+          ...stamp,
           from_entity_key: 'system_under_test:0',
           to_entity_key: 'system_under_test:0:node:0',
           relation_type: 'contains',
@@ -437,6 +469,7 @@ describe('environments', () => {
           extra: {},
         },
         {
+          ...stamp,
           from_entity_key: 'supporting_services:0',
           to_entity_key: 'db-host',
           relation_type: 'contains',
@@ -444,6 +477,29 @@ describe('environments', () => {
           extra: {},
         },
       ]);
+      const ids = [...entities, ...(rev.body.edges as Json[])].map((e) => e.id);
+      expect(new Set(ids).size).toBe(ids.length);
+      // Ids are stable: reading again gives the same ones; the next revision has its own.
+      const again = await t.req(
+        'get',
+        `${API}/environments/${String(env.id)}/revisions/1`,
+        f.viewer.token,
+      );
+      expect(again.body.entities).toEqual(entities);
+      const next = await patch(env.id, { tags: ['graph'] });
+      expect(next.status).toBe(200);
+      const rev2 = await t.req(
+        'get',
+        `${API}/environments/${String(env.id)}/revisions/2`,
+        f.viewer.token,
+      );
+      expect(rev2.body.entities.map((e: Json) => e.entity_key)).toEqual(
+        entities.map((e) => e.entity_key),
+      );
+      for (const e of rev2.body.entities as Json[]) {
+        expect(ids).not.toContain(e.id);
+        expect(e.created_at).toBe(rev2.body.created_at);
+      }
       expect(rev.body).toMatchObject({ entities_count: 5, edges_count: 3, is_current: true });
       expect(env).toMatchObject({ entities_count: 5, edges_count: 3 });
     });
@@ -956,6 +1012,53 @@ describe('environments', () => {
       expect(unchanged).toHaveLength(1);
     });
 
+    it('keeps free-form keys named like Object.prototype members', async () => {
+      const raw =
+        `{"project_id":"${f.projectId}","name":"Reserved keys",` +
+        `"meta":{"__proto__":{"a":1},"constructor":2,"hasOwnProperty":3,"toString":"s"},` +
+        `"extra":{"valueOf":[1]},` +
+        `"topology":{"__proto__":{"t":1},"system_under_test":[{"name":"c","toString":1,` +
+        `"nodes":[{"host_type":"vm","constructor":{"k":"v"}}]}]}}`;
+      const res = await t
+        .req('post', `${API}/environments`, f.tester.token)
+        .set('Content-Type', 'application/json')
+        .send(raw);
+      expect(res.status).toBe(201);
+      const parsed = JSON.parse(raw) as Json;
+      const meta = JSON.parse(res.text).meta as Json;
+      expect(Object.keys(meta).sort()).toEqual(
+        ['__proto__', 'constructor', 'hasOwnProperty', 'toString'].sort(),
+      );
+      expect(JSON.stringify(JSON.parse(res.text).extra)).toBe('{"valueOf":[1]}');
+      const topology = JSON.parse(res.text).topology as Json;
+      expect(Object.keys(topology)).toContain('__proto__');
+      const component = (topology.system_under_test as Json[])[0];
+      expect(Object.keys(component)).toContain('toString');
+      expect(Object.keys((component.nodes as Json[])[0])).toContain('constructor');
+      expect(Object.keys(parsed.meta as Json)).toHaveLength(4);
+    });
+
+    it.each(['__proto__', 'constructor', 'hasOwnProperty', 'toString'])(
+      'rejects an unknown top-level field named %s (422, never 500)',
+      async (key) => {
+        const body = `{"project_id":"${f.projectId}","name":"x","${key}":{"a":1}}`;
+        await expect422(
+          await t
+            .req('post', `${API}/environments`, f.tester.token)
+            .set('Content-Type', 'application/json')
+            .send(body),
+          [key],
+        );
+        await expect422(
+          await t
+            .req('patch', `${API}/environments/${envId}`, f.tester.token)
+            .set('Content-Type', 'application/json')
+            .send(`{"${key}":1}`),
+          [key],
+        );
+      },
+    );
+
     it('rejects a body that is not a JSON object', async () => {
       expectProblem(
         await t
@@ -1116,6 +1219,32 @@ describe('environments', () => {
         422,
         'validation_error',
       );
+    });
+
+    it.each<[string, string, string]>([
+      ['a page beyond the safe integer range', '&page=99999999999999999999', 'query.page'],
+      ['a NUL character in search', '&search=a%00b', 'query.search'],
+      ['a NUL character in a use_case', '&use_case=ok&use_case=a%00b', 'query.use_case'],
+    ])('answers 422 (never 500) for %s', async (_name, query, key) => {
+      const body = expectProblem(
+        await t.req('get', `${API}/environments?project_id=${p.projectId}${query}`, p.viewer.token),
+        422,
+        'validation_error',
+      );
+      expect(Object.keys(body.errors as Json)).toEqual([key]);
+    });
+
+    it('answers 422 for a revision list page beyond the safe integer range', async () => {
+      const body = expectProblem(
+        await t.req(
+          'get',
+          `${API}/environments/${ids.alpha}/revisions?page=99999999999999999999`,
+          p.viewer.token,
+        ),
+        422,
+        'validation_error',
+      );
+      expect(Object.keys(body.errors as Json)).toEqual(['query.page']);
     });
 
     it('lists distinct use cases sorted case-insensitively', async () => {

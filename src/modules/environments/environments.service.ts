@@ -25,6 +25,8 @@ import {
   applyEnvironmentPatch,
   buildSnapshot,
   changedTopLevelFields,
+  DerivedEdge,
+  DerivedEntity,
   deriveEntitiesAndEdges,
   EnvironmentPatch,
   EnvironmentSnapshot,
@@ -77,9 +79,14 @@ interface RevisionRow {
   created_by: string;
   created_at: Date;
   full_snapshot?: Record<string, unknown>;
-  entities?: EnvironmentEntityDto[];
-  edges?: EnvironmentEdgeDto[];
+  entities?: StoredEntity[];
+  edges?: StoredEdge[];
 }
+
+/** A derived entity as stored in `environment_revisions.entities` (its revision gives created_at). */
+type StoredEntity = DerivedEntity & { id?: string };
+/** A derived edge as stored in `environment_revisions.edges`. */
+type StoredEdge = DerivedEdge & { id?: string };
 
 /** What a test run captures from an environment (reference §3); see {@link EnvironmentsService.currentRevisionOf}. */
 export interface EnvironmentCurrentRevision {
@@ -210,11 +217,12 @@ export class EnvironmentsService {
     if (!row) {
       throw AppException.notFound('environment_revision_not_found', 'Environment revision');
     }
+    const createdAt = new Date(row.created_at).toISOString();
     return {
       ...toRevisionListItemDto(row),
       full_snapshot: row.full_snapshot ?? {},
-      entities: row.entities ?? [],
-      edges: row.edges ?? [],
+      entities: (row.entities ?? []).map((e) => toEntityDto(e, createdAt)),
+      edges: (row.edges ?? []).map((e) => toEdgeDto(e, createdAt)),
     };
   }
 
@@ -433,8 +441,8 @@ export class EnvironmentsService {
         w.note,
         JSON.stringify(w.snapshot),
         hash,
-        JSON.stringify(graph.entities),
-        JSON.stringify(graph.edges),
+        JSON.stringify(graph.entities.map((e): StoredEntity => ({ id: uuidv7(), ...e }))),
+        JSON.stringify(graph.edges.map((e): StoredEdge => ({ id: uuidv7(), ...e }))),
         counters.entities_count,
         counters.edges_count,
         w.userId,
@@ -637,5 +645,30 @@ function toRevisionListItemDto(row: RevisionRow): EnvironmentRevisionListItemDto
     edges_count: row.edges_count,
     created_by: row.created_by,
     created_at: new Date(row.created_at).toISOString(),
+  };
+}
+
+function toEntityDto(e: StoredEntity, createdAt: string): EnvironmentEntityDto {
+  return {
+    id: e.id ?? '',
+    entity_key: e.entity_key,
+    entity_type: e.entity_type,
+    name: e.name,
+    role: e.role,
+    spec: e.spec,
+    extra: e.extra,
+    created_at: createdAt,
+  };
+}
+
+function toEdgeDto(e: StoredEdge, createdAt: string): EnvironmentEdgeDto {
+  return {
+    id: e.id ?? '',
+    from_entity_key: e.from_entity_key,
+    to_entity_key: e.to_entity_key,
+    relation_type: e.relation_type,
+    spec: e.spec,
+    extra: e.extra,
+    created_at: createdAt,
   };
 }

@@ -8,6 +8,7 @@ import {
   IsOptional,
   IsString,
   IsUUID,
+  Matches,
   MaxLength,
 } from 'class-validator';
 import { PageQueryDto, SORT_ORDERS, SortOrder } from '../../../common/pagination/page';
@@ -18,6 +19,10 @@ import {
   QueryBool,
 } from '../../../common/validation/decorators';
 import { EnvironmentBodyChecks } from './environment-body.validator';
+
+/** PostgreSQL text cannot hold NUL characters: a query value with one is a 422, never a 500. */
+const NO_NUL = /^[^\u0000]*$/;
+const NO_NUL_MESSAGE = '$property must not contain NUL characters';
 
 // ---------------------------------------------------------------------------------------------
 // documentation-only shapes (topology, snapshot, entities, edges)
@@ -92,6 +97,7 @@ const TOPOLOGY_DESCRIPTION =
   'Stored fully defaulted: every declared field is present in responses.';
 
 export class EnvironmentEntityDto {
+  @ApiProperty({ format: 'uuid' }) id: string;
   @ApiProperty({ example: 'system_under_test:0' }) entity_key: string;
   @ApiProperty({ example: 'service', description: '`component_type`, `component`, `host`…' })
   entity_type: string;
@@ -105,14 +111,19 @@ export class EnvironmentEntityDto {
   role: string | null;
   @ApiProperty({ type: 'object', additionalProperties: true }) spec: Record<string, unknown>;
   @ApiProperty({ type: 'object', additionalProperties: true }) extra: Record<string, unknown>;
+  @ApiProperty({ format: 'date-time', description: 'When its revision was written' })
+  created_at: string;
 }
 
 export class EnvironmentEdgeDto {
+  @ApiProperty({ format: 'uuid' }) id: string;
   @ApiProperty({ example: 'system_under_test:0' }) from_entity_key: string;
   @ApiProperty({ example: 'system_under_test:0:node:0' }) to_entity_key: string;
   @ApiProperty({ example: 'contains' }) relation_type: string;
   @ApiProperty({ type: 'object', additionalProperties: true }) spec: Record<string, unknown>;
   @ApiProperty({ type: 'object', additionalProperties: true }) extra: Record<string, unknown>;
+  @ApiProperty({ format: 'date-time', description: 'When its revision was written' })
+  created_at: string;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -406,6 +417,7 @@ export class ListEnvironmentsQueryDto extends PageQueryDto {
   @IsOptional()
   @IsString()
   @MaxLength(200)
+  @Matches(NO_NUL, { message: NO_NUL_MESSAGE })
   search?: string;
 
   @ApiPropertyOptional({
@@ -417,6 +429,7 @@ export class ListEnvironmentsQueryDto extends PageQueryDto {
   @IsOptional()
   @IsArray()
   @IsString({ each: true })
+  @Matches(NO_NUL, { each: true, message: NO_NUL_MESSAGE })
   use_case?: string[];
 
   @ApiPropertyOptional({ enum: ENVIRONMENT_SORT_KEYS, default: 'created_at' })
