@@ -99,6 +99,9 @@ export interface BenchConfig {
   poolSize: number;
   /** Extra node arguments for the service (experiments, e.g. `--require ./patch.js`). */
   serviceNodeArgs: string[];
+  /** Log statements slower than this (embedded PostgreSQL only), to `pgLogPath`. */
+  pgSlowMs: number | null;
+  pgLogPath: string;
 }
 
 type Env = Record<string, string | undefined>;
@@ -137,5 +140,7 @@ export function loadBenchConfig(env: Env, defaultResultsPath: string): BenchConf
     resultsPath: env.BENCH_RESULTS?.trim() || defaultResultsPath,
     poolSize: Math.round(positive(env, 'DB_POOL_SIZE', 20)),
     serviceNodeArgs: (env.BENCH_SERVICE_NODE_ARGS ?? '').split(/\s+/).filter(Boolean),
+    pgSlowMs: env.BENCH_PG_SLOW_MS?.trim() ? positive(env, 'BENCH_PG_SLOW_MS', 100) : null,
+    pgLogPath: env.BENCH_PG_LOG?.trim() || '/tmp/tms-bench-postgres.log',
   };
 }

@@ -28,10 +28,12 @@ export interface LoadResult {
   connections: number;
   /** CPU time per completed request of the server process and of the database backends. */
   cpuMsPerRequest: { server: number | null; db: number | null };
+  /** Average CPU cores used by other processes on the machine during the window. */
+  otherCores: number | null;
 }
 
 export interface CpuMeter {
-  stop(): { serverMs: number | null; dbMs: number | null };
+  stop(): { serverMs: number | null; dbMs: number | null; otherCores: number | null };
 }
 
 function once(
@@ -72,7 +74,7 @@ export async function runLoad(
   if (opts.warmup > 0) await once(baseUrl, token, s, opts.warmup, opts.connections);
   const m = meter?.();
   const r = await once(baseUrl, token, s, opts.duration, opts.connections);
-  const cpu = m?.stop() ?? { serverMs: null, dbMs: null };
+  const cpu = m?.stop() ?? { serverMs: null, dbMs: null, otherCores: null };
   const statuses: Record<string, number> = {};
   let unexpected = 0;
   let completed = 0;
@@ -102,6 +104,7 @@ export async function runLoad(
       server: cpu.serverMs !== null && completed ? round(cpu.serverMs / completed, 3) : null,
       db: cpu.dbMs !== null && completed ? round(cpu.dbMs / completed, 3) : null,
     },
+    otherCores: cpu.otherCores === null ? null : round(cpu.otherCores, 2),
   };
 }
 

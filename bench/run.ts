@@ -6,7 +6,15 @@
 import 'reflect-metadata';
 import { execSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  chmodSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Client } from 'pg';
@@ -45,6 +53,9 @@ interface ImportRecord {
   startRss: number;
   peakRss: number;
   peakSource: string;
+  serverCpuMs: number | null;
+  dbCpuMs: number | null;
+  otherCores: number | null;
   summary: unknown;
   error?: unknown;
 }
@@ -168,7 +179,8 @@ class Bench {
     record.result = r;
     log(
       `  ${name} @ ${server.name}: ${fixed(r.rps)} req/s, p50 ${r.latencyMs.p50} ms, p99 ${r.latencyMs.p99} ms, ` +
-        `CPU/request ${fixed(r.cpuMsPerRequest.server, 2)} ms + db ${fixed(r.cpuMsPerRequest.db, 2)} ms, errors ${r.errors}` +
+        `CPU/request ${fixed(r.cpuMsPerRequest.server, 2)} ms + db ${fixed(r.cpuMsPerRequest.db, 2)} ms, ` +
+        `others ${fixed(r.otherCores, 2)} cores, errors ${r.errors}` +
         (r.errors ? ` ${JSON.stringify(r.statuses)}` : ''),
     );
   }
@@ -348,6 +360,7 @@ class Bench {
     if (run.status !== 201 || !runId)
       throw new Error(`could not create a run for ${name}: ${run.status}`);
     const watch = new MemoryWatch(this.app.pid);
+    const cpu = new CpuWatch(this.app.pid, this.postmasterPid);
     let up: Awaited<ReturnType<typeof uploadJunit>>;
     try {
       up = await uploadJunit(
@@ -360,6 +373,7 @@ class Bench {
       throw err;
     }
     const mem = watch.stop();
+    const used = cpu.stop();
     const body = up.body as { summary?: unknown };
     const record: ImportRecord = {
       name,
@@ -370,6 +384,9 @@ class Bench {
       startRss: mem.startRss,
       peakRss: mem.peakRss,
       peakSource: mem.peakSource,
+      serverCpuMs: used.serverMs,
+      dbCpuMs: used.dbMs,
+      otherCores: used.otherCores === null ? null : round(used.otherCores, 2),
       summary: body && typeof body === 'object' ? (body.summary ?? null) : null,
     };
     if (up.status !== 201)
@@ -377,7 +394,8 @@ class Bench {
     this.imports.push(record);
     log(
       `  ${name}: ${testcases} testcases (${mb(fileBytes)}) → ${up.status} in ${(up.ms / 1000).toFixed(2)} s, ` +
-        `peak RSS ${mb(mem.peakRss)} (from ${mb(mem.startRss)})`,
+        `peak RSS ${mb(mem.peakRss)} (from ${mb(mem.startRss)}), ` +
+        `CPU ${fixed((used.serverMs ?? 0) / 1000)} s + db ${fixed((used.dbMs ?? 0) / 1000)} s`,
     );
   }
 }
@@ -552,7 +570,17 @@ async function main(): Promise<void> {
           'checkpoint_timeout=30min',
           '-c',
           'work_mem=16MB',
+          ...(cfg.pgSlowMs !== null
+            ? [
+                '-c',
+                `log_min_duration_statement=${cfg.pgSlowMs}`,
+                '-c',
+                'log_autovacuum_min_duration=-1',
+              ]
+            : []),
         ],
+        onLog:
+          cfg.pgSlowMs !== null ? (line) => appendFileSync(cfg.pgLogPath, line + '\n') : undefined,
       });
       cleanups.push(() => pg.stop());
       url = pg.url;
@@ -695,9 +723,10 @@ function printSummary(b: Bench, targets: TargetRecord[]): void {
         'p99 ms',
         'max ms',
         'errors',
-        '× baseline (req/s)',
+        '× baseline',
         'CPU ms/req',
-        'db CPU ms/req',
+        'db ms/req',
+        'others (cores)',
       ],
       b.scenarios.map((s) => {
         const r = s.result;
@@ -713,6 +742,7 @@ function printSummary(b: Bench, targets: TargetRecord[]): void {
           r && base ? fixed(r.rps / base.rps, 2) : null,
           fixed(r?.cpuMsPerRequest.server, 2),
           fixed(r?.cpuMsPerRequest.db, 2),
+          fixed(r?.otherCores, 2),
         ];
       }),
     ),
@@ -721,7 +751,18 @@ function printSummary(b: Bench, targets: TargetRecord[]): void {
     log('');
     log(
       table(
-        ['import', 'testcases', 'file', 'status', 'seconds', 'peak RSS', 'RSS before'],
+        [
+          'import',
+          'testcases',
+          'file',
+          'status',
+          'seconds',
+          'peak RSS',
+          'RSS before',
+          'CPU s',
+          'db CPU s',
+          'others (cores)',
+        ],
         b.imports.map((i) => [
           i.name,
           i.testcases,
@@ -730,6 +771,9 @@ function printSummary(b: Bench, targets: TargetRecord[]): void {
           fixed(i.ms / 1000, 2),
           mb(i.peakRss),
           mb(i.startRss),
+          fixed((i.serverCpuMs ?? 0) / 1000, 1),
+          fixed((i.dbCpuMs ?? 0) / 1000, 1),
+          fixed(i.otherCores, 2),
         ]),
       ),
     );

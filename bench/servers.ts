@@ -194,10 +194,36 @@ export function childrenCpuMs(ppid: number): Map<number, number> {
   return out;
 }
 
-/** CPU used by a server process and by the database backends between start() and stop(). */
+/** Busy CPU time of the whole machine in ms (all cores), from /proc/stat. */
+export function machineBusyMs(): number | null {
+  try {
+    const line = readFileSync('/proc/stat', 'utf8').split('\n')[0];
+    const v = line.trim().split(/\s+/).slice(1).map(Number);
+    // user nice system idle iowait irq softirq steal …
+    const busy = v[0] + v[1] + v[2] + (v[5] ?? 0) + (v[6] ?? 0) + (v[7] ?? 0);
+    return (busy * 1000) / CLOCK_TICKS_PER_SECOND;
+  } catch {
+    return null;
+  }
+}
+
+export interface CpuUse {
+  serverMs: number | null;
+  dbMs: number | null;
+  /** CPU of everything else on the machine (other engineers' work), in cores on average. */
+  otherCores: number | null;
+}
+
+/**
+ * CPU used between construction and stop() by a server process, by the database backends, and by
+ * everything else on the machine (busy time minus server, database and this bench process).
+ */
 export class CpuWatch {
   private readonly server0: number | null;
   private readonly db0: Map<number, number>;
+  private readonly machine0: number | null;
+  private readonly self0 = process.cpuUsage();
+  private readonly t0 = performance.now();
 
   constructor(
     private readonly serverPid: number,
@@ -205,16 +231,26 @@ export class CpuWatch {
   ) {
     this.server0 = cpuMs(serverPid);
     this.db0 = postmasterPid ? childrenCpuMs(postmasterPid) : new Map<number, number>();
+    this.machine0 = machineBusyMs();
   }
 
-  stop(): { serverMs: number | null; dbMs: number | null } {
+  stop(): CpuUse {
     const s1 = cpuMs(this.serverPid);
+    const m1 = machineBusyMs();
+    const self = process.cpuUsage(this.self0);
+    const wall = performance.now() - this.t0;
     let dbMs: number | null = null;
     if (this.postmasterPid) {
       dbMs = 0;
       for (const [pid, ms] of childrenCpuMs(this.postmasterPid))
         dbMs += ms - (this.db0.get(pid) ?? 0);
     }
-    return { serverMs: s1 !== null && this.server0 !== null ? s1 - this.server0 : null, dbMs };
+    const serverMs = s1 !== null && this.server0 !== null ? s1 - this.server0 : null;
+    let otherCores: number | null = null;
+    if (m1 !== null && this.machine0 !== null && wall > 0) {
+      const ours = (serverMs ?? 0) + (dbMs ?? 0) + (self.user + self.system) / 1000;
+      otherCores = Math.max(0, (m1 - this.machine0 - ours) / wall);
+    }
+    return { serverMs, dbMs, otherCores };
   }
 }
