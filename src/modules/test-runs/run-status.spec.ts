@@ -107,17 +107,17 @@ describe('decideRunTransition: every (from, to, role)', () => {
     ['completed', 'archived', 'lead', 'ok'],
 
     ['archived', 'not_started', 'viewer', 'insufficient_project_role'],
-    ['archived', 'not_started', 'tester', 'run_archived'],
-    ['archived', 'not_started', 'lead', 'run_archived'],
+    ['archived', 'not_started', 'tester', 'invalid_status_transition'],
+    ['archived', 'not_started', 'lead', 'invalid_status_transition'],
     ['archived', 'in_progress', 'viewer', 'insufficient_project_role'],
-    ['archived', 'in_progress', 'tester', 'run_archived'],
-    ['archived', 'in_progress', 'lead', 'run_archived'],
+    ['archived', 'in_progress', 'tester', 'invalid_status_transition'],
+    ['archived', 'in_progress', 'lead', 'invalid_status_transition'],
     ['archived', 'completed', 'viewer', 'insufficient_project_role'],
-    ['archived', 'completed', 'tester', 'run_archived'],
-    ['archived', 'completed', 'lead', 'run_archived'],
+    ['archived', 'completed', 'tester', 'invalid_status_transition'],
+    ['archived', 'completed', 'lead', 'invalid_status_transition'],
     ['archived', 'archived', 'viewer', 'insufficient_project_role'],
     ['archived', 'archived', 'tester', 'insufficient_project_role'],
-    ['archived', 'archived', 'lead', 'run_archived'],
+    ['archived', 'archived', 'lead', 'invalid_status_transition'],
   ];
 
   it('covers all 48 combinations exactly once', () => {
@@ -170,6 +170,10 @@ describe('decideRunTransition: details', () => {
     ['not_started', 'archived', 'archived is allowed only from completed'],
     ['in_progress', 'archived', 'archived is allowed only from completed'],
     ['in_progress', 'not_started', 'not_started is the initial status'],
+    ['archived', 'not_started', 'not_started is the initial status'],
+    ['archived', 'in_progress', 'in_progress is allowed only from not_started'],
+    ['archived', 'completed', 'completed is allowed only from in_progress'],
+    ['archived', 'archived', 'archived is allowed only from completed'],
   ])('%s → %s names the allowed source: "%s"', (from, to, text) => {
     const result = decide({ from, to, role: 'lead' });
     expect(result.ok).toBe(false);
@@ -409,8 +413,13 @@ describe('decideRunTransition: precedence of checks', () => {
       'validation_error',
     ],
     [
-      'role beats run_archived',
+      'role beats the transition out of archived',
       { from: 'archived', to: 'archived', role: 'tester' },
+      'insufficient_project_role',
+    ],
+    [
+      'role beats run_archived',
+      { from: 'archived', to: null, role: 'viewer' },
       'insufficient_project_role',
     ],
     [
@@ -424,9 +433,9 @@ describe('decideRunTransition: precedence of checks', () => {
       'insufficient_project_role',
     ],
     [
-      'run_archived beats invalid transition',
+      'a status change out of archived is an invalid transition, not run_archived',
       { from: 'archived', to: 'in_progress', role: 'lead' },
-      'run_archived',
+      'invalid_status_transition',
     ],
     [
       'items in progress beat timestamp order',

@@ -166,8 +166,9 @@ function runItemsInProgressDetail(count: number): string {
  * 1. `validation_error` — a supplied timestamp is not a date or comes without its transition
  *    (request shape; CONTRACT §3 puts shape before role and domain rules).
  * 2. `insufficient_project_role` — below `tester`, or below `lead` when the target is `archived`.
- * 3. `run_archived` — the run is archived and therefore read-only (even for a metadata PATCH).
- * 4. `invalid_status_transition` — the target is not reachable from the current status.
+ * 3. `invalid_status_transition` — the target is not reachable from the current status (an
+ *    archived run has no way out: api.md §3.1 rule 1 names this code for every other change).
+ * 4. `run_archived` — a PATCH without a status change on an archived run (read-only).
  * 5. `run_items_in_progress` — completion while `itemsInProgress > 0`.
  * 6. `validation_error` — an explicit timestamp earlier than the preceding lifecycle timestamp
  *    (`completed_at` < `started_at`, `archived_at` < `completed_at`; `started_at` has no lower
@@ -193,15 +194,14 @@ export function decideRunTransition(input: RunTransitionInput): RunTransitionRes
     };
   }
 
-  if (from === 'archived') {
-    return {
-      ok: false,
-      code: 'run_archived',
-      detail: 'The run is archived and read-only; it can only be deleted',
-    };
-  }
-
   if (to === null) {
+    if (from === 'archived') {
+      return {
+        ok: false,
+        code: 'run_archived',
+        detail: 'The run is archived and read-only; it can only be deleted',
+      };
+    }
     return { ok: true, status: from, changed: false, timestamps: {} };
   }
 
