@@ -127,6 +127,12 @@ describe('GET /test-runs: filters, search, sorting, paging', () => {
       'alpha',
     ]);
     expect(names(await list('&milestone_id=unknown'))).toEqual([]);
+    // Blank values are dropped: no filter at all when nothing else is left.
+    expect(names(await list('&environment_id=&milestone_id=%20'))).toEqual(names(await list('')));
+    expect(names(await list(`&environment_id=&environment_id=${String(envB.id)}`))).toEqual([
+      'Echo',
+      'Bravo',
+    ]);
   });
 
   it('search matches name, build or environment name, case-insensitively, % and _ literally', async () => {

@@ -372,6 +372,42 @@ describe('test runs', () => {
       expect(p.errors).toHaveProperty('extra');
     });
 
+    it('create rejects fields that are not part of its body (status, planned_item_count, timestamps)', async () => {
+      for (const extra of [
+        { status: 'in_progress' },
+        { planned_item_count: 3 },
+        { started_at: '2026-01-01T00:00:00Z' },
+        { created_by: f.lead.id },
+        { summary: {} },
+      ]) {
+        const p = expectProblem(
+          await t
+            .req('post', api('/test-runs'), f.tester.token)
+            .send({ project_id: f.projectId, name: 'x', ...extra }),
+          422,
+          'validation_error',
+        );
+        expect(Object.keys(p.errors as object)).toEqual(Object.keys(extra));
+      }
+    });
+
+    it('planned_item_count: an integer from 0 to 2147483647, never a 500', async () => {
+      const run = await createRun();
+      for (const value of [2147483648, 1e20, 1.5, '3', true, [], {}]) {
+        const p = expectProblem(
+          await patchRun(run.id, { planned_item_count: value }),
+          422,
+          'validation_error',
+        );
+        expect(p.errors).toHaveProperty('planned_item_count');
+      }
+      for (const value of [0, 2147483647, 7]) {
+        const res = await patchRun(run.id, { planned_item_count: value }, f.tester.token);
+        expect(res.status).toBe(200);
+        expect(res.body.planned_item_count).toBe(value);
+      }
+    });
+
     it('PATCH changes only present keys and null clears nullable ones', async () => {
       const milestone = await createMilestone();
       const run = await createRun({ description: 'd', build: 'b', milestone_id: milestone.id });
@@ -520,6 +556,34 @@ describe('test runs', () => {
     });
   });
 
+  describe('OpenAPI', () => {
+    it('documents the run object with a complete example and every endpoint', async () => {
+      const doc = await t.req('get', '/openapi.json');
+      expect(doc.status).toBe(200);
+      const schema = doc.body.components.schemas.TestRunDto;
+      expect(Object.keys(schema.properties).sort()).toEqual(RUN_FIELDS);
+      expect([...schema.required].sort()).toEqual(RUN_FIELDS);
+      // Every property carries an example (null where the example run has none yet).
+      const withoutExample = RUN_FIELDS.filter((field) => !('example' in schema.properties[field]));
+      expect(withoutExample).toEqual([]);
+      expect(schema.properties.summary.example).toMatchObject({ total: 4, pass_rate: 50 });
+      const list = doc.body.paths['/api/v1/test-runs'];
+      const one = doc.body.paths['/api/v1/test-runs/{id}'];
+      expect(list.get.description).toContain('viewer');
+      expect(list.post.description).toContain('tester');
+      expect(one.get.description).toContain('viewer');
+      expect(one.patch.description).toContain('tester');
+      expect(one.delete.description).toContain('lead');
+      expect(Object.keys(list.post.responses)).toEqual(
+        expect.arrayContaining(['201', '401', '403', '404', '422']),
+      );
+      expect(JSON.stringify(one.patch.responses['409'])).toContain('invalid_status_transition');
+      expect(JSON.stringify(one.patch.responses['409'])).toContain('run_items_in_progress');
+      expect(JSON.stringify(one.patch.responses['422'])).toContain('invalid_environment');
+      expect(one.delete.responses['204']).toBeDefined();
+    });
+  });
+
   describe('status transitions', () => {
     type Case = [from: string, to: string, expected: number, code: string];
     const table: Case[] = [
@@ -535,10 +599,10 @@ describe('test runs', () => {
       ['completed', 'in_progress', 409, 'invalid_status_transition'],
       ['completed', 'completed', 409, 'invalid_status_transition'],
       ['completed', 'archived', 200, ''],
-      ['archived', 'not_started', 409, 'run_archived'],
-      ['archived', 'in_progress', 409, 'run_archived'],
-      ['archived', 'completed', 409, 'run_archived'],
-      ['archived', 'archived', 409, 'run_archived'],
+      ['archived', 'not_started', 409, 'invalid_status_transition'],
+      ['archived', 'in_progress', 409, 'invalid_status_transition'],
+      ['archived', 'completed', 409, 'invalid_status_transition'],
+      ['archived', 'archived', 409, 'invalid_status_transition'],
     ];
 
     it.each(table)('%s → %s answers %i %s', async (from, to, expected, code) => {
@@ -547,7 +611,14 @@ describe('test runs', () => {
       if (code) {
         const p = expectProblem(res, expected, code);
         if (code === 'invalid_status_transition' && to !== 'not_started') {
-          expect(p.detail).toContain('allowed only from');
+          const source = {
+            in_progress: 'not_started',
+            completed: 'in_progress',
+            archived: 'completed',
+          };
+          expect(p.detail).toContain(
+            `allowed only from ${source[to as keyof typeof source]} (current status: ${from})`,
+          );
         }
         const after = await t.req('get', api(`/test-runs/${String(run.id)}`), f.lead.token);
         expect(after.body.status).toBe(from);
@@ -642,6 +713,19 @@ describe('test runs', () => {
       const run = await runIn('archived');
       expectProblem(await patchRun(run.id, { name: 'changed' }), 409, 'run_archived');
       expectProblem(await patchRun(run.id, { planned_item_count: 3 }), 409, 'run_archived');
+      expectProblem(
+        await patchRun(run.id, { build: 'x', status: null }, f.tester.token),
+        409,
+        'run_archived',
+      );
+      // A status change out of archived is an illegal transition (api.md §3.1 rule 1).
+      expectProblem(
+        await patchRun(run.id, { name: 'changed', status: 'in_progress' }),
+        409,
+        'invalid_status_transition',
+      );
+      const after = await t.req('get', api(`/test-runs/${String(run.id)}`), f.viewer.token);
+      expect(after.body).toEqual(run);
       const del = await t.req('delete', api(`/test-runs/${String(run.id)}`), f.lead.token);
       expect(del.status).toBe(204);
     });

@@ -89,11 +89,14 @@ export class TestRunsService {
     };
     if (q.status?.length) where.push(`r.status = ANY(${add(q.status)}::varchar[])`);
     else where.push(`r.status <> 'archived'`);
-    if (q.environment_id?.length) {
-      where.push(`r.environment_id = ANY(${add(q.environment_id.filter(isUuid))}::uuid[])`);
+    // Blank values are dropped (the reference does the same); ids that cannot exist match nothing.
+    const environmentIds = q.environment_id?.filter((v) => v !== '') ?? [];
+    if (environmentIds.length) {
+      where.push(`r.environment_id = ANY(${add(environmentIds.filter(isUuid))}::uuid[])`);
     }
-    if (q.milestone_id?.length) {
-      where.push(`r.milestone_id = ANY(${add(q.milestone_id.filter(isUuid))}::uuid[])`);
+    const milestoneIds = q.milestone_id?.filter((v) => v !== '') ?? [];
+    if (milestoneIds.length) {
+      where.push(`r.milestone_id = ANY(${add(milestoneIds.filter(isUuid))}::uuid[])`);
     }
     if (q.created_by !== undefined) {
       where.push(isUuid(q.created_by) ? `r.created_by = ${add(q.created_by)}` : 'false');

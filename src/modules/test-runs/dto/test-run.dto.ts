@@ -8,6 +8,7 @@ import {
   IsString,
   IsUUID,
   Matches,
+  Max,
   MaxLength,
   Min,
 } from 'class-validator';
@@ -15,6 +16,9 @@ import { PageQueryDto, SORT_ORDERS, SortOrder } from '../../../common/pagination
 import { Nullable, OptionalNotNull, QueryArray } from '../../../common/validation/decorators';
 import { RUN_ITEM_STATUSES, RunItemStatus } from '../../run-items/roll-up';
 import { RUN_STATUSES, RunStatus } from '../run-status';
+
+/** Largest `planned_item_count` (the column is a PostgreSQL integer). */
+export const MAX_PLANNED_ITEM_COUNT = 2_147_483_647;
 
 /** A date (`YYYY-MM-DD`) or an ISO 8601 datetime (offset optional; none means UTC). */
 export const DATE_OR_DATETIME_RE =
@@ -50,56 +54,181 @@ export class StatusBreakdownDto {
   items: StatusBreakdownItemDto[];
 }
 
+const EXAMPLE_RUN_ID = '019a1f7e-5c3b-7d2a-9e41-6b8f2c0d4a17';
+const EXAMPLE_PROJECT_ID = '019a1f7e-1a20-7c44-8b1e-3f5d9a6e2b01';
+const EXAMPLE_ENVIRONMENT_ID = '019a1f7e-2b31-7a05-a7c2-4e6f0b1c3d22';
+const EXAMPLE_REVISION_ID = '019a1f7e-3c42-7b16-b8d3-5f7a1c2d4e33';
+const EXAMPLE_MILESTONE_ID = '019a1f7e-4d53-7c27-89e4-6a8b2d3e5f44';
+const EXAMPLE_USER_ID = '019a1f7d-9e64-7d38-9af5-7b9c3e4f6a55';
+const EXAMPLE_ASSIGNEE_ID = '019a1f7d-af75-7e49-abf6-8cad4f5a7b66';
+const EXAMPLE_SNAPSHOT_HASH =
+  'sha256:6f1ed002ab5595859014ebf0951522d9a6b4c6c1e9a0b5e5a5c1d0e3f2a7b8c9';
+
+/** A complete run object, shown as the example of the run schema in the OpenAPI document. */
+export const TEST_RUN_EXAMPLE = {
+  id: EXAMPLE_RUN_ID,
+  project_id: EXAMPLE_PROJECT_ID,
+  name: 'Nightly regression',
+  description: 'Full regression on the release candidate',
+  environment_id: EXAMPLE_ENVIRONMENT_ID,
+  environment_name: 'Staging EU',
+  environment_revision: {
+    id: EXAMPLE_REVISION_ID,
+    revision_number: 3,
+    snapshot_hash: EXAMPLE_SNAPSHOT_HASH,
+  },
+  environment_revision_id: EXAMPLE_REVISION_ID,
+  environment_revision_number: 3,
+  environment_snapshot: {
+    project_id: EXAMPLE_PROJECT_ID,
+    environment: {
+      name: 'Staging EU',
+      kind: 'functional',
+      status: 'active',
+      description: null,
+      tags: ['eu'],
+      use_cases: ['regression'],
+      schema_version: 1,
+      meta: {},
+      extra: {},
+    },
+    topology: {
+      load_generators: [],
+      system_under_test: [],
+      supporting_services: [],
+      metadata: {},
+    },
+  },
+  milestone_id: EXAMPLE_MILESTONE_ID,
+  milestone_name: 'Release 2.4',
+  build: '2.4.0-rc1',
+  assignee: EXAMPLE_ASSIGNEE_ID,
+  created_by: EXAMPLE_USER_ID,
+  created_by_name: 'Ada Lovelace',
+  status: 'in_progress',
+  started_at: '2026-05-01T08:00:00.000Z',
+  completed_at: null,
+  archived_at: null,
+  planned_item_count: 120,
+  summary: {
+    total: 4,
+    untested: 1,
+    in_progress: 0,
+    passed: 2,
+    error: 0,
+    failure: 1,
+    blocked: 0,
+    skipped: 0,
+    xfailed: 0,
+    xpassed: 0,
+    pass_rate: 50,
+  },
+  status_breakdown: {
+    items: [
+      { status: 'untested', count: 1 },
+      { status: 'passed', count: 2 },
+      { status: 'failure', count: 1 },
+    ],
+  },
+  created_at: '2026-05-01T07:55:12.345Z',
+  updated_at: '2026-05-01T09:12:03.210Z',
+} satisfies Record<string, unknown>;
+
+const X = TEST_RUN_EXAMPLE;
+
 export class EnvironmentRevisionRefDto {
-  @ApiProperty({ format: 'uuid' }) id: string;
+  @ApiProperty({ format: 'uuid', example: EXAMPLE_REVISION_ID }) id: string;
   @ApiProperty({ example: 3 }) revision_number: number;
-  @ApiProperty({ example: 'sha256:9f86d081884c7d65…' }) snapshot_hash: string;
+  @ApiProperty({ example: EXAMPLE_SNAPSHOT_HASH }) snapshot_hash: string;
 }
 
+/** The run object of api.md §2.1 with every field (CONTRACT §5). */
 export class TestRunDto {
-  @ApiProperty({ format: 'uuid' }) id: string;
-  @ApiProperty({ format: 'uuid' }) project_id: string;
-  @ApiProperty({ example: 'Nightly regression' }) name: string;
-  @ApiProperty({ nullable: true, type: String }) description: string | null;
-  @ApiProperty({ nullable: true, type: String, format: 'uuid' }) environment_id: string | null;
+  @ApiProperty({ format: 'uuid', example: X.id }) id: string;
+  @ApiProperty({ format: 'uuid', example: X.project_id }) project_id: string;
+  @ApiProperty({ example: X.name }) name: string;
+  @ApiProperty({ nullable: true, type: String, example: X.description })
+  description: string | null;
   @ApiProperty({
     nullable: true,
     type: String,
+    format: 'uuid',
+    example: X.environment_id,
+    description: 'Environment of the same project; null when the run has none',
+  })
+  environment_id: string | null;
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    example: X.environment_name,
     description: 'Name of the environment when its revision was captured',
   })
   environment_name: string | null;
   @ApiProperty({
     nullable: true,
     type: EnvironmentRevisionRefDto,
-    description: 'The captured environment revision, or null without an environment',
+    example: X.environment_revision,
+    description:
+      'The captured environment revision (id, number, hash), or null without an environment. ' +
+      'Runs of the same environment name with different configurations differ here.',
   })
   environment_revision: EnvironmentRevisionRefDto | null;
-  @ApiProperty({ nullable: true, type: String, format: 'uuid' })
+  @ApiProperty({ nullable: true, type: String, format: 'uuid', example: X.environment_revision_id })
   environment_revision_id: string | null;
-  @ApiProperty({ nullable: true, type: Number }) environment_revision_number: number | null;
+  @ApiProperty({ nullable: true, type: 'integer', example: X.environment_revision_number })
+  environment_revision_number: number | null;
   @ApiProperty({
     type: 'object',
     additionalProperties: true,
-    description: 'Full snapshot of the captured revision; `{}` without an environment',
+    example: X.environment_snapshot,
+    description:
+      'Full snapshot of the captured revision; `{}` without an environment. Later changes of ' +
+      'the environment never alter it.',
   })
   environment_snapshot: Record<string, unknown>;
-  @ApiProperty({ nullable: true, type: String, format: 'uuid' }) milestone_id: string | null;
-  @ApiProperty({ nullable: true, type: String }) milestone_name: string | null;
-  @ApiProperty({ nullable: true, type: String, example: '2.4.0-rc1' }) build: string | null;
-  @ApiProperty({ nullable: true, type: String, format: 'uuid', description: 'User id' })
+  @ApiProperty({ nullable: true, type: String, format: 'uuid', example: X.milestone_id })
+  milestone_id: string | null;
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    example: X.milestone_name,
+    description: 'Name of the linked milestone; null exactly when milestone_id is',
+  })
+  milestone_name: string | null;
+  @ApiProperty({ nullable: true, type: String, example: X.build }) build: string | null;
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    format: 'uuid',
+    example: X.assignee,
+    description: 'User id',
+  })
   assignee: string | null;
-  @ApiProperty({ format: 'uuid' }) created_by: string;
-  @ApiProperty({ description: "The creator's display name, else username" })
+  @ApiProperty({ format: 'uuid', example: X.created_by }) created_by: string;
+  @ApiProperty({
+    example: X.created_by_name,
+    description: "The creator's display name, else username",
+  })
   created_by_name: string;
-  @ApiProperty({ enum: RUN_STATUSES }) status: RunStatus;
-  @ApiProperty({ nullable: true, type: String, format: 'date-time' }) started_at: string | null;
-  @ApiProperty({ nullable: true, type: String, format: 'date-time' }) completed_at: string | null;
-  @ApiProperty({ nullable: true, type: String, format: 'date-time' }) archived_at: string | null;
-  @ApiProperty({ minimum: 0, example: 0 }) planned_item_count: number;
-  @ApiProperty({ type: RunSummaryDto }) summary: RunSummaryDto;
-  @ApiProperty({ type: StatusBreakdownDto }) status_breakdown: StatusBreakdownDto;
-  @ApiProperty({ format: 'date-time' }) created_at: string;
-  @ApiProperty({ format: 'date-time' }) updated_at: string;
+  @ApiProperty({ enum: RUN_STATUSES, example: X.status }) status: RunStatus;
+  @ApiProperty({ nullable: true, type: String, format: 'date-time', example: X.started_at })
+  started_at: string | null;
+  @ApiProperty({ nullable: true, type: String, format: 'date-time', example: X.completed_at })
+  completed_at: string | null;
+  @ApiProperty({ nullable: true, type: String, format: 'date-time', example: X.archived_at })
+  archived_at: string | null;
+  @ApiProperty({
+    type: 'integer',
+    minimum: 0,
+    example: X.planned_item_count,
+    description: '0 on a new run; never null',
+  })
+  planned_item_count: number;
+  @ApiProperty({ type: RunSummaryDto, example: X.summary }) summary: RunSummaryDto;
+  @ApiProperty({ type: StatusBreakdownDto, example: X.status_breakdown })
+  status_breakdown: StatusBreakdownDto;
+  @ApiProperty({ format: 'date-time', example: X.created_at }) created_at: string;
+  @ApiProperty({ format: 'date-time', example: X.updated_at }) updated_at: string;
 }
 
 /** Fields of a new run (also used by test plans' create-run). */
@@ -245,10 +374,16 @@ export class UpdateTestRunDto {
   @IsISO8601({ strict: true })
   archived_at?: string | null;
 
-  @ApiPropertyOptional({ minimum: 0, description: 'Cannot be null' })
+  @ApiPropertyOptional({
+    minimum: 0,
+    maximum: MAX_PLANNED_ITEM_COUNT,
+    example: 120,
+    description: 'Cannot be null',
+  })
   @OptionalNotNull()
   @IsInt()
   @Min(0)
+  @Max(MAX_PLANNED_ITEM_COUNT)
   planned_item_count?: number;
 }
 
