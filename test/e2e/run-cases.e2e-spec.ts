@@ -162,7 +162,7 @@ describe('run cases, rows and history', () => {
         okStatus: 200,
         notFoundCode: 'test_run_not_found',
       });
-      expect(res.body).toMatchObject({ total: 1, page: 1, page_size: 100 });
+      expect(res.body).toMatchObject({ total: 1, page: 1, page_size: 50 });
     });
 
     it('GET /run-cases?project_id&test_case_id needs viewer', async () => {
@@ -355,11 +355,15 @@ describe('run cases, rows and history', () => {
       expect(item.assignee_id).toBe(f.lead.id);
     });
 
-    it('a case already in the run is 409 on single add and skipped in bulk', async () => {
+    it('a case already in the run is answered with its item unchanged, single or bulk', async () => {
       const run = await createRun();
       const [a, b] = [await createCase(), await createCase()];
       const first = await ok(await addCase(run.id, a.id), 201);
-      expectProblem(await addCase(run.id, a.id), 409, 'run_case_already_exists');
+      // Create-or-get (reference §3.5): 201 with the existing item; the assignee is not updated.
+      const again = await ok(await addCase(run.id, a.id, { assignee_id: f.lead.id }), 201);
+      expect(again).toEqual(first);
+      expect(again.assignee_id).toBeNull();
+      expect(await rowsOf(first.id)).toHaveLength(1);
       const bulk = await ok(
         await t
           .req('post', api('/run-cases/bulk'), f.tester.token)
@@ -383,22 +387,32 @@ describe('run cases, rows and history', () => {
       const foreign = await createCase({}, otherProject);
       expectProblem(await addCase(run.id, draft.id), 422, 'test_case_status_not_allowed');
       expectProblem(await addCase(run.id, archived.id), 422, 'test_case_status_not_allowed');
-      expectProblem(await addCase(run.id, foreign.id), 422, 'test_case_project_mismatch');
-      expectProblem(
-        await addCase(run.id, '0190d9a6-0000-7000-8000-000000000000'),
-        422,
-        'test_case_project_mismatch',
-      );
-      const deleted = await createCase();
-      await ok(await t.req('delete', api(`/test-cases/${String(deleted.id)}`), f.lead.token), 204);
-      const p = expectProblem(
+      let p = expectProblem(await addCase(run.id, foreign.id), 422, 'test_case_project_mismatch');
+      expect(p.errors).toHaveProperty('test_case_id');
+      p = expectProblem(
         await t
           .req('post', api('/run-cases/bulk'), f.tester.token)
-          .send({ test_run_id: run.id, test_case_ids: [good.id, deleted.id] }),
+          .send({ test_run_id: run.id, test_case_ids: [good.id, foreign.id] }),
         422,
         'test_case_project_mismatch',
       );
       expect(p.errors).toHaveProperty('test_case_ids');
+      // Unknown (or malformed) ids are 404 test_case_not_found, naming the ids in the detail.
+      const unknownId = '0190d9a6-0000-7000-8000-000000000000';
+      p = expectProblem(await addCase(run.id, unknownId), 404, 'test_case_not_found');
+      expect(p.detail).toContain(unknownId);
+      expect(p).not.toHaveProperty('errors');
+      expectProblem(await addCase(run.id, 'not-a-uuid'), 404, 'test_case_not_found');
+      const deleted = await createCase();
+      await ok(await t.req('delete', api(`/test-cases/${String(deleted.id)}`), f.lead.token), 204);
+      p = expectProblem(
+        await t
+          .req('post', api('/run-cases/bulk'), f.tester.token)
+          .send({ test_run_id: run.id, test_case_ids: [good.id, deleted.id] }),
+        404,
+        'test_case_not_found',
+      );
+      expect(p.detail).toContain(String(deleted.id));
       expectProblem(
         await t
           .req('post', api('/run-cases/bulk'), f.tester.token)
@@ -424,12 +438,28 @@ describe('run cases, rows and history', () => {
         422,
         'validation_error',
       );
-      const p = expectProblem(
-        await bulk({ suite_id: '0190d9a6-0000-7000-8000-000000000000' }),
-        422,
-        'validation_error',
-      );
+      const p = expectProblem(await bulk({ suite_id: 5 }), 422, 'validation_error');
       expect(p.errors).toHaveProperty('suite_id');
+      // As in the reference, the suite itself is not validated: unknown, malformed or foreign
+      // suites have no cases of this project, so nothing is added.
+      const otherProject = await t.createProject(f.lead.token);
+      const foreignSuite = await ok(
+        await t
+          .req('post', api('/suites'), f.lead.token)
+          .send({ project_id: otherProject, name: 'Foreign' }),
+        201,
+      );
+      await ok(
+        await t
+          .req('post', api('/test-cases'), f.lead.token)
+          .send({ project_id: otherProject, title: 'Foreign case', suite_id: foreignSuite.id }),
+        201,
+      );
+      for (const suiteId of ['0190d9a6-0000-7000-8000-000000000000', 'nope', foreignSuite.id]) {
+        const res = await ok(await bulk({ suite_id: suiteId }), 201);
+        expect(res).toEqual({ items: [], created_count: 0, existing_count: 0 });
+      }
+      expect((await getRun(run.id)).summary).toMatchObject({ total: 0 });
     });
 
     it('bulk by suite adds the active cases of the whole suite tree', async () => {
@@ -905,21 +935,31 @@ describe('run cases, rows and history', () => {
       expect((await getRun(run.id)).summary).toMatchObject({ error: 1 });
     });
 
-    it('reruns selected rows; nothing failed gives an empty page; foreign row ids are 422', async () => {
+    it('reruns selected rows; nothing failed gives an empty page; foreign row ids are ignored', async () => {
       const { items } = await runWithCases(2);
       const [row] = await rowsOf(items[0].id);
       const [otherRow] = await rowsOf(items[1].id);
       const rerun = (body: Json) =>
         t.req('post', api(`/run-cases/${String(items[0].id)}/rerun`), f.tester.token).send(body);
       const empty = await ok(await rerun({ mode: 'failed' }), 201);
-      expect(empty).toMatchObject({ items: [], total: 0 });
-      expectProblem(await rerun({ mode: 'subset' }), 422, 'validation_error');
-      expectProblem(await rerun({ mode: 'everything' }), 422, 'validation_error');
-      expectProblem(
-        await rerun({ mode: 'subset', run_case_row_ids: [otherRow.id] }),
+      expect(empty).toEqual({ items: [], page: 1, page_size: 50, has_next: false, total: 0 });
+      let p = expectProblem(await rerun({ mode: 'subset' }), 422, 'validation_error');
+      expect(p.errors).toHaveProperty('run_case_row_ids');
+      p = expectProblem(
+        await rerun({ mode: 'subset', run_case_row_ids: [] }),
         422,
         'validation_error',
       );
+      expect(p.errors).toHaveProperty('run_case_row_ids');
+      p = expectProblem(await rerun({ mode: 'everything' }), 422, 'validation_error');
+      expect(p.errors).toHaveProperty('mode');
+      // Ids that are not rows of this item are ignored (reference §3.8).
+      const ignored = await ok(
+        await rerun({ mode: 'subset', run_case_row_ids: [otherRow.id, 'nope'] }),
+        201,
+      );
+      expect(ignored).toMatchObject({ items: [], total: 0 });
+      expect(await rowsOf(items[1].id)).toHaveLength(1);
       await ok(await patchRow(row.id, { status: 'passed' }), 200);
       const res = await ok(await rerun({ mode: 'subset', run_case_row_ids: [row.id] }), 201);
       expect((res.items as Json[])[0]).toMatchObject({ parent_row_id: row.id, status: 'untested' });
@@ -959,7 +999,7 @@ describe('run cases, rows and history', () => {
         t.req('get', api(`/run-cases?test_run_id=${String(run.id)}${qs}`), f.viewer.token);
 
       const all = await ok(await list(''), 200);
-      expect(all).toMatchObject({ total: 5, page: 1, page_size: 100, has_next: false });
+      expect(all).toMatchObject({ total: 5, page: 1, page_size: 50, has_next: false });
       const order = (all.items as Json[]).map((i) => i.id);
       expect(order.slice(0, 2)).toEqual([items[1].id, items[0].id]);
 
@@ -986,7 +1026,12 @@ describe('run cases, rows and history', () => {
       const past = await ok(await list('&page=9&page_size=2'), 200);
       expect(past).toMatchObject({ items: [], total: 5, has_next: false });
 
-      expectProblem(await list('&page_size=501'), 422, 'validation_error');
+      // A list of run items, not of rows: page_size 1..200 (CONTRACT §2).
+      expect(await ok(await list('&page_size=200'), 200)).toMatchObject({ page_size: 200 });
+      let bad = expectProblem(await list('&page_size=201'), 422, 'validation_error');
+      expect(bad.errors).toHaveProperty(['query.page_size']);
+      bad = expectProblem(await list('&page_size=0'), 422, 'validation_error');
+      expect(bad.errors).toHaveProperty(['query.page_size']);
       expectProblem(await list('&sort_by=nope'), 422, 'validation_error');
       expectProblem(await list('&status=nope'), 422, 'validation_error');
 
@@ -995,7 +1040,7 @@ describe('run cases, rows and history', () => {
         await ok(await list('&page_size=1'), 200);
         const small = spy.mock.calls.length;
         spy.mockClear();
-        await ok(await list('&page_size=100'), 200);
+        await ok(await list('&page_size=200'), 200);
         expect(spy.mock.calls.length).toBe(small);
       } finally {
         spy.mockRestore();

@@ -44,7 +44,8 @@ export class RunItemsController {
       '`test_case_id`). Without it, `project_id` and `test_case_id` are both required (422 ' +
       'otherwise) and the list is that case in every run of the project. Filters: `status` ' +
       '(repeatable), `assignee_id`, `search`. Sort: `sort_by` (default last_executed_at, never ' +
-      'executed last) and `sort_order` (default desc), ties by id. ' +
+      'executed last) and `sort_order` (default desc), ties by id. `page_size` 1..200 ' +
+      '(default 50). ' +
       RUN_IN_BODY,
     serviceChecksRole: 'viewer',
     response: { schema: PageSchema('RunCaseDto') },
@@ -67,9 +68,9 @@ export class RunItemsController {
     summary: 'Add one test case to a run',
     description:
       'The case must be an active case of the run’s project ' +
-      '(422 `test_case_project_mismatch` for unknown or foreign ids, 422 ' +
-      '`test_case_status_not_allowed` for draft or archived ones); a case already in the run is ' +
-      '409 `run_case_already_exists` (the bulk endpoint skips such cases instead). Rows are ' +
+      '(404 `test_case_not_found` for an unknown id, 422 `test_case_project_mismatch` for a case ' +
+      'of another project, 422 `test_case_status_not_allowed` for draft or archived ones). A ' +
+      'case already in the run is answered (201) with its existing item, unchanged. Rows are ' +
       'expanded from the case’s dataset bindings (one `Default scenario` row without bindings). ' +
       'The assignee defaults to the run’s. ' +
       CLOSED +
@@ -82,7 +83,7 @@ export class RunItemsController {
       'insufficient_project_role',
       'test_run_not_found',
       'run_closed',
-      'run_case_already_exists',
+      'test_case_not_found',
       'test_case_project_mismatch',
       'test_case_status_not_allowed',
       'invalid_assignee',
@@ -103,8 +104,10 @@ export class RunItemsController {
     description:
       'Exactly one of a non-empty `test_case_ids` or ' +
       '`suite_id` (422 otherwise). With `suite_id`, the active cases of the suite and all its ' +
-      'descendant suites are added (an unknown suite is 422). Listed cases are validated as for a ' +
-      'single add (all or nothing); cases already in the run are skipped and returned unchanged. ' +
+      'descendant suites are added (a suite that is not one of the project has no cases: 201 ' +
+      'with no items). Listed cases are validated as for a single add (all or nothing: 404 ' +
+      '`test_case_not_found`, 422 `test_case_project_mismatch` / `test_case_status_not_allowed`); ' +
+      'cases already in the run are skipped and returned unchanged. ' +
       CLOSED +
       ' ' +
       RUN_IN_BODY,
@@ -115,6 +118,7 @@ export class RunItemsController {
       'insufficient_project_role',
       'test_run_not_found',
       'run_closed',
+      'test_case_not_found',
       'test_case_project_mismatch',
       'test_case_status_not_allowed',
       'dataset_binding_empty_selection',
@@ -217,7 +221,8 @@ export class RunItemsController {
     summary: 'Rerun failed or selected rows of a run case',
     description:
       '`mode` failed (default): rows whose status is failure or error; subset: the rows in ' +
-      '`run_case_row_ids` (required; ids that are not rows of this run case are 422). Each ' +
+      '`run_case_row_ids` (required, non-empty; ids that are not rows of this run case are ' +
+      'ignored). Nothing selected answers 201 with an empty page. Each ' +
       'selected row gets a new `untested` row pointing at it (`parent_row_id`), numbered after ' +
       'the last row; the old rows are kept. `use_latest_revisions` rebuilds the rows from the ' +
       'case’s current dataset bindings and keeps those whose label matches a selected row. ' +

@@ -56,6 +56,9 @@ registerUniqueConstraints({
   },
 });
 
+/** `page_size` of the empty page a rerun answers when nothing was selected (reference §3.8). */
+const EMPTY_RERUN_PAGE_SIZE = 50;
+
 /** Rows inserted per statement when adding cases (keeps parameters a sane size). */
 const ROW_CHUNK = 5000;
 
@@ -93,8 +96,8 @@ export interface RowCause {
 export interface AddCasesOptions {
   /** Assignee of new items; default the run's assignee. */
   assigneeId?: string | null;
-  /** A case already in the run: `skip` it (default) or fail with 409 `run_case_already_exists`. */
-  onExisting?: 'skip' | 'error';
+  /** A case already in the run keeps its item unchanged (`skip`, the only behaviour). */
+  onExisting?: 'skip';
   /** Field name used in 422 errors about the case ids (default `test_case_ids`). */
   field?: string;
 }
@@ -273,17 +276,19 @@ export class RunItemsService {
   // ---------------------------------------------------------------------------------------------
   // Adding cases
 
-  /** POST /run-cases: one case; a case already in the run is 409 `run_case_already_exists`. */
+  /**
+   * POST /run-cases: one case ("create or get", reference §3.5): a case already in the run is
+   * answered with its existing item, unchanged (its assignee is not updated).
+   */
   async create(user: AuthenticatedUser, dto: CreateRunCaseDto): Promise<RunCaseDto> {
     const access = await this.runAccess(user, dto.test_run_id, 'tester');
     const assigneeId = dto.assignee_id === undefined ? undefined : dto.assignee_id || null;
     if (assigneeId) await this.runs.checkAssignee(access.projectId, assigneeId, 'assignee_id');
     const result = await this.addCases(dto.test_run_id, [dto.test_case_id], {
       assigneeId,
-      onExisting: 'error',
       field: 'test_case_id',
     });
-    const [item] = await this.items(result.createdIds);
+    const [item] = await this.items([result.itemIdByCase.get(dto.test_case_id) ?? '']);
     return item;
   }
 
@@ -319,8 +324,9 @@ export class RunItemsService {
 
   /**
    * Adds test cases to a run in a constant number of statements: locks the run (404 / 409
-   * `run_closed`), validates the cases (422 `test_case_project_mismatch` for unknown or foreign
-   * ids, 422 `test_case_status_not_allowed` for draft/archived ones), expands their rows from the
+   * `run_closed`), validates the cases (404 `test_case_not_found` for unknown ids, 422
+   * `test_case_project_mismatch` for cases of another project, 422
+   * `test_case_status_not_allowed` for draft/archived ones), expands their rows from the
    * dataset bindings, inserts items and rows in bulk, refreshes the run counters. The caller has
    * checked access to the run's project. Must run inside the request transaction.
    */
@@ -340,11 +346,6 @@ export class RunItemsService {
       [runId, ids],
     );
     const itemIdByCase = new Map<string, string>(existing.map((e) => [e.test_case_id, e.id]));
-    if (existing.length > 0 && options.onExisting === 'error') {
-      throw new AppException('run_case_already_exists', 'This test case is already in the run', {
-        [field]: ['is already in the run'],
-      });
-    }
     const fresh = cases.filter((c) => !itemIdByCase.has(c.id));
     const createdIds = await this.insertItems(
       run,
@@ -367,6 +368,13 @@ export class RunItemsService {
           )
         : [];
     const byId = new Map(rows.map((r) => [r.id, r]));
+    const unknown = ids.filter((id) => !byId.has(id));
+    if (unknown.length > 0) {
+      throw new AppException(
+        'test_case_not_found',
+        `Unknown test case ids (${field}): ${unknown.join(', ')}`,
+      );
+    }
     const foreign = ids.filter((id) => byId.get(id)?.project_id !== projectId);
     if (foreign.length > 0) {
       throw new AppException(
@@ -386,17 +394,13 @@ export class RunItemsService {
     return ids.map((id) => byId.get(id) as CaseRecord);
   }
 
-  /** Active cases of a suite and all its descendants (recursive), in key order. */
+  /**
+   * Active cases of a suite of the project and all its descendants (recursive), in key order. As
+   * in the reference (§3.5) the suite itself is not validated: an unknown suite, or one of another
+   * project, has no cases here.
+   */
   private async suiteCases(projectId: string, suiteId: string): Promise<CaseRecord[]> {
-    const suite = isUuid(suiteId)
-      ? await this.db.query(`SELECT 1 FROM suites WHERE id = $1 AND project_id = $2`, [
-          suiteId,
-          projectId,
-        ])
-      : [];
-    if (suite.length === 0) {
-      throw AppException.validation({ suite_id: ['must be the id of a suite of this project'] });
-    }
+    if (!isUuid(suiteId)) return [];
     return this.db.query<CaseRecord>(
       `WITH RECURSIVE tree(id) AS (
          SELECT id FROM suites WHERE id = $1 AND project_id = $2
@@ -674,7 +678,8 @@ export class RunItemsService {
 
   /**
    * Rerun (reference §3.8): new `untested` rows for the failed rows (failure, error) or for the
-   * listed rows of this item; old rows are kept. Unknown row ids in a subset are a 422.
+   * listed rows of this item; old rows are kept. Listed ids that are not rows of this item are
+   * ignored, as in the reference; nothing selected answers an empty page.
    */
   async rerun(user: AuthenticatedUser, itemId: string, dto: RerunDto): Promise<RowPageDto> {
     const mode = dto.mode ?? 'failed';
@@ -701,16 +706,8 @@ export class RunItemsService {
           ORDER BY w.row_order`,
         [itemId, unique.filter(isUuid)],
       );
-      if (selected.length !== unique.length) {
-        const found = new Set(selected.map((r) => r.id));
-        throw AppException.validation({
-          run_case_row_ids: [
-            `not rows of this run case: ${unique.filter((id) => !found.has(id)).join(', ')}`,
-          ],
-        });
-      }
     }
-    if (selected.length === 0) return pageOf([], 1, 100, 0);
+    if (selected.length === 0) return pageOf([], 1, EMPTY_RERUN_PAGE_SIZE, 0);
 
     let fresh: Array<{ parent: string; label: string; snapshot: Record<string, unknown> }>;
     if (dto.use_latest_revisions) {
@@ -739,7 +736,7 @@ export class RunItemsService {
         snapshot: r.row_snapshot ?? {},
       }));
     }
-    if (fresh.length === 0) return pageOf([], 1, 100, 0);
+    if (fresh.length === 0) return pageOf([], 1, EMPTY_RERUN_PAGE_SIZE, 0);
 
     const newIds = fresh.map(() => uuidv7());
     await this.db.query(

@@ -14,7 +14,12 @@ import {
   MaxLength,
   Min,
 } from 'class-validator';
-import { RowPageQueryDto, SORT_ORDERS, SortOrder } from '../../../common/pagination/page';
+import {
+  PageQueryDto,
+  RowPageQueryDto,
+  SORT_ORDERS,
+  SortOrder,
+} from '../../../common/pagination/page';
 import {
   Nullable,
   OptionalNotNull,
@@ -232,7 +237,7 @@ export const RUN_CASE_SORT_KEYS = [
 ] as const;
 export type RunCaseSortKey = (typeof RUN_CASE_SORT_KEYS)[number];
 
-export class ListRunCasesQueryDto extends RowPageQueryDto {
+export class ListRunCasesQueryDto extends PageQueryDto {
   @ApiPropertyOptional({
     format: 'uuid',
     description: 'Items of this run. Without it, `project_id` and `test_case_id` are required',
