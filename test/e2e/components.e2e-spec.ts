@@ -292,8 +292,10 @@ describe('components', () => {
       [{ name: 'a', status: null }, ['status']],
       [{ name: 'a', tags: null }, ['tags']],
       [{ name: 'a', tags: [1] }, ['tags']],
-      [{ name: 'a', owner_id: 'not-a-uuid' }, ['owner_id']],
-      [{ name: 'a'.repeat(201) }, ['name']],
+      [{ name: 'a', owner_id: 42 }, ['owner_id']],
+      [{ name: 'a'.repeat(256) }, ['name']],
+      [{ name: 'a', key: 'k'.repeat(101) }, ['key']],
+      [{ name: 'a', description: 7 }, ['description']],
     ])('create %j → 422 on %j', async (body, fields) => {
       const payload = { project_id: f.projectId, ...body };
       if (Object.keys(body).length === 0) delete (payload as Record<string, unknown>).project_id;
@@ -340,13 +342,16 @@ describe('components', () => {
       expect(e.key).toBe('item');
     });
 
-    it('slugifies an explicit key; a taken explicit key is 409 component_already_exists', async () => {
+    it('slugifies an explicit key; a taken explicit key is suffixed, never refused', async () => {
       const a = await createComponent({ key: 'My Key!' });
       expect(a.key).toBe('my-key');
       const dup = await t
         .req('post', `${API}/components`, f.tester.token)
         .send({ project_id: f.projectId, name: 'Other', key: 'MY-KEY' });
-      expect(expectProblem(dup, 409, 'component_already_exists').errors).toHaveProperty('key');
+      expect(dup.status).toBe(201);
+      expect(dup.body.key).toBe('my-key-2');
+      const long = await createComponent({ name: 'x'.repeat(255) });
+      expect(long.key).toBe('x'.repeat(100));
       const empty = await createComponent({ name: 'From Name', key: '' });
       expect(empty.key).toBe('from-name');
       const nullKey = await createComponent({ name: 'From Null', key: null });
@@ -362,7 +367,7 @@ describe('components', () => {
       expect(p.body.key).toBe('shared-space');
     });
 
-    it('patch: renaming keeps the key, key null regenerates it, an explicit taken key is 409', async () => {
+    it('patch: renaming keeps the key, key null regenerates it, a taken key is suffixed', async () => {
       const a = await createComponent({ name: 'Alpha Service' });
       await createComponent({ key: 'taken-key' });
       let res = await t
@@ -379,7 +384,12 @@ describe('components', () => {
       res = await t
         .req('patch', `${API}/components/${a.id}`, f.tester.token)
         .send({ key: 'taken-key' });
-      expectProblem(res, 409, 'component_already_exists');
+      expect(res.status).toBe(200);
+      expect(res.body.key).toBe('taken-key-2');
+      res = await t
+        .req('patch', `${API}/components/${a.id}`, f.tester.token)
+        .send({ key: 'Taken Key 2' });
+      expect(res.body.key).toBe('taken-key-2');
       res = await t
         .req('patch', `${API}/components/${a.id}`, f.tester.token)
         .send({ name: 'Gamma', key: '' });
@@ -391,7 +401,12 @@ describe('components', () => {
     it('accepts a member, rejects an outsider, an admin without membership and an unknown user', async () => {
       const ok = await createComponent({ owner_id: f.viewer.id });
       expect(ok.owner_id).toBe(f.viewer.id);
-      for (const owner of [f.outsider.id, t.adminId, '00000000-0000-7000-8000-000000000001']) {
+      for (const owner of [
+        f.outsider.id,
+        t.adminId,
+        '00000000-0000-7000-8000-000000000001',
+        'not-a-user-id',
+      ]) {
         const res = await t
           .req('post', `${API}/components`, f.tester.token)
           .send({ project_id: f.projectId, name: 'Owned', owner_id: owner });
@@ -499,6 +514,14 @@ describe('components', () => {
       expect(byBoth.total).toBe(3);
     });
 
+    it('product_id filter: unknown and malformed product ids match nothing', async () => {
+      expect(await list('product_id=00000000-0000-7000-8000-000000000009')).toMatchObject({
+        items: [],
+        total: 0,
+      });
+      expect(await list('product_id=not-a-product')).toMatchObject({ items: [], total: 0 });
+    });
+
     it('validates the query', async () => {
       const q = async (qs: string) => t.req('get', `${API}/components?${qs}`, f.viewer.token);
       expect(expectProblem(await q(''), 422, 'validation_error').errors).toHaveProperty([
@@ -509,7 +532,7 @@ describe('components', () => {
         'page_size=201',
         'status=deleted',
         'risk_level=huge',
-        'product_id=nope',
+        `product_id=${'x'.repeat(101)}`,
         'sort_by=name',
       ]) {
         expectProblem(await q(`project_id=${project}&${bad}`), 422, 'validation_error');
@@ -622,12 +645,80 @@ describe('components', () => {
       expect((await put(n[4].id, [n[0].id])).status).toBe(200);
     });
 
+    it('an omitted dependencies list clears the set', async () => {
+      const [a, b] = [await createComponent(), await createComponent()];
+      await put(a.id, [b.id]);
+      const res = await t
+        .req('put', `${API}/components/${a.id}/dependencies`, f.tester.token)
+        .send({});
+      expect(res.status).toBe(200);
+      expect(res.body).toEqual({ items: [] });
+      expect(await targetsOf(a.id)).toEqual([]);
+    });
+
+    it('ids are opaque: a malformed target is an unknown component, never a 500', async () => {
+      const [a, b] = [await createComponent(), await createComponent()];
+      const body = expectProblem(
+        await put(a.id, [b.id, 'no-such-component']),
+        422,
+        'component_project_mismatch',
+      );
+      expect(body.errors).toEqual({
+        'dependencies.1.target_component_id': ['invalid target_component_id: no-such-component'],
+      });
+      expect(await targetsOf(a.id)).toEqual([]);
+    });
+
+    it('uuids are case-insensitive: self, duplicates and upper-case paths (never a 500)', async () => {
+      const [a, b] = [await createComponent(), await createComponent()];
+      const upper = (id: string) => id.toUpperCase();
+      expectProblem(await put(a.id, [upper(a.id)]), 422, 'component_dependency_cycle');
+      const dup = expectProblem(await put(a.id, [b.id, upper(b.id)]), 422, 'validation_error');
+      expect(Object.keys(dup.errors as object)).toEqual(['dependencies.1.target_component_id']);
+      expectProblem(await put(upper(a.id), [a.id]), 422, 'component_dependency_cycle');
+      const ok = await put(upper(a.id), [upper(b.id)]);
+      expect(ok.status).toBe(200);
+      expect(ok.body.items).toEqual([
+        expect.objectContaining({ source_component_id: a.id, target_component_id: b.id }),
+      ]);
+      expectProblem(await put(b.id, [upper(a.id)]), 422, 'component_dependency_cycle');
+    });
+
+    it('accepts a diamond and rejects the edge that closes it from the bottom', async () => {
+      const [top, left, right, bottom] = await Promise.all(
+        [0, 1, 2, 3].map(() => createComponent()),
+      );
+      expect((await put(top.id, [left.id, right.id])).status).toBe(200);
+      expect((await put(left.id, [bottom.id])).status).toBe(200);
+      expect((await put(right.id, [bottom.id])).status).toBe(200);
+      const body = expectProblem(await put(bottom.id, [top.id]), 422, 'component_dependency_cycle');
+      expect(body.errors).toHaveProperty(['dependencies.0.target_component_id']);
+      expect(await targetsOf(bottom.id)).toEqual([]);
+      const graph = await t.req(
+        'get',
+        `${API}/components/graph?project_id=${f.projectId}`,
+        f.viewer.token,
+      );
+      const edges = (
+        graph.body.dependencies as Array<{
+          source_component_id: string;
+          target_component_id: string;
+        }>
+      ).filter((d) => [top.id, left.id, right.id, bottom.id].includes(d.source_component_id));
+      expect(edges).toHaveLength(4);
+    });
+
     it('validates the body', async () => {
       const [a, b] = [await createComponent(), await createComponent()];
       const cases: Array<[unknown, string]> = [
-        [{}, 'dependencies'],
         [{ dependencies: null }, 'dependencies'],
-        [{ dependencies: [{ target_component_id: 'x' }] }, 'dependencies.0.target_component_id'],
+        [{ dependencies: [null] }, 'dependencies.0'],
+        [{ dependencies: [{}] }, 'dependencies.0.target_component_id'],
+        [{ dependencies: [{ target_component_id: 7 }] }, 'dependencies.0.target_component_id'],
+        [
+          { dependencies: [{ target_component_id: b.id, dependency_type: null }] },
+          'dependencies.0.dependency_type',
+        ],
         [
           { dependencies: [{ target_component_id: b.id, dependency_type: 'blocks' }] },
           'dependencies.0.dependency_type',

@@ -263,6 +263,14 @@ describe('products', () => {
       [{ name: 'x', status: 'deleted' }, ['status']],
       [{ name: 'x', tags: 'a' }, ['tags']],
       [{ name: 'x', id: 'x' }, ['id']],
+      [{ name: null }, ['name']],
+      [{ name: 'x'.repeat(256) }, ['name']],
+      [{ name: 'x', key: 'k'.repeat(101) }, ['key']],
+      [{ name: 'x', status: null }, ['status']],
+      [{ name: 'x', tags: null }, ['tags']],
+      [{ name: 'x', tags: [1] }, ['tags']],
+      [{ name: 'x', owner_id: 5 }, ['owner_id']],
+      [{ name: 'x', summary_snapshot: {} }, ['summary_snapshot']],
     ])('create %j → 422 on %j', async (body, fields) => {
       const payload = Object.keys(body).length ? { project_id: f.projectId, ...body } : {};
       const res = await t.req('post', `${API}/products`, f.tester.token).send(payload);
@@ -279,28 +287,41 @@ describe('products', () => {
       expect([a.key, b.key, c.key]).toEqual(['mobile-app', 'mobile-app-2', 'mobile-app-3']);
       const explicit = await createProduct({ name: 'Any', key: 'WEB' }, project);
       expect(explicit.key).toBe('web');
-      const dup = await t
-        .req('post', `${API}/products`, t.adminToken)
-        .send({ project_id: project, name: 'Other', key: 'Web' });
-      expect(expectProblem(dup, 409, 'product_already_exists').errors).toHaveProperty(['key']);
-      const patchDup = await t
-        .req('patch', `${API}/products/${a.id}`, t.adminToken)
-        .send({ key: 'web' });
-      expectProblem(patchDup, 409, 'product_already_exists');
+      // A taken explicit key is suffixed like a generated one (reference §7.3), never refused.
+      const dup = await createProduct({ name: 'Other', key: 'Web' }, project);
+      expect(dup.key).toBe('web-2');
+      expect((await createProduct({ name: 'My Key!', key: 'My Key!' }, project)).key).toBe(
+        'my-key',
+      );
+      expect((await createProduct({ name: '!!!' }, project)).key).toBe('item');
       const own = await t
         .req('patch', `${API}/products/${a.id}`, t.adminToken)
         .send({ key: 'Mobile App' });
       expect(own.body.key).toBe('mobile-app');
+      const patchDup = await t
+        .req('patch', `${API}/products/${a.id}`, t.adminToken)
+        .send({ key: 'web' });
+      expect(patchDup.status).toBe(200);
+      expect(patchDup.body.key).toBe('web-3');
       const regen = await t
         .req('patch', `${API}/products/${a.id}`, t.adminToken)
-        .send({ name: 'Web', key: null });
-      expect(regen.body.key).toBe('web-2');
+        .send({ name: 'Mobile App', key: null });
+      expect(regen.body.key).toBe('mobile-app');
+      const rename = await t
+        .req('patch', `${API}/products/${a.id}`, t.adminToken)
+        .send({ name: 'Renamed' });
+      expect(rename.body).toMatchObject({ name: 'Renamed', key: 'mobile-app' });
     });
 
     it('owner must be an active member of the project', async () => {
       const ok = await createProduct({ owner_id: f.tester.id });
       expect(ok.owner_id).toBe(f.tester.id);
-      for (const owner of [f.outsider.id, t.adminId, '00000000-0000-7000-8000-0000000000ff']) {
+      for (const owner of [
+        f.outsider.id,
+        t.adminId,
+        '00000000-0000-7000-8000-0000000000ff',
+        'no-such-user',
+      ]) {
         const res = await t
           .req('post', `${API}/products`, f.tester.token)
           .send({ project_id: f.projectId, name: 'Owned', owner_id: owner });
@@ -425,6 +446,7 @@ describe('products', () => {
       ]);
       expect(put.items).toEqual([
         {
+          id: expect.any(String),
           product_id: p.id,
           component_id: c.id,
           component_key: c.key,
@@ -436,6 +458,7 @@ describe('products', () => {
           sort_order: 0,
         },
         {
+          id: expect.any(String),
           product_id: p.id,
           component_id: b.id,
           component_key: b.key,
@@ -447,6 +470,7 @@ describe('products', () => {
           sort_order: 1,
         },
         {
+          id: expect.any(String),
           product_id: p.id,
           component_id: a.id,
           component_key: a.key,
@@ -463,6 +487,41 @@ describe('products', () => {
       const replaced = await link(p.id, [{ component_id: a.id, is_core: true }]);
       expect(replaced.items.map((l) => [l.component_id, l.is_core])).toEqual([[a.id, true]]);
       expect(await link(p.id, [])).toEqual({ items: [] });
+    });
+
+    it('ties in sort_order keep the order of the body; ids are case-insensitive; {} clears', async () => {
+      const p = await createProduct();
+      const [z, y, x] = [
+        await createComponent(t.unique('Zulu ')),
+        await createComponent(t.unique('Yankee ')),
+        await createComponent(t.unique('Xray ')),
+      ];
+      const put = await link(p.id, [
+        { component_id: z.id },
+        { component_id: y.id.toUpperCase(), sort_order: -5 },
+        { component_id: x.id },
+      ]);
+      expect(put.items.map((l) => l.component_id)).toEqual([y.id, z.id, x.id]);
+      const ids = put.items.map((l) => l.id);
+      expect(new Set(ids).size).toBe(3);
+      const get = await t.req('get', `${API}/products/${p.id}/components`, f.viewer.token);
+      expect(get.body).toEqual(put);
+      const reversed = await link(p.id, [{ component_id: x.id }, { component_id: z.id }]);
+      expect(reversed.items.map((l) => l.component_id)).toEqual([x.id, z.id]);
+      const cleared = await t
+        .req('put', `${API}/products/${p.id}/components`, f.tester.token)
+        .send({});
+      expect(cleared.status).toBe(200);
+      expect(cleared.body).toEqual({ items: [] });
+    });
+
+    it('replacing links does not touch the product', async () => {
+      const p = await createProduct();
+      const c = await createComponent(t.unique('Touch '));
+      await link(p.id, [{ component_id: c.id }]);
+      const after = await t.req('get', `${API}/products/${p.id}`, f.viewer.token);
+      expect(after.body.updated_at).toBe(p.updated_at);
+      expect(after.body.summary_snapshot).toMatchObject({ total_components: 1 });
     });
 
     it('rejects duplicates, foreign and unknown components without changing anything', async () => {
@@ -492,8 +551,26 @@ describe('products', () => {
         'component_project_mismatch',
       );
       expect(Object.keys(body.errors as object)).toEqual(['links.0.component_id']);
+      body = expectProblem(
+        await put([{ component_id: a.id }, { component_id: 'no-such-component' }]),
+        422,
+        'component_project_mismatch',
+      );
+      expect(body.errors).toEqual({
+        'links.1.component_id': ['invalid component_id: no-such-component'],
+      });
+      body = expectProblem(
+        await put([{ component_id: a.id }, { component_id: a.id.toUpperCase() }]),
+        422,
+        'validation_error',
+      );
+      expect(Object.keys(body.errors as object)).toEqual(['links.1.component_id']);
       for (const [links, key] of [
-        [[{ component_id: 'x' }], 'links.0.component_id'],
+        [[{ component_id: 7 }], 'links.0.component_id'],
+        [[{}], 'links.0.component_id'],
+        [[null], 'links.0'],
+        [[{ component_id: a.id, is_core: null }], 'links.0.is_core'],
+        [[{ component_id: a.id, sort_order: 2 ** 31 }], 'links.0.sort_order'],
         [[{ component_id: a.id, is_core: 'yes' }], 'links.0.is_core'],
         [[{ component_id: a.id, sort_order: 1.5 }], 'links.0.sort_order'],
         [[{ component_id: a.id, extra: 1 }], 'links.0.extra'],

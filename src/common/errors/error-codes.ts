@@ -74,6 +74,8 @@ export const ERROR_CATALOGUE = {
   component_project_mismatch: { status: 422, title: 'Component project mismatch' },
   component_dependency_cycle: { status: 422, title: 'Dependency cycle' },
   product_project_mismatch: { status: 422, title: 'Product project mismatch' },
+  product_key_collision: { status: 422, title: 'Key generation failed' },
+  component_key_collision: { status: 422, title: 'Key generation failed' },
   dataset_project_mismatch: { status: 422, title: 'Dataset project mismatch' },
   dataset_revision_not_found: { status: 422, title: 'Dataset revision not found' },
   dataset_binding_empty_selection: { status: 422, title: 'Empty dataset selection' },

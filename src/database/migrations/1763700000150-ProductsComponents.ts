@@ -20,7 +20,7 @@ export class ProductsComponents1763700000150 implements MigrationInterface {
       CREATE TABLE products (
         id uuid NOT NULL,
         project_id uuid NOT NULL,
-        name varchar(200) NOT NULL,
+        name varchar(255) NOT NULL,
         key varchar(100) NOT NULL,
         description text,
         owner_id uuid,
@@ -51,7 +51,7 @@ export class ProductsComponents1763700000150 implements MigrationInterface {
       CREATE TABLE components (
         id uuid NOT NULL,
         project_id uuid NOT NULL,
-        name varchar(200) NOT NULL,
+        name varchar(255) NOT NULL,
         key varchar(100) NOT NULL,
         description text,
         owner_id uuid,
@@ -103,13 +103,15 @@ export class ProductsComponents1763700000150 implements MigrationInterface {
 
     await q.query(`
       CREATE TABLE product_components (
+        id uuid NOT NULL DEFAULT gen_random_uuid(),
         product_id uuid NOT NULL,
         component_id uuid NOT NULL,
         project_id uuid NOT NULL,
         is_core boolean NOT NULL DEFAULT false,
         sort_order integer NOT NULL DEFAULT 0,
         created_at timestamptz NOT NULL DEFAULT now(),
-        CONSTRAINT pk_product_components PRIMARY KEY (product_id, component_id),
+        CONSTRAINT pk_product_components PRIMARY KEY (id),
+        CONSTRAINT uq_product_components_product_component UNIQUE (product_id, component_id),
         CONSTRAINT fk_product_components_project FOREIGN KEY (project_id) REFERENCES projects(id) ON DELETE CASCADE,
         CONSTRAINT fk_product_components_product FOREIGN KEY (product_id, project_id)
           REFERENCES products(id, project_id) ON DELETE CASCADE,
@@ -120,6 +122,9 @@ export class ProductsComponents1763700000150 implements MigrationInterface {
       `CREATE INDEX ix_product_components_component ON product_components (component_id, product_id)`,
     );
     await q.query(`CREATE INDEX ix_product_components_project ON product_components (project_id)`);
+    await q.query(
+      `CREATE INDEX ix_product_components_order ON product_components (product_id, sort_order, id)`,
+    );
 
     await q.query(`
       CREATE TABLE component_dependencies (

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { AppException } from '../../common/errors/app-exception';
 import { Db } from '../../common/persistence/db.service';
+import { isUuid } from '../../common/persistence/ids';
 import { firstFreeKey, keyCandidates, slugifyKey } from './catalog-keys';
 
 /** The two catalogue tables with keys (code constants, never input). */
@@ -8,14 +9,14 @@ export type CatalogTable = 'products' | 'components';
 
 const LABEL: Record<
   CatalogTable,
-  { entity: string; conflict: 'product_already_exists' | 'component_already_exists' }
+  { entity: string; exhausted: 'product_key_collision' | 'component_key_collision' }
 > = {
-  products: { entity: 'product', conflict: 'product_already_exists' },
-  components: { entity: 'component', conflict: 'component_already_exists' },
+  products: { entity: 'product', exhausted: 'product_key_collision' },
+  components: { entity: 'component', exhausted: 'component_key_collision' },
 };
 
 export interface KeyRequest {
-  /** A key given by the client (non-empty after trimming); `null`/`undefined` → generate. */
+  /** A key given by the client (non-empty after trimming); `null`/`undefined`/`''` → from the name. */
   explicit?: string | null;
   /** Name the key is generated from. */
   name: string;
@@ -32,36 +33,18 @@ export class CatalogService {
   constructor(private readonly db: Db) {}
 
   /**
-   * Allocates the key of a new or updated row under a per-project advisory lock (held until the
-   * request's transaction ends, so two concurrent creates never pick the same key):
-   * - an explicit key is slugified; when another row of the project has it → 409
-   *   `<entity>_already_exists`;
-   * - otherwise the slug of the name, suffixed `-2`, `-3` … when taken (one query over all 1000
-   *   candidates).
+   * Allocates the key of a new or updated row (reference §7.3) under a per-project advisory lock
+   * (held until the request's transaction ends, so two concurrent creates never pick the same key):
+   * the slug of the explicit key, or of the name when none is given, then the first of `base`,
+   * `base-2` … `base-1000` no other row of the project has (a taken explicit key is suffixed too,
+   * never refused). All 1000 taken → 422 `<entity>_key_collision`. One query over the candidates.
    */
   async allocateKey(table: CatalogTable, projectId: string, req: KeyRequest): Promise<string> {
-    const { entity, conflict } = LABEL[table];
+    const { entity, exhausted } = LABEL[table];
     await this.db.query(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [
       `${table}:key:${projectId}`,
     ]);
-    if (req.explicit) {
-      const key = slugifyKey(req.explicit);
-      const taken = await this.db.query<{ id: string }>(
-        `SELECT id FROM ${table} WHERE project_id = $1 AND key = $2 AND id IS DISTINCT FROM $3::uuid`,
-        [projectId, key, req.excludeId ?? null],
-      );
-      if (taken.length > 0) {
-        throw new AppException(
-          conflict,
-          `A ${entity} with key '${key}' already exists in this project`,
-          {
-            key: [`key '${key}' is already used by another ${entity} of this project`],
-          },
-        );
-      }
-      return key;
-    }
-    const base = slugifyKey(req.name);
+    const base = slugifyKey(req.explicit ? req.explicit : req.name);
     const candidates = keyCandidates(base);
     const rows = await this.db.query<{ key: string }>(
       `SELECT key FROM ${table}
@@ -71,9 +54,9 @@ export class CatalogService {
     const key = firstFreeKey(base, new Set(rows.map((r) => r.key)));
     if (key === null) {
       throw new AppException(
-        conflict,
-        `Could not generate a unique key for '${base}' after ${candidates.length} attempts; give an explicit key`,
-        { key: [`no free key derived from '${base}'`] },
+        exhausted,
+        `Could not generate a unique key for '${base}' after ${candidates.length} attempts`,
+        { key: [`every ${entity} key derived from '${base}' is taken; give another key`] },
       );
     }
     return key;
@@ -81,16 +64,19 @@ export class CatalogService {
 
   /**
    * Owner rule: a non-null owner must be an active user who is a member of the project
-   * (administrators without membership are not accepted) → else 422 `invalid_owner`.
+   * (administrators without membership are not accepted) → else 422 `invalid_owner`. An id that
+   * is not a user id at all (malformed included) is an unknown user.
    */
   async assertOwner(projectId: string, ownerId: string | null | undefined): Promise<void> {
     if (ownerId === null || ownerId === undefined) return;
-    const rows = await this.db.query<{ is_active: boolean; role: string | null }>(
-      `SELECT u.is_active, m.role FROM users u
-         LEFT JOIN project_members m ON m.user_id = u.id AND m.project_id = $2
-        WHERE u.id = $1`,
-      [ownerId, projectId],
-    );
+    const rows = isUuid(ownerId)
+      ? await this.db.query<{ is_active: boolean; role: string | null }>(
+          `SELECT u.is_active, m.role FROM users u
+             LEFT JOIN project_members m ON m.user_id = u.id AND m.project_id = $2
+            WHERE u.id = $1`,
+          [ownerId, projectId],
+        )
+      : [];
     const row = rows[0];
     const problem = !row
       ? 'no user with this id'
@@ -103,9 +89,7 @@ export class CatalogService {
       throw new AppException(
         'invalid_owner',
         `The owner must be an active member of the project: ${problem}`,
-        {
-          owner_id: [problem],
-        },
+        { owner_id: [problem] },
       );
     }
   }

@@ -29,11 +29,13 @@ export const COMPONENTS: ResourceRef = {
 const component = fromResource(COMPONENTS);
 
 const KEY_RULE =
-  '**Key.** Given → slugified (lower case; runs of other characters become `-`); omitted, null or ' +
-  'empty → generated from the name and made unique in the project with `-2`, `-3` …. An explicit ' +
-  'key another component of the project already has → 409 `component_already_exists`. Keys of ' +
-  'products and components are separate namespaces.\n\n**Owner.** `owner_id` must be an active ' +
-  'member of the project (422 `invalid_owner`); null clears it.';
+  '**Key.** The slug of the given `key`, or of the name when `key` is omitted, null or empty ' +
+  '(lower case; every run of characters outside `a-z0-9` becomes one `-`; leading/trailing `-` ' +
+  'dropped; at most 100 characters; `item` when nothing is left). When another component of the ' +
+  'project has it, `-2`, `-3` … is appended (a given key is suffixed too, never refused); all ' +
+  '1000 candidates taken → 422 `component_key_collision`. Keys of products and components are ' +
+  'separate namespaces.\n\n**Owner.** `owner_id` must be an active member of the project ' +
+  '(administrators without membership included), else 422 `invalid_owner`; null clears it.';
 
 @ApiTags('components')
 @Controller('components')
@@ -80,7 +82,7 @@ export class ComponentsController {
     project: fromBody(),
     status: 201,
     response: ComponentDto,
-    problems: ['invalid_owner', 'component_already_exists'],
+    problems: ['invalid_owner', 'component_key_collision'],
   })
   create(@Body() dto: CreateComponentDto): Promise<ComponentDto> {
     return this.components.create(dto);
@@ -106,7 +108,7 @@ export class ComponentsController {
     minRole: 'tester',
     project: component,
     response: ComponentDto,
-    problems: ['invalid_owner', 'component_already_exists'],
+    problems: ['invalid_owner', 'component_key_collision'],
   })
   update(@Param('id') id: string, @Body() dto: UpdateComponentDto): Promise<ComponentDto> {
     return this.components.update(id, dto);
@@ -142,8 +144,8 @@ export class ComponentsController {
   @Endpoint({
     summary: "Replace a component's dependencies",
     description:
-      'Replaces the whole set of outgoing dependencies with the body (`[]` clears it) and answers ' +
-      'the new set. Rejected, nothing changed: the same target twice → 422 `validation_error`; the ' +
+      'Replaces the whole set of outgoing dependencies with the body (`[]` or no `dependencies` ' +
+      'clears it) and answers the new set. Rejected, nothing changed: the same target twice → 422 `validation_error`; the ' +
       'component itself → 422 `component_dependency_cycle`; a target that is missing or in another ' +
       'project → 422 `component_project_mismatch`; a set that would close a cycle (of any length) ' +
       'in the project graph → 422 `component_dependency_cycle`, the detail spelling the cycle out. ' +

@@ -4,7 +4,7 @@ import { registerUniqueConstraints } from '../../common/errors/error-codes';
 import { normalizeStringList } from '../../common/normalize';
 import { likePattern, offsetOf, Page, pageOf } from '../../common/pagination/page';
 import { Db } from '../../common/persistence/db.service';
-import { uuidv7 } from '../../common/persistence/ids';
+import { isUuid, uuidv7 } from '../../common/persistence/ids';
 import { CatalogService } from './catalog.service';
 import {
   ComponentDto,
@@ -69,6 +69,15 @@ interface DependencyRow {
   target_component_id: string;
   dependency_type: 'depends_on';
   created_at: Date;
+}
+
+/**
+ * A referenced id as the database spells it: uuids are case-insensitive, so they are lower-cased
+ * (duplicates and self references are then found by plain comparison); anything else stays as is
+ * and is simply not found.
+ */
+export function canonicalId(id: string): string {
+  return isUuid(id) ? id.toLowerCase() : id;
 }
 
 /** Columns of a component, in the list order used everywhere (highest risk first). */
@@ -162,11 +171,12 @@ export class ComponentsService {
     const tags = normalizeStringList(q.tag ?? []).map((t) => t.toLowerCase());
     if (tags.length) add((n) => `catalog_lower_tags(c.tags) && $${n}::text[]`, tags);
     if (q.product_id?.length) {
+      // Ids are opaque: one that is not a uuid names no product and so matches nothing.
       add(
         (n) =>
           `EXISTS (SELECT 1 FROM product_components pc
                     WHERE pc.component_id = c.id AND pc.product_id = ANY($${n}::uuid[]))`,
-        q.product_id,
+        q.product_id.filter((productId) => isUuid(productId)),
       );
     }
     const search = q.search?.trim();
@@ -216,7 +226,7 @@ export class ComponentsService {
   }
 
   /**
-   * Partial update. The key changes only when `key` is in the body (explicit → slugified, 409 when
+   * Partial update. The key changes only when `key` is in the body (slugified and suffixed when
    * taken; null/empty → regenerated from the name). Risk is recomputed when any factor is present.
    */
   async update(id: string, dto: UpdateComponentDto): Promise<ComponentDto> {
@@ -273,20 +283,27 @@ export class ComponentsService {
    */
   async replaceDependencies(
     projectId: string,
-    id: string,
+    componentId: string,
     dto: ReplaceDependenciesDto,
   ): Promise<DependencyListDto> {
     await this.db.query(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [
       `component_dependencies:${projectId}`,
     ]);
     // Keeps the component from being deleted concurrently (its id is about to be referenced).
-    const self = await this.db.query(`SELECT id FROM components WHERE id = $1 FOR KEY SHARE`, [id]);
+    const self = await this.db.query<{ id: string }>(
+      `SELECT id FROM components WHERE id = $1 FOR KEY SHARE`,
+      [componentId],
+    );
     if (self.length === 0) throw AppException.notFound('component_not_found', 'Component');
-    const targets = dto.dependencies.map((d) => d.target_component_id);
-    const found = targets.length
+    // The canonical (lower-case) spelling, so that `A…` and `a…` are one component everywhere.
+    const id = self[0].id;
+    const entries = dto.dependencies ?? [];
+    const targets = entries.map((d) => canonicalId(d.target_component_id));
+    const uuids = targets.filter((target) => isUuid(target));
+    const found = uuids.length
       ? await this.db.query<{ id: string }>(
           `SELECT id FROM components WHERE project_id = $1 AND id = ANY($2::uuid[]) FOR KEY SHARE`,
-          [projectId, targets],
+          [projectId, uuids],
         )
       : [];
     const projectComponentIds = new Set(found.map((r) => r.id));
@@ -324,7 +341,7 @@ export class ComponentsService {
           id,
           projectId,
           targets,
-          dto.dependencies.map((d) => d.dependency_type ?? 'depends_on'),
+          entries.map((d) => d.dependency_type ?? 'depends_on'),
         ],
       );
     }

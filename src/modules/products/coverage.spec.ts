@@ -355,6 +355,14 @@ describe('normalizePlanGenerationConfig', () => {
       }),
     ).toMatchObject({ product_ids: ['p'], explicit_exclude_case_ids: ['x'] });
   });
+
+  it('lower-cases uuids (case-insensitive) and leaves other ids as they are', () => {
+    const id = '01A1FDF8-B082-7064-BB98-4F20B925CE66';
+    expect(dedupeIds([id, id.toLowerCase(), 'Not-A-Uuid'])).toEqual([
+      id.toLowerCase(),
+      'Not-A-Uuid',
+    ]);
+  });
 });
 
 describe('buildPlanGenerationPreview', () => {

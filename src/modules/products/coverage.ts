@@ -6,6 +6,7 @@
  * only **active** test cases count anywhere (CONTRACT §7).
  */
 import type { ErrorCode } from '../../common/errors/error-codes';
+import { isUuid } from '../../common/persistence/ids';
 import { type DependencyEdge, collectReachable } from '../components/dependency-graph';
 import { RISK_LEVEL_RANK, type RiskLevel, isRiskLevelAtLeast } from '../components/risk-score';
 
@@ -380,11 +381,15 @@ export const DEFAULT_PLAN_GENERATION_CONFIG: Readonly<PlanGenerationConfig> = Ob
   explicit_exclude_case_ids: [],
 });
 
-/** Trims ids, drops empty ones and duplicates (first occurrence kept). */
+/**
+ * Trims ids, lower-cases uuids (they are case-insensitive), drops empty ones and duplicates (first
+ * occurrence kept).
+ */
 export function dedupeIds(ids: readonly string[] | null | undefined): string[] {
   const seen = new Set<string>();
   for (const raw of ids ?? []) {
-    const id = raw.trim();
+    const trimmed = raw.trim();
+    const id = isUuid(trimmed) ? trimmed.toLowerCase() : trimmed;
     if (id !== '') seen.add(id);
   }
   return [...seen];

@@ -36,10 +36,13 @@ const SNAPSHOT =
   '`high_risk_uncovered_components` and `mandatory_release_cases`; only active test cases count.';
 
 const KEY_RULE =
-  '**Key.** Given → slugified (lower case; runs of other characters become `-`); omitted, null or ' +
-  'empty → generated from the name and made unique in the project with `-2`, `-3` …. An explicit ' +
-  'key another product of the project already has → 409 `product_already_exists`.\n\n**Owner.** ' +
-  '`owner_id` must be an active member of the project (422 `invalid_owner`); null clears it.';
+  '**Key.** The slug of the given `key`, or of the name when `key` is omitted, null or empty ' +
+  '(lower case; every run of characters outside `a-z0-9` becomes one `-`; leading/trailing `-` ' +
+  'dropped; at most 100 characters; `item` when nothing is left). When another product of the ' +
+  'project has it, `-2`, `-3` … is appended (a given key is suffixed too, never refused); all ' +
+  '1000 candidates taken → 422 `product_key_collision`. Keys of products and components are ' +
+  'separate namespaces.\n\n**Owner.** `owner_id` must be an active member of the project ' +
+  '(administrators without membership included), else 422 `invalid_owner`; null clears it.';
 
 @ApiTags('products')
 @Controller('products')
@@ -69,7 +72,7 @@ export class ProductsController {
     project: fromBody(),
     status: 201,
     response: ProductDto,
-    problems: ['invalid_owner', 'product_already_exists'],
+    problems: ['invalid_owner', 'product_key_collision'],
   })
   create(@Body() dto: CreateProductDto): Promise<ProductDto> {
     return this.products.create(dto);
@@ -94,7 +97,7 @@ export class ProductsController {
     minRole: 'tester',
     project: product,
     response: ProductDto,
-    problems: ['invalid_owner', 'product_already_exists'],
+    problems: ['invalid_owner', 'product_key_collision'],
   })
   update(@Param('id') id: string, @Body() dto: UpdateProductDto): Promise<ProductDto> {
     return this.products.update(id, dto);
@@ -117,7 +120,9 @@ export class ProductsController {
   @Get(':id/components')
   @Endpoint({
     summary: "List a product's component links",
-    description: 'Ordered by `sort_order`, then component name, then component id.',
+    description:
+      '`{items}`: each link with its id, `is_core`, `sort_order` and the component it names (key, ' +
+      'name, status, risk). Ordered by `sort_order`, then in the order the links were given.',
     minRole: 'viewer',
     project: product,
     response: ProductComponentLinkListDto,
@@ -130,11 +135,12 @@ export class ProductsController {
   @Endpoint({
     summary: "Replace a product's component links",
     description:
-      'Replaces every link with the body (`[]` removes all) and answers the new list. Rejected, ' +
-      'nothing changed: a component listed twice → 422 `validation_error`; a component that is ' +
-      "missing or in another project than the product's → 422 `component_project_mismatch` " +
-      '(each offending entry named as `links.<i>.component_id`). `is_core` defaults to false, ' +
-      '`sort_order` to 0.',
+      'Replaces every link with the body (`[]` or no `links` removes all) and answers the new ' +
+      'list, ordered like the GET. Rejected, nothing changed: a component listed twice → 422 ' +
+      "`validation_error`; a component that is missing or in another project than the product's " +
+      '→ 422 `component_project_mismatch` (each offending entry named as ' +
+      '`links.<i>.component_id`). `is_core` defaults to false, `sort_order` to 0. Does not change ' +
+      "the product's `updated_at`.",
     minRole: 'tester',
     project: product,
     response: ProductComponentLinkListDto,

@@ -4,8 +4,9 @@ import { registerUniqueConstraints } from '../../common/errors/error-codes';
 import { normalizeStringList } from '../../common/normalize';
 import { likePattern, offsetOf, Page, pageOf } from '../../common/pagination/page';
 import { Db } from '../../common/persistence/db.service';
-import { uuidv7 } from '../../common/persistence/ids';
+import { isUuid, uuidv7 } from '../../common/persistence/ids';
 import { CatalogService } from '../components/catalog.service';
+import { canonicalId } from '../components/components.service';
 import type { RiskLevel } from '../components/risk-score';
 import { buildProductSummary, type ProductSummarySnapshot } from './coverage';
 import {
@@ -27,6 +28,11 @@ registerUniqueConstraints({
     field: 'key',
     detail: 'A product with this key already exists in this project',
   },
+  uq_product_components_product_component: {
+    code: 'validation_error',
+    field: 'links',
+    detail: 'A component is linked more than once',
+  },
 });
 
 interface ProductRow {
@@ -43,6 +49,7 @@ interface ProductRow {
 }
 
 interface LinkRow {
+  id: string;
   product_id: string;
   component_id: string;
   component_key: string;
@@ -147,7 +154,7 @@ export class ProductsService {
   }
 
   /**
-   * Partial update. The key changes only when `key` is in the body (explicit → slugified, 409 when
+   * Partial update. The key changes only when `key` is in the body (slugified and suffixed when
    * taken; null/empty → regenerated from the (new) name).
    */
   async update(id: string, dto: UpdateProductDto): Promise<ProductDto> {
@@ -177,14 +184,18 @@ export class ProductsService {
     await this.db.query(`DELETE FROM products WHERE id = $1`, [id]);
   }
 
-  /** Links ordered by sort_order, then component name, then component id. */
+  /**
+   * Links ordered by sort_order, then link id (time-ordered, allocated in payload order: ties keep
+   * the order of the PUT body).
+   */
   async links(id: string): Promise<ProductComponentLinkListDto> {
     const rows = await this.db.query<LinkRow>(
-      `SELECT pc.product_id, pc.component_id, c.key AS component_key, c.name AS component_name,
-              c.status AS component_status, c.risk_level, c.risk_score, pc.is_core, pc.sort_order
+      `SELECT pc.id, pc.product_id, pc.component_id, c.key AS component_key,
+              c.name AS component_name, c.status AS component_status, c.risk_level, c.risk_score,
+              pc.is_core, pc.sort_order
          FROM product_components pc JOIN components c ON c.id = pc.component_id
         WHERE pc.product_id = $1
-        ORDER BY pc.sort_order, lower(c.name), c.id`,
+        ORDER BY pc.sort_order, pc.id`,
       [id],
     );
     return { items: rows.map(toLinkDto) };
@@ -197,11 +208,13 @@ export class ProductsService {
    */
   async replaceLinks(
     projectId: string,
-    id: string,
+    productId: string,
     dto: ReplaceProductComponentsDto,
   ): Promise<ProductComponentLinkListDto> {
-    await this.row(id, true);
-    const ids = dto.links.map((l) => l.component_id);
+    const { id } = await this.row(productId, true);
+    const links = dto.links ?? [];
+    // uuids are case-insensitive: compare and store them lower-cased.
+    const ids = links.map((l) => canonicalId(l.component_id));
     const firstIndex = new Map<string, number>();
     const duplicates: Record<string, string[]> = {};
     ids.forEach((componentId, index) => {
@@ -215,7 +228,7 @@ export class ProductsService {
     if (ids.length > 0) {
       const found = await this.db.query<{ id: string }>(
         `SELECT id FROM components WHERE project_id = $1 AND id = ANY($2::uuid[]) FOR KEY SHARE`,
-        [projectId, ids],
+        [projectId, ids.filter((componentId) => isUuid(componentId))],
       );
       const inProject = new Set(found.map((r) => r.id));
       const errors: Record<string, string[]> = {};
@@ -235,15 +248,17 @@ export class ProductsService {
     await this.db.query(`DELETE FROM product_components WHERE product_id = $1`, [id]);
     if (ids.length > 0) {
       await this.db.query(
-        `INSERT INTO product_components (product_id, component_id, project_id, is_core, sort_order)
-         SELECT $1::uuid, u.component_id, $2::uuid, u.is_core, u.sort_order
-           FROM unnest($3::uuid[], $4::boolean[], $5::int[]) AS u(component_id, is_core, sort_order)`,
+        `INSERT INTO product_components (id, product_id, component_id, project_id, is_core, sort_order)
+         SELECT u.id, $1::uuid, u.component_id, $2::uuid, u.is_core, u.sort_order
+           FROM unnest($6::uuid[], $3::uuid[], $4::boolean[], $5::int[])
+                AS u(id, component_id, is_core, sort_order)`,
         [
           id,
           projectId,
           ids,
-          dto.links.map((l) => l.is_core ?? false),
-          dto.links.map((l) => l.sort_order ?? 0),
+          links.map((l) => l.is_core ?? false),
+          links.map((l) => l.sort_order ?? 0),
+          ids.map(() => uuidv7()),
         ],
       );
     }

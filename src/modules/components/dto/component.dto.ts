@@ -17,6 +17,12 @@ export const CATALOG_STATUSES = ['active', 'archived'] as const;
 export type CatalogStatus = (typeof CATALOG_STATUSES)[number];
 
 const FACTOR_VALUES = [0, 1, 2, 3, 4, 5];
+
+/** Longest product/component name. */
+export const NAME_MAX_LENGTH = 255;
+
+/** Longest id accepted in a body or filter (ids are opaque: unknown or malformed → not found). */
+export const ID_MAX_LENGTH = 100;
 const FACTOR_MESSAGE = '$property must be an integer from 0 to 5';
 
 /** Risk-formula text shared by the DTO and endpoint descriptions. */
@@ -79,10 +85,10 @@ export class CreateComponentDto {
   @IsUUID()
   project_id: string;
 
-  @ApiProperty({ maxLength: 200, example: 'Payments API' })
+  @ApiProperty({ maxLength: NAME_MAX_LENGTH, example: 'Payments API' })
   @IsString()
   @IsNotEmpty()
-  @MaxLength(200)
+  @MaxLength(NAME_MAX_LENGTH)
   name: string;
 
   @ApiPropertyOptional({
@@ -91,7 +97,7 @@ export class CreateComponentDto {
     example: 'payments-api',
     description:
       'Slugified (lower case, runs of other characters → `-`). Omitted, null or empty → generated from ' +
-      'the name and made unique with `-2`, `-3` …; an explicit key already used in the project → 409.',
+      'the name. Made unique in the project with `-2`, `-3` … (a taken key is suffixed, never refused).',
   })
   @Nullable()
   @IsString()
@@ -106,11 +112,13 @@ export class CreateComponentDto {
 
   @ApiPropertyOptional({
     nullable: true,
+    type: String,
     format: 'uuid',
-    description: 'An active member of the project, else 422 `invalid_owner`',
+    description: 'An active member of the project, else (unknown id included) 422 `invalid_owner`',
   })
   @Nullable()
-  @IsUUID()
+  @IsString()
+  @MaxLength(ID_MAX_LENGTH)
   owner_id?: string | null;
 
   @ApiPropertyOptional({ enum: CATALOG_STATUSES, default: 'active' })
@@ -135,19 +143,19 @@ export class CreateComponentDto {
 }
 
 export class UpdateComponentDto {
-  @ApiPropertyOptional({ maxLength: 200 })
+  @ApiPropertyOptional({ maxLength: NAME_MAX_LENGTH })
   @OptionalNotNull()
   @IsString()
   @IsNotEmpty()
-  @MaxLength(200)
+  @MaxLength(NAME_MAX_LENGTH)
   name?: string;
 
   @ApiPropertyOptional({
     nullable: true,
     maxLength: 100,
     description:
-      'A new explicit key (409 when another component of the project has it); null or empty → ' +
-      'regenerated from the (new) name. Renaming alone keeps the key.',
+      'A new key, slugified and suffixed `-2`, `-3` … when another component of the project has ' +
+      'it; null or empty → regenerated from the (new) name. Renaming alone keeps the key.',
   })
   @Nullable()
   @IsString()
@@ -160,9 +168,15 @@ export class UpdateComponentDto {
   @MaxLength(10000)
   description?: string | null;
 
-  @ApiPropertyOptional({ nullable: true, format: 'uuid', description: 'null clears the owner' })
+  @ApiPropertyOptional({
+    nullable: true,
+    type: String,
+    format: 'uuid',
+    description: 'An active member of the project, else 422 `invalid_owner`; null clears the owner',
+  })
   @Nullable()
-  @IsUUID()
+  @IsString()
+  @MaxLength(ID_MAX_LENGTH)
   owner_id?: string | null;
 
   @ApiPropertyOptional({ enum: CATALOG_STATUSES })
@@ -216,11 +230,13 @@ export class ListComponentsQueryDto extends PageQueryDto {
   @ApiPropertyOptional({
     type: [String],
     format: 'uuid',
-    description: 'Repeatable; components linked to any of these products',
+    description:
+      'Repeatable; components linked to any of these products (unknown ids match nothing)',
   })
   @QueryArray()
   @IsOptional()
-  @IsUUID(undefined, { each: true })
+  @IsString({ each: true })
+  @MaxLength(ID_MAX_LENGTH, { each: true })
   product_id?: string[];
 
   @ApiPropertyOptional({ description: 'Case-insensitive substring of name, key or description' })

@@ -1,8 +1,17 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { ArrayMaxSize, IsArray, IsIn, IsObject, IsUUID, ValidateNested } from 'class-validator';
+import {
+  ArrayMaxSize,
+  IsArray,
+  IsIn,
+  IsNotEmpty,
+  IsObject,
+  IsString,
+  MaxLength,
+  ValidateNested,
+} from 'class-validator';
 import { OptionalNotNull } from '../../../common/validation/decorators';
-import { ComponentDto } from './component.dto';
+import { ComponentDto, ID_MAX_LENGTH } from './component.dto';
 
 export const DEPENDENCY_TYPES = ['depends_on'] as const;
 export type DependencyType = (typeof DEPENDENCY_TYPES)[number];
@@ -26,9 +35,13 @@ export class DependencyListDto {
 export class DependencyInputDto {
   @ApiProperty({
     format: 'uuid',
-    description: 'A component of the same project, not the component itself',
+    description:
+      'A component of the same project (unknown id or another project → 422 ' +
+      '`component_project_mismatch`), not the component itself',
   })
-  @IsUUID()
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(ID_MAX_LENGTH)
   target_component_id: string;
 
   @ApiPropertyOptional({ enum: DEPENDENCY_TYPES, default: 'depends_on' })
@@ -38,16 +51,18 @@ export class DependencyInputDto {
 }
 
 export class ReplaceDependenciesDto {
-  @ApiProperty({
+  @ApiPropertyOptional({
     type: [DependencyInputDto],
-    description: `The complete new set of outgoing dependencies (at most ${MAX_DEPENDENCIES_PER_COMPONENT}); [] clears them`,
+    default: [],
+    description: `The complete new set of outgoing dependencies (at most ${MAX_DEPENDENCIES_PER_COMPONENT}); [] (or omitted) clears them`,
   })
+  @OptionalNotNull()
   @IsArray()
   @ArrayMaxSize(MAX_DEPENDENCIES_PER_COMPONENT)
   @IsObject({ each: true })
   @ValidateNested({ each: true })
   @Type(() => DependencyInputDto)
-  dependencies: DependencyInputDto[];
+  dependencies?: DependencyInputDto[];
 }
 
 export class ComponentGraphDto {

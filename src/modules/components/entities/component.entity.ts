@@ -6,7 +6,7 @@ import type { RiskLevel } from '../risk-score';
 export class ComponentEntity {
   @PrimaryColumn('uuid') id: string;
   @Column({ name: 'project_id', type: 'uuid' }) projectId: string;
-  @Column({ type: 'varchar', length: 200 }) name: string;
+  @Column({ type: 'varchar', length: 255 }) name: string;
   @Column({ type: 'varchar', length: 100 }) key: string;
   @Column({ type: 'text', nullable: true }) description: string | null;
   @Column({ name: 'owner_id', type: 'uuid', nullable: true }) ownerId: string | null;

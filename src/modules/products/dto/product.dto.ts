@@ -18,11 +18,19 @@ import {
 } from 'class-validator';
 import { PageQueryDto } from '../../../common/pagination/page';
 import { Nullable, OptionalNotNull, QueryArray } from '../../../common/validation/decorators';
-import { CATALOG_STATUSES, type CatalogStatus } from '../../components/dto/component.dto';
+import {
+  CATALOG_STATUSES,
+  type CatalogStatus,
+  ID_MAX_LENGTH,
+  NAME_MAX_LENGTH,
+} from '../../components/dto/component.dto';
 import { RISK_LEVELS, type RiskLevel } from '../../components/risk-score';
 
 /** Most links one product may have (one PUT). */
 export const MAX_PRODUCT_LINKS = 2000;
+
+const INT32_MIN = -2147483648;
+const INT32_MAX = 2147483647;
 
 export class ProductSummarySnapshotDto {
   @ApiProperty({ description: 'Linked components' }) total_components: number;
@@ -65,10 +73,10 @@ export class CreateProductDto {
   @IsUUID()
   project_id: string;
 
-  @ApiProperty({ maxLength: 200, example: 'Web shop' })
+  @ApiProperty({ maxLength: NAME_MAX_LENGTH, example: 'Web shop' })
   @IsString()
   @IsNotEmpty()
-  @MaxLength(200)
+  @MaxLength(NAME_MAX_LENGTH)
   name: string;
 
   @ApiPropertyOptional({
@@ -77,7 +85,7 @@ export class CreateProductDto {
     example: 'web-shop',
     description:
       'Slugified (lower case, runs of other characters → `-`). Omitted, null or empty → generated from ' +
-      'the name and made unique with `-2`, `-3` …; an explicit key already used in the project → 409.',
+      'the name. Made unique in the project with `-2`, `-3` … (a taken key is suffixed, never refused).',
   })
   @Nullable()
   @IsString()
@@ -92,11 +100,13 @@ export class CreateProductDto {
 
   @ApiPropertyOptional({
     nullable: true,
+    type: String,
     format: 'uuid',
-    description: 'An active member of the project, else 422 `invalid_owner`',
+    description: 'An active member of the project, else (unknown id included) 422 `invalid_owner`',
   })
   @Nullable()
-  @IsUUID()
+  @IsString()
+  @MaxLength(ID_MAX_LENGTH)
   owner_id?: string | null;
 
   @ApiPropertyOptional({ enum: CATALOG_STATUSES, default: 'active' })
@@ -114,19 +124,19 @@ export class CreateProductDto {
 }
 
 export class UpdateProductDto {
-  @ApiPropertyOptional({ maxLength: 200 })
+  @ApiPropertyOptional({ maxLength: NAME_MAX_LENGTH })
   @OptionalNotNull()
   @IsString()
   @IsNotEmpty()
-  @MaxLength(200)
+  @MaxLength(NAME_MAX_LENGTH)
   name?: string;
 
   @ApiPropertyOptional({
     nullable: true,
     maxLength: 100,
     description:
-      'A new explicit key (409 when another product of the project has it); null or empty → ' +
-      'regenerated from the (new) name. Renaming alone keeps the key.',
+      'A new key, slugified and suffixed `-2`, `-3` … when another product of the project has ' +
+      'it; null or empty → regenerated from the (new) name. Renaming alone keeps the key.',
   })
   @Nullable()
   @IsString()
@@ -139,9 +149,15 @@ export class UpdateProductDto {
   @MaxLength(10000)
   description?: string | null;
 
-  @ApiPropertyOptional({ nullable: true, format: 'uuid', description: 'null clears the owner' })
+  @ApiPropertyOptional({
+    nullable: true,
+    type: String,
+    format: 'uuid',
+    description: 'An active member of the project, else 422 `invalid_owner`; null clears the owner',
+  })
   @Nullable()
-  @IsUUID()
+  @IsString()
+  @MaxLength(ID_MAX_LENGTH)
   owner_id?: string | null;
 
   @ApiPropertyOptional({ enum: CATALOG_STATUSES })
@@ -190,6 +206,7 @@ export class ListProductsQueryDto extends PageQueryDto {
 // Links
 
 export class ProductComponentLinkDto {
+  @ApiProperty({ format: 'uuid', description: 'Link id' }) id: string;
   @ApiProperty({ format: 'uuid' }) product_id: string;
   @ApiProperty({ format: 'uuid' }) component_id: string;
   @ApiProperty({ example: 'payments-api' }) component_key: string;
@@ -198,7 +215,7 @@ export class ProductComponentLinkDto {
   @ApiProperty({ enum: RISK_LEVELS }) risk_level: RiskLevel;
   @ApiProperty({ type: 'integer', minimum: 0, maximum: 100 }) risk_score: number;
   @ApiProperty() is_core: boolean;
-  @ApiProperty() sort_order: number;
+  @ApiProperty({ type: 'integer' }) sort_order: number;
 }
 
 export class ProductComponentLinkListDto {
@@ -206,8 +223,15 @@ export class ProductComponentLinkListDto {
 }
 
 export class ProductComponentLinkInputDto {
-  @ApiProperty({ format: 'uuid', description: "A component of the product's project" })
-  @IsUUID()
+  @ApiProperty({
+    format: 'uuid',
+    description:
+      "A component of the product's project; an unknown id or one of another project → 422 " +
+      '`component_project_mismatch`',
+  })
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(ID_MAX_LENGTH)
   component_id: string;
 
   @ApiPropertyOptional({ default: false })
@@ -215,25 +239,33 @@ export class ProductComponentLinkInputDto {
   @IsBoolean()
   is_core?: boolean;
 
-  @ApiPropertyOptional({ default: 0, minimum: -1000000, maximum: 1000000 })
+  @ApiPropertyOptional({
+    type: 'integer',
+    default: 0,
+    minimum: INT32_MIN,
+    maximum: INT32_MAX,
+    description: 'Links are listed by sort_order, then in the order they were given',
+  })
   @OptionalNotNull()
   @IsInt()
-  @Min(-1000000)
-  @Max(1000000)
+  @Min(INT32_MIN)
+  @Max(INT32_MAX)
   sort_order?: number;
 }
 
 export class ReplaceProductComponentsDto {
-  @ApiProperty({
+  @ApiPropertyOptional({
     type: [ProductComponentLinkInputDto],
-    description: `The complete new set of links (at most ${MAX_PRODUCT_LINKS}); [] removes all`,
+    default: [],
+    description: `The complete new set of links (at most ${MAX_PRODUCT_LINKS}); [] (or omitted) removes all`,
   })
+  @OptionalNotNull()
   @IsArray()
   @ArrayMaxSize(MAX_PRODUCT_LINKS)
   @IsObject({ each: true })
   @ValidateNested({ each: true })
   @Type(() => ProductComponentLinkInputDto)
-  links: ProductComponentLinkInputDto[];
+  links?: ProductComponentLinkInputDto[];
 }
 
 // ---------------------------------------------------------------------------------------------
