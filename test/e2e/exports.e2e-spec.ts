@@ -325,7 +325,7 @@ describe('Run report export (CONTRACT §6)', () => {
       expect(res.status).toBe(200);
       expect(res.headers['content-type']).toBe('application/xml; charset=utf-8');
       expect(res.headers['content-disposition']).toBe(
-        `attachment; filename="test-run-${runId}-report.junit.xml"`,
+        `attachment; filename="test-run-${runId}-report.xml"`,
       );
       const doc = await parseStringPromise((res.body as Buffer).toString('utf8'));
       const root = doc.testsuites;

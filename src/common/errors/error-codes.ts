@@ -34,7 +34,6 @@ export const ERROR_CATALOGUE = {
   suite_not_found: { status: 404, title: 'Not found' },
   dataset_not_found: { status: 404, title: 'Not found' },
   dataset_binding_not_found: { status: 404, title: 'Not found' },
-  dataset_revision_number_not_found: { status: 404, title: 'Not found' },
   test_plan_not_found: { status: 404, title: 'Not found' },
   milestone_not_found: { status: 404, title: 'Not found' },
   // 405, 413, 415

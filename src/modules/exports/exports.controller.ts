@@ -23,7 +23,7 @@ export class ExportsController {
       '  `by_assignee`, `failures` (items in error, failure or xpassed) and `items` (every run item, ordered by',
       '  case key; items whose case was deleted are kept with their snapshot data). Datetimes are ISO 8601 UTC.',
       '- `xml` — the same payload under `<test_run_report>`; lists are containers of `<item>`, null is an empty element.',
-      '- `junit` — JUnit XML (`.junit.xml`) with one testcase per row that has a result, which this service imports',
+      '- `junit` — JUnit XML (`.xml`) with one testcase per row that has a result, which this service imports',
       '  again into the same cases and rows (title, suite path, automation id and row label are carried as',
       '  properties). `blocked` has no JUnit equivalent: it is written as `<skipped type="blocked">` and imports',
       '  back as skipped; `untested`/`in_progress` rows are left out.',

@@ -13,11 +13,14 @@ import { xmlReport } from './formats/xml';
 import { ReportFormat } from './report';
 import { RunReportReader } from './report.reader';
 
-/** Content type and file extension per format. */
+/**
+ * Content type and file extension per format. The download is always `test-run-<id>-report.<ext>`
+ * (CONTRACT §6); a JUnit report is an XML document, so its extension is `xml` too.
+ */
 export const EXPORT_MEDIA: Record<ReportFormat, { type: string; ext: string }> = {
   json: { type: 'application/json; charset=utf-8', ext: 'json' },
   xml: { type: 'application/xml; charset=utf-8', ext: 'xml' },
-  junit: { type: 'application/xml; charset=utf-8', ext: 'junit.xml' },
+  junit: { type: 'application/xml; charset=utf-8', ext: 'xml' },
   csv: { type: 'text/csv; charset=utf-8', ext: 'csv' },
   pdf: { type: 'application/pdf', ext: 'pdf' },
 };

@@ -8,7 +8,7 @@ export class ExportQueryDto {
     enum: REPORT_FORMATS,
     default: 'json',
     description:
-      '`json` (application/json), `xml` (application/xml), `junit` (JUnit XML, application/xml, `.junit.xml`), ' +
+      '`json` (application/json), `xml` (application/xml), `junit` (JUnit XML, application/xml, `.xml`), ' +
       '`csv` (text/csv), `pdf` (application/pdf).',
   })
   @OptionalNotNull()
