@@ -18,9 +18,12 @@ import { startEmbeddedPostgres } from '../src/database/embedded-postgres';
  *
  * Starts its own embedded PostgreSQL on a free port in a temporary directory, boots the real
  * application on it, then for every row of `<dir>/MANIFEST.tsv`:
- * - `ok`: imports the file into a fresh run of a fresh project with `create_missing_cases=true`
- *   (201), imports it again (201) and checks that no test case was created the second time;
- * - `invalid`: checks the import is refused with 422 `invalid_junit_xml` and that nothing changed;
+ * - `ok`: a dry run first (201 `preview`, nothing written), then imports the file into a fresh run of
+ *   a fresh project with `create_missing_cases=true` (201; as many cases created as the dry run
+ *   announced), imports it again (201) and checks that no test case was created the second time,
+ *   then imports it at project level (201, again no new case);
+ * - `invalid`: checks the import is refused with 422 `invalid_junit_xml` and that nothing changed, at
+ *   run level and at project level;
  * - any 5xx is a failure.
  * Prints one line per failure and "N passed, M failed"; exits 1 on any failure.
  */
@@ -124,16 +127,30 @@ async function checkFile(
   const runId = String(run.id);
   const url = `/api/v1/test-runs/${runId}/imports/junit?create_missing_cases=true`;
 
+  const projectUrl = `/api/v1/projects/${projectId}/imports/junit?create_missing_cases=true`;
+
   if (row.expect === 'invalid') {
     const before = await snapshot(db, projectId, runId);
-    const res = await upload(api, url, content, name);
-    if (res.status !== 422 || (res.body as { code?: unknown }).code !== 'invalid_junit_xml') {
-      return `expected 422 invalid_junit_xml, got ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`;
+    for (const target of [url, projectUrl]) {
+      const res = await upload(api, target, content, name);
+      if (res.status !== 422 || (res.body as { code?: unknown }).code !== 'invalid_junit_xml') {
+        return `${target}: expected 422 invalid_junit_xml, got ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`;
+      }
+      const after = await snapshot(db, projectId, runId);
+      if (after !== before) return `a refused import changed data: ${before} → ${after}`;
     }
-    const after = await snapshot(db, projectId, runId);
-    if (after !== before) return `a refused import changed data: ${before} → ${after}`;
     return null;
   }
+
+  const beforeDry = await snapshot(db, projectId, runId);
+  const dry = await upload(api, `${url}&dry_run=true`, content, name);
+  if (dry.status !== 201 || (dry.body as { status?: unknown }).status !== 'preview') {
+    return `dry run: expected 201 preview, got ${dry.status} ${JSON.stringify(dry.body).slice(0, 300)}`;
+  }
+  const afterDry = await snapshot(db, projectId, runId);
+  if (afterDry !== beforeDry) return `a dry run changed data: ${beforeDry} → ${afterDry}`;
+  const announced = (dry.body as { summary?: { created_test_cases?: number } }).summary
+    ?.created_test_cases;
 
   const first = await upload(api, url, content, name);
   if (first.status !== 201)
@@ -143,6 +160,8 @@ async function checkFile(
     ?.created_test_cases;
   if (created !== casesAfterFirst)
     return `first import reported ${created} created cases, the project has ${casesAfterFirst}`;
+  if (announced !== created)
+    return `the dry run announced ${announced} created cases, the import created ${created}`;
   const second = await upload(api, url, content, name);
   if (second.status !== 201) {
     return `second import: expected 201, got ${second.status} ${JSON.stringify(second.body).slice(0, 300)}`;
@@ -154,6 +173,14 @@ async function checkFile(
   const createdAgain = (second.body as { summary?: { created_test_cases?: number } }).summary
     ?.created_test_cases;
   if (createdAgain !== 0) return `second import reported ${createdAgain} created cases`;
+  const projectLevel = await upload(api, projectUrl, content, name);
+  if (projectLevel.status !== 201) {
+    return `project-level import: expected 201, got ${projectLevel.status} ${JSON.stringify(projectLevel.body).slice(0, 300)}`;
+  }
+  const casesAfterProjectLevel = await countCases(db, projectId);
+  if (casesAfterProjectLevel !== casesAfterFirst) {
+    return `project-level import created ${casesAfterProjectLevel - casesAfterFirst} test cases (expected none)`;
+  }
   return null;
 }
 
