@@ -861,6 +861,20 @@ describe('JUnit import (CONTRACT §6)', () => {
         xpassed: 1,
         flaky: 2,
       });
+      expect(res.body.flaky_cases).toEqual([
+        {
+          testcase_name: 'eventuallyPasses',
+          testcase_classname: 'com.example.FlakyTest',
+          automation_id: 'com.example.FlakyTest.eventuallyPasses',
+          reason: 'flaky: passed after 2 failed attempts (3 attempts)',
+        },
+        {
+          testcase_name: 'test_retried',
+          testcase_classname: 'tests.test_retry',
+          automation_id: 'tests.test_retry.test_retried',
+          reason: 'flaky: passed after 1 failed attempt (2 attempts)',
+        },
+      ]);
       const rows = await rowsOfRun(runId);
       const byTitle = new Map(rows.map((r) => [r.title, r]));
       expect(byTitle.get('eventuallyPasses')).toMatchObject({
@@ -868,7 +882,7 @@ describe('JUnit import (CONTRACT §6)', () => {
         item_status: 'passed',
       });
       expect(byTitle.get('eventuallyPasses')?.comment).toMatch(
-        /^Flaky: passed after 2 failed attempts \(3 attempts\)/,
+        /^Flaky: passed after 2 failed attempts \(3 attempts\), marked flaky\nAttempt 1: failure \(100 ms\) — first attempt failed\nAttempt 2: error \(100 ms\) — second attempt errored\nAttempt 3: passed \(300 ms\)$/,
       );
       expect(byTitle.get('alwaysFails')).toMatchObject({ status: 'failure' });
       expect(byTitle.get('alwaysFails')?.comment).toMatch(/boom 2/);

@@ -107,6 +107,14 @@ function issue(
   };
 }
 
+/** Why a result is listed as flaky: `flaky: passed after 2 failed attempts (3 attempts)`. */
+function flakyReason(result: JunitResult): string {
+  const failed = result.attempts.filter(
+    (a) => a.status === 'failure' || a.status === 'error',
+  ).length;
+  return `flaky: passed after ${failed} failed attempt${failed === 1 ? '' : 's'} (${result.attempts.length} attempts)`;
+}
+
 /** Row label of a result (reference §4.10): dataset name, else dataset key, else the raw name. */
 function rowLabel(result: JunitResult): string {
   return result.dataset?.name ?? result.dataset?.key ?? result.name;
@@ -463,6 +471,7 @@ export class ImportsService {
         automation_id: null,
         reason: `${REASONS.nameless} (line ${t.line})`,
       })),
+      flaky_cases: report.results.filter((r) => r.flaky).map((r) => issue(r, flakyReason(r))),
       created_at: now.toISOString(),
     };
     if (recordId !== null && target.run !== null) {

@@ -165,6 +165,14 @@ export class JunitImportDto {
     description: 'Placeholder testcases without name and classname',
   })
   ignored_cases: ImportIssueDto[];
+  @ApiProperty({
+    type: [ImportIssueDto],
+    description:
+      'Tests of the report marked flaky: they passed after failed attempts (Surefire `flakyFailure`/' +
+      '`flakyError`, or a retried testcase whose last attempt passed); the reason counts the attempts, ' +
+      'which the row comment lists. Informational: they are applied like any other result.',
+  })
+  flaky_cases: ImportIssueDto[];
   @ApiProperty({ format: 'date-time' }) created_at: string;
 }
 

@@ -216,7 +216,7 @@ describe('Maven Surefire flaky and rerun elements', () => {
     ]);
     expect(result.comment).toBe(
       [
-        'Flaky: passed after 2 failed attempts (3 attempts)',
+        'Flaky: passed after 2 failed attempts (3 attempts), marked flaky',
         'Attempt 1: failure — Expected: <false>',
         'Attempt 2: error — java.io.IOException',
         'Attempt 3: passed (683 ms)',
@@ -321,7 +321,7 @@ describe('retries: repeated testcases in one file', () => {
     expect(folded?.attempts.map((a) => a.status)).toEqual(['failure', 'error', 'passed']);
     expect(folded?.comment).toBe(
       [
-        'Flaky: passed after 2 failed attempts (3 attempts)',
+        'Flaky: passed after 2 failed attempts (3 attempts), marked flaky',
         'Attempt 1: failure (1000 ms) — it failed',
         'Attempt 2: error (2000 ms) — it broke',
         'Attempt 3: passed (3000 ms)',

@@ -451,7 +451,7 @@ export function describeAttempts(attempts: readonly JunitAttempt[], flaky: boole
   if (last === undefined) return null;
   const failed = attempts.filter((attempt) => FAILING.has(attempt.status)).length;
   const header = flaky
-    ? `Flaky: passed after ${failed} failed attempt${failed === 1 ? '' : 's'} (${attempts.length} attempts)`
+    ? `Flaky: passed after ${failed} failed attempt${failed === 1 ? '' : 's'} (${attempts.length} attempts), marked flaky`
     : `${attempts.length} attempts, final status: ${last.status}`;
   const lines = attempts.slice(0, MAX_ATTEMPT_LINES).map((attempt, i) => {
     const duration = attempt.duration_ms === null ? '' : ` (${attempt.duration_ms} ms)`;

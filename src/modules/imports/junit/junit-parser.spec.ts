@@ -240,7 +240,7 @@ describe('parseJunit: outcomes and captured text', () => {
       { status: 'failure', message: 'Expected: <false>', duration_ms: null },
       { status: 'passed', message: null, duration_ms: 683 },
     ]);
-    expect(result.comment).toContain('Flaky: passed after 1 failed attempt (2 attempts)');
+    expect(result.comment).toContain('Flaky: passed after 1 failed attempt (2 attempts), marked flaky');
     expect(report.totals.flaky).toBe(1);
   });
 
