@@ -181,14 +181,6 @@ describe('dataset bindings (api.md §2.7, §4.5; CONTRACT §10)', () => {
       pinned_revision_number: 0,
     });
     expectProblem(zero, 422, 'validation_error');
-    const withLatest = await bind(c.id, {
-      dataset_id: d.id,
-      dataset_alias: 'x',
-      pinned_revision_number: 1,
-    });
-    expect(expectProblem(withLatest, 422, 'validation_error').errors).toHaveProperty(
-      'pinned_revision_number',
-    );
     const ok = await bind(c.id, {
       dataset_id: d.id,
       dataset_alias: 'x',
@@ -237,14 +229,6 @@ describe('dataset bindings (api.md §2.7, §4.5; CONTRACT §10)', () => {
       selected_row_keys: ['c'],
     });
     expectProblem(pinned, 422, 'unknown_row_keys');
-    const keysWithAll = await bind(c.id, {
-      dataset_id: d.id,
-      dataset_alias: 's',
-      selected_row_keys: ['a'],
-    });
-    expect(expectProblem(keysWithAll, 422, 'validation_error').errors).toHaveProperty(
-      'selected_row_keys',
-    );
     const ok = await bind(c.id, {
       dataset_id: d.id,
       dataset_alias: 's',
@@ -253,6 +237,149 @@ describe('dataset bindings (api.md §2.7, §4.5; CONTRACT §10)', () => {
     });
     expect(ok.status).toBe(201);
     expect(ok.body).toMatchObject({ row_selection_type: 'subset', selected_row_keys: ['c', 'a'] });
+  });
+
+  it('a pin with follow_latest and keys with all mean nothing: they are ignored, not stored', async () => {
+    const c = await createCase();
+    const d = await createDataset();
+    const res = await bind(c.id, {
+      dataset_id: d.id,
+      dataset_alias: 'lenient',
+      mode: 'follow_latest',
+      pinned_revision_number: 99,
+      row_selection_type: 'all',
+      selected_row_keys: ['nope'],
+    });
+    expect(res.status).toBe(201);
+    expect(res.body).toMatchObject({
+      mode: 'follow_latest',
+      pinned_revision_number: null,
+      resolved_revision_number: 2,
+      row_selection_type: 'all',
+      selected_row_keys: [],
+    });
+    const pinAlone = await patchB(c.id, res.body.id, { pinned_revision_number: 1 });
+    expect(pinAlone.status).toBe(200);
+    expect(pinAlone.body).toMatchObject({ mode: 'follow_latest', pinned_revision_number: null });
+    const keysAlone = await patchB(c.id, res.body.id, { selected_row_keys: ['a'] });
+    expect(keysAlone.status).toBe(200);
+    expect(keysAlone.body).toMatchObject({ row_selection_type: 'all', selected_row_keys: [] });
+  });
+
+  it('missing conditional fields are request-shape errors: 422 before 404 and 403 (CONTRACT §3)', async () => {
+    const c = await createCase();
+    const unknownDataset = await bind(c.id, {
+      dataset_id: randomUUID(),
+      dataset_alias: 'x',
+      mode: 'pin_revision',
+    });
+    expect(expectProblem(unknownDataset, 422, 'validation_error').errors).toEqual({
+      pinned_revision_number: ['pinned_revision_number is required when mode is pin_revision'],
+    });
+    const asViewer = await bind(
+      c.id,
+      { dataset_id: randomUUID(), dataset_alias: 'x', row_selection_type: 'subset' },
+      f.viewer.token,
+    );
+    expect(expectProblem(asViewer, 422, 'validation_error').errors).toEqual({
+      selected_row_keys: ['selected_row_keys is required when row_selection_type is subset'],
+    });
+    const unknownCase = await t.req('post', url(randomUUID()), f.tester.token).send({
+      dataset_id: randomUUID(),
+      dataset_alias: 'x',
+      row_selection_type: 'subset',
+      selected_row_keys: [],
+    });
+    expect(expectProblem(unknownCase, 422, 'validation_error').errors).toHaveProperty(
+      'selected_row_keys',
+    );
+    for (const bad of [
+      { pinned_revision_number: 0 },
+      { pinned_revision_number: 1.5 },
+      { pinned_revision_number: '1' },
+      { pinned_revision_number: 1e20 },
+      { selected_row_keys: 'a' },
+      { selected_row_keys: [1] },
+      { selected_row_keys: ['  '] },
+      { selected_row_keys: ['k'.repeat(129)] },
+    ]) {
+      const res = await bind(c.id, { dataset_id: randomUUID(), dataset_alias: 'x', ...bad });
+      expect(expectProblem(res, 422, 'validation_error').errors).toHaveProperty([
+        Object.keys(bad)[0],
+      ]);
+    }
+  });
+
+  it('a NUL character is 422 validation_error, never 500', async () => {
+    const c = await createCase();
+    const d = await createDataset();
+    expectProblem(
+      await bind(c.id, { dataset_id: d.id, dataset_alias: 'a\u0000b' }),
+      422,
+      'validation_error',
+    );
+    const b = await bind(c.id, { dataset_id: d.id, dataset_alias: 'ok' });
+    expect(b.status).toBe(201);
+    expectProblem(
+      await patchB(c.id, b.body.id, { dataset_alias: 'x\u0000' }),
+      422,
+      'validation_error',
+    );
+  });
+
+  it('conflicts come before revision and row-key checks; concurrent binds of one dataset: one wins', async () => {
+    const c = await createCase();
+    const [d1, d2] = [await createDataset(), await createDataset()];
+    await bind(c.id, { dataset_id: d1.id, dataset_alias: 'one' }).expect(201);
+    expectProblem(
+      await bind(c.id, {
+        dataset_id: d1.id,
+        dataset_alias: 'one',
+        mode: 'pin_revision',
+        pinned_revision_number: 42,
+      }),
+      409,
+      'dataset_already_bound',
+    );
+    expectProblem(
+      await bind(c.id, {
+        dataset_id: d2.id,
+        dataset_alias: 'one',
+        row_selection_type: 'subset',
+        selected_row_keys: ['nope'],
+      }),
+      409,
+      'dataset_alias_already_exists',
+    );
+    const two = (await bind(c.id, { dataset_id: d2.id, dataset_alias: 'two' })).body;
+    expectProblem(
+      await patchB(c.id, two.id, {
+        dataset_alias: 'one',
+        mode: 'pin_revision',
+        pinned_revision_number: 42,
+      }),
+      409,
+      'dataset_alias_already_exists',
+    );
+    const c2 = await createCase();
+    const raced = await Promise.all(
+      ['r1', 'r2', 'r3', 'r4'].map((alias) =>
+        bind(c2.id, { dataset_id: d1.id, dataset_alias: alias }),
+      ),
+    );
+    expect(raced.map((r) => r.status).sort()).toEqual([201, 409, 409, 409]);
+    for (const r of raced.filter((x) => x.status === 409))
+      expectProblem(r, 409, 'dataset_already_bound');
+    const c3 = await createCase();
+    const sameAlias = await Promise.all(
+      [d1, d2].map((d) => bind(c3.id, { dataset_id: d.id, dataset_alias: 'same' })),
+    );
+    expect(sameAlias.map((r) => r.status).sort()).toEqual([201, 409]);
+    expectProblem(
+      sameAlias.find((r) => r.status === 409) as (typeof sameAlias)[number],
+      409,
+      'dataset_alias_already_exists',
+    );
   });
 
   it('conflicts: same dataset twice 409 dataset_already_bound; alias reused 409 dataset_alias_already_exists', async () => {
@@ -336,8 +463,6 @@ describe('dataset bindings (api.md §2.7, §4.5; CONTRACT §10)', () => {
       expectProblem(await patchB(c.id, b.id, { mode: 'pin_revision' }), 422, 'validation_error')
         .errors,
     ).toHaveProperty('pinned_revision_number');
-    // pin number alone on a follow_latest binding
-    expectProblem(await patchB(c.id, b.id, { pinned_revision_number: 1 }), 422, 'validation_error');
     expectProblem(
       await patchB(c.id, b.id, { mode: 'pin_revision', pinned_revision_number: 5 }),
       422,

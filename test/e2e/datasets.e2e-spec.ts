@@ -287,16 +287,27 @@ describe('datasets with revisions (CONTRACT §10)', () => {
     expect(count[0].n).toBe(0);
   });
 
-  it('names are unique per project (409 dataset_already_exists), case-insensitively; other projects may reuse them', async () => {
+  it('names are unique per project (409 dataset_already_exists), compared exactly after trimming; other projects may reuse them', async () => {
     const d = await createDataset({ name: 'Unique Name' });
     const dup = await t
       .req('post', `${API}/datasets`, f.tester.token)
-      .send({ project_id: f.projectId, name: 'unique name' });
+      .send({ project_id: f.projectId, name: '  Unique Name ' });
     expect(expectProblem(dup, 409, 'dataset_already_exists').errors).toHaveProperty('name');
     await createDataset({ name: 'Unique Name' }, other);
+    // Reference §4.1: the (project_id, name) uniqueness is exact, so names differing in case coexist.
+    const lower = await createDataset({ name: 'unique name' });
+    expect(lower.name).toBe('unique name');
     const d2 = await createDataset();
-    expectProblem(await patch(d2.id, { name: 'UNIQUE NAME' }), 409, 'dataset_already_exists');
+    expectProblem(await patch(d2.id, { name: 'Unique Name' }), 409, 'dataset_already_exists');
     expect((await patch(d.id, { name: 'Unique Name' })).status).toBe(200);
+    const concurrent = await Promise.all(
+      [1, 2, 3].map(() =>
+        t
+          .req('post', `${API}/datasets`, f.tester.token)
+          .send({ project_id: f.projectId, name: 'Raced name' }),
+      ),
+    );
+    expect(concurrent.map((r) => r.status).sort()).toEqual([201, 409, 409]);
   });
 
   describe('revisions', () => {
@@ -340,15 +351,20 @@ describe('datasets with revisions (CONTRACT §10)', () => {
       expect(list.body.items.map((r: { revision_number: number }) => r.revision_number)).toEqual([
         3, 2, 1,
       ]);
-      expect(list.body.items[0]).not.toHaveProperty('rows');
+      // Reference §4.6: revision list items carry their columns and rows.
       expect(list.body.items[0].columns).toHaveLength(4);
-      const withRows = await t.req(
+      expect(list.body.items[2].rows.map((r: { row_key: string }) => r.row_key)).toEqual([
+        'admin',
+        'guest',
+      ]);
+      const withoutRows = await t.req(
         'get',
-        `${API}/datasets/${d.id}/revisions?include_rows=true&page_size=1&page=2`,
+        `${API}/datasets/${d.id}/revisions?include_rows=false&page_size=1&page=2`,
         f.viewer.token,
       );
-      expect(withRows.body).toMatchObject({ total: 3, has_next: true });
-      expect(withRows.body.items[0]).toMatchObject({ revision_number: 2, rows: expect.any(Array) });
+      expect(withoutRows.body).toMatchObject({ total: 3, has_next: true });
+      expect(withoutRows.body.items[0]).toMatchObject({ revision_number: 2 });
+      expect(withoutRows.body.items[0]).not.toHaveProperty('rows');
     });
 
     it('a table change that breaks existing rows is rejected and writes nothing', async () => {
@@ -369,7 +385,12 @@ describe('datasets with revisions (CONTRACT §10)', () => {
       expectProblem(
         await t.req('get', `${API}/datasets/${d.id}/revisions/7`, f.viewer.token),
         404,
-        'dataset_revision_number_not_found',
+        'dataset_revision_not_found',
+      );
+      expectProblem(
+        await t.req('get', `${API}/datasets/${d.id}/revisions/99999999999`, f.viewer.token),
+        422,
+        'validation_error',
       );
       const bad = await t.req('get', `${API}/datasets/${d.id}/revisions/abc`, f.viewer.token);
       expect(expectProblem(bad, 422, 'validation_error').errors).toHaveProperty([
@@ -421,6 +442,33 @@ describe('datasets with revisions (CONTRACT §10)', () => {
         .send({ project_id: f.projectId, name: 'too many', rows: [...rows, { row_key: 'x' }] });
       expect(expectProblem(tooMany, 422, 'validation_error').errors).toHaveProperty('rows');
     });
+  });
+
+  it('a NUL character anywhere (name, keys, cell values, search) is 422 validation_error, never 500', async () => {
+    const post = (body: Record<string, unknown>) =>
+      t
+        .req('post', `${API}/datasets`, f.tester.token)
+        .send({ project_id: f.projectId, name: t.unique('nul '), ...body });
+    for (const body of [
+      { name: 'a\u0000b' },
+      { columns: [{ column_key: 'k\u0000' }] },
+      { columns: [{ column_key: 'k' }], rows: [{ row_key: 'r', values: { k: 'x\u0000y' } }] },
+      {
+        columns: [{ column_key: 'k' }],
+        rows: [{ row_key: 'r', values: { k: { deep: ['\u0000'] } } }],
+      },
+    ]) {
+      expectProblem(await post(body), 422, 'validation_error');
+    }
+    const d = await createDataset();
+    expectProblem(await patch(d.id, { description: '\u0000' }), 422, 'validation_error');
+    expectProblem(
+      await t.req('get', `${API}/datasets?project_id=${f.projectId}&search=a%00b`, f.viewer.token),
+      422,
+      'validation_error',
+    );
+    const after = await t.req('get', `${API}/datasets/${d.id}`, f.viewer.token);
+    expect(after.body.description).toBeNull();
   });
 
   it('status archived sets archived_at; active clears it', async () => {
@@ -484,7 +532,14 @@ describe('datasets with revisions (CONTRACT §10)', () => {
     const item = page.body.items[1];
     expect(item).toMatchObject({ id: b.id, test_case_ids: [tc.body.id], test_cases_count: 1 });
     expect(item.current_revision).toMatchObject({ revision_number: 1, rows_count: 2 });
-    expect(item.current_revision).not.toHaveProperty('rows');
+    expect(item.current_revision.rows).toHaveLength(2);
+    const lean = await t.req(
+      'get',
+      `${API}/datasets?project_id=${fx.projectId}&include_rows=false`,
+      fx.viewer.token,
+    );
+    expect(lean.body.items[0].current_revision.columns).toEqual(expect.any(Array));
+    expect(lean.body.items[0].current_revision).not.toHaveProperty('rows');
     expect([a.id, c.id]).toHaveLength(2);
     const bad = await t.req(
       'get',

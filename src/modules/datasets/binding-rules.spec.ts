@@ -28,7 +28,6 @@ describe('resolveBindingState', () => {
       { mode: 'pin_revision' as const, pinned_revision_number: null },
       'pinned_revision_number',
     ],
-    ['number with follow_latest', fresh, { pinned_revision_number: 3 }, 'pinned_revision_number'],
     [
       'clearing the pin of a pinned binding',
       pinnedSubset,
@@ -37,13 +36,6 @@ describe('resolveBindingState', () => {
     ],
     ['subset without keys', fresh, { row_selection_type: 'subset' as const }, 'selected_row_keys'],
     ['subset with empty keys', pinnedSubset, { selected_row_keys: [] }, 'selected_row_keys'],
-    ['keys with all', fresh, { selected_row_keys: ['a'] }, 'selected_row_keys'],
-    [
-      'switch to all while sending keys',
-      pinnedSubset,
-      { row_selection_type: 'all' as const, selected_row_keys: ['a'] },
-      'selected_row_keys',
-    ],
   ])('rejects %s', (_n, current, changes, key) => {
     const res = resolveBindingState(current, changes);
     expect(res.ok).toBe(false);
@@ -59,6 +51,32 @@ describe('resolveBindingState', () => {
       ok: true,
       state: {
         ...pinnedSubset,
+        mode: 'follow_latest',
+        pinned_revision_number: null,
+        row_selection_type: 'all',
+        selected_row_keys: [],
+      },
+    });
+  });
+
+  it.each([
+    ['a pin with follow_latest', fresh, { pinned_revision_number: 3 }],
+    ['keys with all', fresh, { selected_row_keys: ['a'] }],
+    [
+      'switching to follow_latest and all while sending a pin and keys',
+      pinnedSubset,
+      {
+        mode: 'follow_latest' as const,
+        pinned_revision_number: 7,
+        row_selection_type: 'all' as const,
+        selected_row_keys: ['a'],
+      },
+    ],
+  ])('ignores %s (they mean nothing there)', (_n, current, changes) => {
+    expect(resolveBindingState(current, changes)).toEqual({
+      ok: true,
+      state: {
+        ...current,
         mode: 'follow_latest',
         pinned_revision_number: null,
         row_selection_type: 'all',

@@ -3,10 +3,10 @@
  * binding of a create or a PATCH is computed from the stored state and the present keys, then
  * validated as a whole.
  *
- * - `mode: pin_revision` needs `pinned_revision_number`; `follow_latest` has none (switching to
- *   follow_latest clears the pin; sending a pin together with follow_latest is an error).
- * - `row_selection_type: subset` needs a non-empty `selected_row_keys`; `all` has none (switching
- *   to all clears the keys; sending keys together with all is an error).
+ * - `mode: pin_revision` needs `pinned_revision_number`; with `follow_latest` a pin means nothing, so
+ *   it is never kept (switching to follow_latest clears it; a pin sent along with it is ignored).
+ * - `row_selection_type: subset` needs a non-empty `selected_row_keys`; with `all` keys mean nothing
+ *   and are never kept (switching to all clears them; keys sent along with it are ignored).
  * - Selected keys are de-duplicated, keeping the first occurrence.
  */
 import type { FieldErrors } from '../../common/errors/app-exception';
@@ -58,33 +58,31 @@ export function resolveBindingState(
 ): BindingResolution {
   const errors: FieldErrors = {};
   const mode = changes.mode ?? current.mode;
-  let pinned: number | null;
-  if (changes.pinned_revision_number !== undefined) pinned = changes.pinned_revision_number;
-  else pinned = mode === 'follow_latest' ? null : current.pinned_revision_number;
-  if (mode === 'pin_revision' && pinned === null) {
-    errors.pinned_revision_number = [
-      'pinned_revision_number is required when mode is pin_revision',
-    ];
-  }
-  if (mode === 'follow_latest' && pinned !== null) {
-    errors.pinned_revision_number = [
-      'pinned_revision_number is only allowed when mode is pin_revision',
-    ];
+  let pinned: number | null = null;
+  if (mode === 'pin_revision') {
+    pinned =
+      changes.pinned_revision_number !== undefined
+        ? changes.pinned_revision_number
+        : current.pinned_revision_number;
+    if (pinned === null) {
+      errors.pinned_revision_number = [
+        'pinned_revision_number is required when mode is pin_revision',
+      ];
+    }
   }
 
   const selection = changes.row_selection_type ?? current.row_selection_type;
-  let keys: string[];
-  if (changes.selected_row_keys !== undefined) keys = dedupe(changes.selected_row_keys);
-  else keys = selection === 'all' ? [] : current.selected_row_keys;
-  if (selection === 'subset' && keys.length === 0) {
-    errors.selected_row_keys = [
-      'selected_row_keys must list at least one row key when row_selection_type is subset',
-    ];
-  }
-  if (selection === 'all' && keys.length > 0) {
-    errors.selected_row_keys = [
-      'selected_row_keys is only allowed when row_selection_type is subset',
-    ];
+  let keys: string[] = [];
+  if (selection === 'subset') {
+    keys =
+      changes.selected_row_keys !== undefined
+        ? dedupe(changes.selected_row_keys)
+        : current.selected_row_keys;
+    if (keys.length === 0) {
+      errors.selected_row_keys = [
+        'selected_row_keys must list at least one row key when row_selection_type is subset',
+      ];
+    }
   }
   if (Object.keys(errors).length > 0) return { ok: false, errors };
   return {

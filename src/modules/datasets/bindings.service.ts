@@ -19,7 +19,7 @@ import {
   UpdateDatasetBindingDto,
 } from './dto/binding.dto';
 
-registerUniqueConstraints({
+const CONFLICTS = {
   uq_test_case_dataset_bindings_case_dataset: {
     code: 'dataset_already_bound',
     field: 'dataset_id',
@@ -30,7 +30,17 @@ registerUniqueConstraints({
     field: 'dataset_alias',
     detail: 'Another binding of this test case already uses this alias',
   },
-});
+} as const;
+registerUniqueConstraints(CONFLICTS);
+
+/** The 409 of a duplicate dataset or alias, exactly as the unique constraint would answer it. */
+function conflict(code: 'dataset_already_bound' | 'dataset_alias_already_exists'): AppException {
+  const c =
+    code === 'dataset_already_bound'
+      ? CONFLICTS.uq_test_case_dataset_bindings_case_dataset
+      : CONFLICTS.uq_test_case_dataset_bindings_case_alias;
+  return new AppException(c.code, c.detail, { [c.field]: [c.detail] });
+}
 
 interface BindingRow {
   id: string;
@@ -103,6 +113,14 @@ export class BindingsService {
         dataset_id: ['The dataset must belong to the project of the test case'],
       });
     }
+    // Conflicts first (reference §5.3 order); the unique constraints still decide concurrent creates.
+    const taken = await this.db.query<{ dataset_id: string; dataset_alias: string }>(
+      `SELECT dataset_id, dataset_alias FROM test_case_dataset_bindings
+        WHERE test_case_id = $1 AND (dataset_id = $2 OR dataset_alias = $3)`,
+      [testCaseId, dto.dataset_id, dto.dataset_alias],
+    );
+    if (taken.some((b) => b.dataset_id === dto.dataset_id)) throw conflict('dataset_already_bound');
+    if (taken.length > 0) throw conflict('dataset_alias_already_exists');
     const state = resolveOrThrow(
       { dataset_alias: dto.dataset_alias, ...NEW_BINDING_DEFAULTS },
       dto,
@@ -143,6 +161,13 @@ export class BindingsService {
     );
     const current = rows[0];
     if (!current) throw AppException.notFound('dataset_binding_not_found', 'Dataset binding');
+    if (dto.dataset_alias !== undefined && dto.dataset_alias !== current.dataset_alias) {
+      const taken = await this.db.query(
+        `SELECT 1 FROM test_case_dataset_bindings WHERE test_case_id = $1 AND dataset_alias = $2`,
+        [testCaseId, dto.dataset_alias],
+      );
+      if (taken.length > 0) throw conflict('dataset_alias_already_exists');
+    }
     const state = resolveOrThrow(
       {
         dataset_alias: current.dataset_alias,

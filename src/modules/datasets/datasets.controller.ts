@@ -38,7 +38,7 @@ export class DatasetsController {
     description:
       'Filters: `search` (name or description), `source_type`, `status` (repeatable), `test_case_id` / ' +
       '`exclude_test_case_id` (datasets bound / not bound to a case). Sorted by `updated_at` desc by default. ' +
-      'Items carry `current_revision` with its columns but without rows (read one dataset for its rows).',
+      'Items carry `current_revision` with its columns and rows; `include_rows=false` leaves the rows out.',
     minRole: 'viewer',
     project: fromQuery(),
     response: { schema: PageSchema('DatasetDto') },
@@ -50,7 +50,7 @@ export class DatasetsController {
   @Post()
   @Endpoint({
     summary: 'Create a dataset and its revision 1',
-    description: `Names are unique per project, case-insensitively (409 \`dataset_already_exists\`). ${TABLE_RULES}`,
+    description: `Names are unique per project, compared exactly (409 \`dataset_already_exists\`). ${TABLE_RULES}`,
     minRole: 'tester',
     project: fromBody(),
     status: 201,
@@ -112,7 +112,7 @@ export class DatasetsController {
   @Get(':id/revisions')
   @Endpoint({
     summary: 'List revisions of a dataset (newest first)',
-    description: 'Items carry columns; rows only with `include_rows=true`.',
+    description: 'Items carry columns and rows; `include_rows=false` leaves the rows out.',
     minRole: 'viewer',
     project: dataset,
     response: { schema: PageSchema('DatasetRevisionDto') },
@@ -127,11 +127,12 @@ export class DatasetsController {
   @Get(':id/revisions/:revision_number')
   @Endpoint({
     summary: 'Get one revision with columns and rows',
-    description: 'An unknown revision number is 404 `dataset_revision_number_not_found`.',
+    description:
+      'An unknown revision number is 404 `dataset_revision_not_found`; a malformed one (not an integer ≥ 1) ' +
+      '422 `validation_error` with the key `path.revision_number`.',
     minRole: 'viewer',
     project: dataset,
     response: DatasetRevisionDto,
-    problems: ['dataset_revision_number_not_found'],
   })
   revision(
     @Param('id') id: string,

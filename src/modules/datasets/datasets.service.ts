@@ -116,7 +116,7 @@ export class DatasetsService {
     );
     const revisions = await this.revisionsByIds(
       rows.map((r) => r.current_revision_id).filter((x): x is string => x !== null),
-      false,
+      q.include_rows,
     );
     return pageOf(
       rows.map((r) =>
@@ -287,8 +287,8 @@ export class DatasetsService {
       [id, Number(revisionNumber)],
     );
     if (!rows[0]) {
-      throw new AppException(
-        'dataset_revision_number_not_found',
+      throw AppException.notFoundAs(
+        'dataset_revision_not_found',
         `Dataset revision ${revisionNumber} not found`,
       );
     }

@@ -10,6 +10,10 @@ import {
   Max,
   MaxLength,
   Min,
+  Validate,
+  ValidationArguments,
+  ValidatorConstraint,
+  ValidatorConstraintInterface,
 } from 'class-validator';
 import { Nullable, OptionalNotNull } from '../../../common/validation/decorators';
 import {
@@ -20,6 +24,63 @@ import {
 } from '../binding-rules';
 
 const MAX_INT = 2147483647;
+const MAX_SELECTED_KEYS = 10000;
+const MAX_ROW_KEY_LENGTH = 128;
+
+/**
+ * Create body: `pinned_revision_number` is an integer 1..2^31-1, required (non-null) when `mode` is
+ * `pin_revision`. Checked with the request shape, so it answers 422 before any 404/403 (CONTRACT §3).
+ */
+@ValidatorConstraint({ name: 'pinnedRevisionNumber' })
+class PinnedRevisionNumberRule implements ValidatorConstraintInterface {
+  validate(value: unknown, args: ValidationArguments): boolean {
+    return pinProblem(value, args.object) === null;
+  }
+  defaultMessage(args: ValidationArguments): string {
+    return pinProblem(args.value, args.object) ?? 'invalid';
+  }
+}
+
+function pinProblem(value: unknown, body: object): string | null {
+  if (value === undefined || value === null) {
+    return (body as { mode?: unknown }).mode === 'pin_revision'
+      ? 'pinned_revision_number is required when mode is pin_revision'
+      : null;
+  }
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > MAX_INT)
+    return `pinned_revision_number must be an integer from 1 to ${MAX_INT}`;
+  return null;
+}
+
+/**
+ * Create body: `selected_row_keys` is a list of at most 10,000 non-empty row keys (≤ 128 characters),
+ * required and non-empty when `row_selection_type` is `subset`; never null.
+ */
+@ValidatorConstraint({ name: 'selectedRowKeys' })
+class SelectedRowKeysRule implements ValidatorConstraintInterface {
+  validate(value: unknown, args: ValidationArguments): boolean {
+    return keysProblem(value, args.object) === null;
+  }
+  defaultMessage(args: ValidationArguments): string {
+    return keysProblem(args.value, args.object) ?? 'invalid';
+  }
+}
+
+function keysProblem(value: unknown, body: object): string | null {
+  const subset = (body as { row_selection_type?: unknown }).row_selection_type === 'subset';
+  if (value === undefined) {
+    return subset ? 'selected_row_keys is required when row_selection_type is subset' : null;
+  }
+  if (value === null) return 'selected_row_keys must not be null';
+  if (!Array.isArray(value)) return 'selected_row_keys must be an array of row keys';
+  if (value.length > MAX_SELECTED_KEYS)
+    return `selected_row_keys must contain no more than ${MAX_SELECTED_KEYS} elements`;
+  if (!value.every((k) => typeof k === 'string' && k !== '' && k.length <= MAX_ROW_KEY_LENGTH))
+    return `each value in selected_row_keys must be a non-empty string of at most ${MAX_ROW_KEY_LENGTH} characters`;
+  if (subset && value.length === 0)
+    return 'selected_row_keys must list at least one row key when row_selection_type is subset';
+  return null;
+}
 
 export class DatasetBindingDto {
   @ApiProperty({ format: 'uuid' }) id: string;
@@ -78,12 +139,10 @@ export class CreateDatasetBindingDto {
     type: Number,
     minimum: 1,
     description:
-      'Required when mode is pin_revision (the revision must exist); not allowed with follow_latest',
+      'Required when mode is pin_revision (the revision must exist, else 422 dataset_revision_not_found); ' +
+      'ignored with follow_latest',
   })
-  @Nullable()
-  @IsInt()
-  @Min(1)
-  @Max(MAX_INT)
+  @Validate(PinnedRevisionNumberRule)
   pinned_revision_number?: number | null;
 
   @ApiPropertyOptional({ enum: ROW_SELECTION_TYPES, default: 'all' })
@@ -93,15 +152,12 @@ export class CreateDatasetBindingDto {
 
   @ApiPropertyOptional({
     type: [String],
+    maxItems: MAX_SELECTED_KEYS,
     description:
-      'Required (non-empty) when row_selection_type is subset; every key must exist in the resolved revision; not allowed with all',
+      'Required (non-empty) when row_selection_type is subset; every key must exist in the resolved revision ' +
+      '(else 422 unknown_row_keys); ignored with all. Duplicates are dropped.',
   })
-  @OptionalNotNull()
-  @IsArray()
-  @ArrayMaxSize(10000)
-  @IsString({ each: true })
-  @IsNotEmpty({ each: true })
-  @MaxLength(128, { each: true })
+  @Validate(SelectedRowKeysRule)
   selected_row_keys?: string[];
 
   @ApiPropertyOptional({ default: 0, minimum: 0 })
@@ -122,13 +178,20 @@ export class UpdateDatasetBindingDto {
 
   @ApiPropertyOptional({
     enum: BINDING_MODES,
-    description: 'Switching to follow_latest clears the pin',
+    description:
+      'Switching to follow_latest clears the pin; pin_revision needs a pin (sent or stored)',
   })
   @OptionalNotNull()
   @IsIn(BINDING_MODES)
   mode?: BindingMode;
 
-  @ApiPropertyOptional({ nullable: true, type: Number, minimum: 1 })
+  @ApiPropertyOptional({
+    nullable: true,
+    type: Number,
+    minimum: 1,
+    description:
+      'Must exist; null is refused while the resulting mode is pin_revision; ignored when it is follow_latest',
+  })
   @Nullable()
   @IsInt()
   @Min(1)
@@ -143,10 +206,16 @@ export class UpdateDatasetBindingDto {
   @IsIn(ROW_SELECTION_TYPES)
   row_selection_type?: RowSelectionType;
 
-  @ApiPropertyOptional({ type: [String] })
+  @ApiPropertyOptional({
+    type: [String],
+    maxItems: MAX_SELECTED_KEYS,
+    description:
+      'Replaces the selection; must be non-empty and exist in the resolved revision while the resulting ' +
+      'row_selection_type is subset; ignored when it is all',
+  })
   @OptionalNotNull()
   @IsArray()
-  @ArrayMaxSize(10000)
+  @ArrayMaxSize(MAX_SELECTED_KEYS)
   @IsString({ each: true })
   @IsNotEmpty({ each: true })
   @MaxLength(128, { each: true })

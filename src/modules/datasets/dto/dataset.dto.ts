@@ -117,7 +117,7 @@ export class CreateDatasetDto {
   @ApiProperty({
     maxLength: 255,
     example: 'Login users',
-    description: 'Unique per project (case-insensitive)',
+    description: 'Unique per project (exact match: names differing in case are distinct)',
   })
   @IsString()
   @IsNotEmpty()
@@ -277,7 +277,7 @@ export class DatasetRevisionDto {
   @ApiProperty({ type: [DatasetColumnDto] }) columns: DatasetColumnDto[];
   @ApiPropertyOptional({
     type: [DatasetRowDto],
-    description: 'Present on single reads; in lists only with include_rows=true',
+    description: 'Ordered by order_index; absent only when a list is asked with include_rows=false',
   })
   rows?: DatasetRowDto[];
 }
@@ -295,7 +295,8 @@ export class DatasetDto {
   @ApiProperty({
     type: DatasetRevisionDto,
     nullable: true,
-    description: 'The current revision; with rows on single reads, without rows in lists',
+    description:
+      'The current revision with its columns and rows (lists leave the rows out with include_rows=false)',
   })
   current_revision: DatasetRevisionDto | null;
   @ApiProperty({ type: [String], description: 'Test cases bound to this dataset' })
@@ -340,6 +341,16 @@ export class ListDatasetsQueryDto extends PageQueryDto {
   @IsUUID()
   exclude_test_case_id?: string;
 
+  @ApiPropertyOptional({
+    default: true,
+    description:
+      "Include the rows of each item's current revision; `false` leaves them out (for large tables)",
+  })
+  @QueryBool()
+  @OptionalNotNull()
+  @IsBoolean()
+  include_rows: boolean = true;
+
   @ApiPropertyOptional({ enum: DATASET_SORT_FIELDS, default: 'updated_at' })
   @OptionalNotNull()
   @IsIn(DATASET_SORT_FIELDS)
@@ -353,11 +364,11 @@ export class ListDatasetsQueryDto extends PageQueryDto {
 
 export class ListRevisionsQueryDto extends PageQueryDto {
   @ApiPropertyOptional({
-    default: false,
-    description: "Include every revision's rows (can be large)",
+    default: true,
+    description: "Include every revision's rows; `false` leaves them out (for large tables)",
   })
   @QueryBool()
   @OptionalNotNull()
   @IsBoolean()
-  include_rows: boolean = false;
+  include_rows: boolean = true;
 }
