@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { PostgresQueryRunner } from 'typeorm/driver/postgres/PostgresQueryRunner';
 import { canonicalJson } from '../../src/modules/environments/snapshot-hash';
 import { createTestApp, RoleFixture, TestApp } from '../support/test-app';
 
@@ -104,6 +105,86 @@ describe('environments: concurrency and large topologies', () => {
     const rows = await revisionRows(env.id);
     expect(rows.map((r) => r.revision_number)).toEqual([1, 2, 3]);
     expect(rows.filter((r) => r.is_current).map((r) => r.revision_number)).toEqual([3]);
+  });
+
+  /** Database queries made while `fn` runs (the test's own direct DataSource is not counted). */
+  async function queriesDuring(fn: () => Promise<unknown>): Promise<number> {
+    const spy = jest.spyOn(PostgresQueryRunner.prototype, 'query');
+    try {
+      await fn();
+      return spy.mock.calls.filter(([sql]) => !/^\s*(START TRANSACTION|COMMIT|ROLLBACK)/i.test(sql))
+        .length;
+    } finally {
+      spy.mockRestore();
+    }
+  }
+
+  function topologyOf(nodes: number): Json {
+    return {
+      system_under_test: [
+        {
+          name: 'svc',
+          nodes: Array.from({ length: nodes }, (_, i) => ({ host_type: 'vm', name: `n${i}` })),
+        },
+      ],
+    };
+  }
+
+  it('writes a revision in a constant number of queries, whatever the topology size', async () => {
+    const small = await create({ name: 'Small' });
+    const big = await create({ name: 'Large' });
+    const patchTo = (id: unknown, nodes: number) =>
+      t
+        .req('patch', `${API}/environments/${String(id)}`, f.tester.token)
+        .send({ topology: topologyOf(nodes) })
+        .expect(200);
+    const one = await queriesDuring(() => patchTo(small.id, 1));
+    const thousand = await queriesDuring(() => patchTo(big.id, 1000));
+    expect(one).toBeGreaterThanOrEqual(4);
+    expect(one).toBeLessThanOrEqual(10);
+    expect(thousand).toBe(one);
+    const rev = await t.db.query<Array<{ entities_count: number; edges_count: number }>>(
+      `SELECT entities_count, edges_count FROM environment_revisions
+        WHERE environment_id = $1 AND is_current`,
+      [big.id],
+    );
+    expect(rev[0]).toEqual({ entities_count: 1001, edges_count: 1000 });
+  });
+
+  it('lists a page in a constant number of queries, whatever its size', async () => {
+    for (let i = 0; i < 4; i += 1) await create({ name: `Listed ${i}`, topology: topologyOf(3) });
+    const list = (size: number) =>
+      t
+        .req(
+          'get',
+          `${API}/environments?project_id=${f.projectId}&page_size=${size}`,
+          f.viewer.token,
+        )
+        .expect(200);
+    const one = await queriesDuring(() => list(1));
+    const many = await queriesDuring(() => list(50));
+    expect(one).toBeGreaterThanOrEqual(2);
+    expect(one).toBeLessThanOrEqual(5);
+    expect(many).toBe(one);
+    // The revision list: two queries for the page whatever its size.
+    const env = await create({ name: 'Revised' });
+    for (let i = 0; i < 3; i += 1) {
+      await t
+        .req('patch', `${API}/environments/${String(env.id)}`, f.tester.token)
+        .send({ tags: [`t${i}`] })
+        .expect(200);
+    }
+    const revisions = (size: number) =>
+      t
+        .req(
+          'get',
+          `${API}/environments/${String(env.id)}/revisions?page_size=${size}`,
+          f.viewer.token,
+        )
+        .expect(200);
+    const firstRevision = await queriesDuring(() => revisions(1));
+    expect(firstRevision).toBeGreaterThanOrEqual(2);
+    expect(await queriesDuring(() => revisions(50))).toBe(firstRevision);
   });
 
   it('handles a 5,000-node topology within the JSON body limit', async () => {
