@@ -272,6 +272,19 @@ describe('milestones', () => {
         422,
         'validation_error',
       );
+      for (const [qs, key] of [
+        ['&search=a%00b', 'query.search'],
+        ['&page_size=201', 'query.page_size'],
+        ['&page=0', 'query.page'],
+        ['&page=100000000000000000000', 'query.page'],
+      ]) {
+        const p = expectProblem(
+          await t.req('get', api(`/milestones?project_id=${projectId}${qs}`), f.lead.token),
+          422,
+          'validation_error',
+        );
+        expect(p.errors).toHaveProperty([key]);
+      }
     });
   });
 

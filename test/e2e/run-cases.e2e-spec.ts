@@ -1033,6 +1033,8 @@ describe('run cases, rows and history', () => {
       bad = expectProblem(await list('&page_size=0'), 422, 'validation_error');
       expect(bad.errors).toHaveProperty(['query.page_size']);
       expectProblem(await list('&sort_by=nope'), 422, 'validation_error');
+      bad = expectProblem(await list('&search=a%00b'), 422, 'validation_error');
+      expect(bad.errors).toHaveProperty(['query.search']);
       expectProblem(await list('&status=nope'), 422, 'validation_error');
 
       const spy = jest.spyOn(PostgresQueryRunner.prototype, 'query');

@@ -211,6 +211,10 @@ describe('GET /test-runs: filters, search, sorting, paging', () => {
     ['&page=0', 'page', null],
     ['&page_size=201', 'page_size', null],
     ['&page_size=abc', 'page_size', null],
+    ['&page=100000000000000000000', 'page', null],
+    ['&search=a%00b', 'search', null],
+    ['&created_to=2026-03-02T25:00:00Z', 'created_to', null],
+    ['&created_from=0000-01-01', 'created_from', null],
   ])('bad query %s → 422 query.%s', async (qs, name, path) => {
     const url = path ? api(path) : api(`/test-runs?project_id=${f.projectId}${qs}`);
     const p = expectProblem(await t.req('get', url, f.viewer.token), 422, 'validation_error');

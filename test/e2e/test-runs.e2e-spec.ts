@@ -320,6 +320,42 @@ describe('test runs', () => {
       expect(list.body.items[0]).toEqual(patched.body);
     });
 
+    it('create-run from a test plan answers the same complete run object', async () => {
+      const env = await createEnvironment();
+      const milestone = await createMilestone();
+      const c = await t
+        .req('post', api('/test-cases'), f.tester.token)
+        .send({ project_id: f.projectId, title: t.unique('Case ') });
+      expect(c.status).toBe(201);
+      const plan = await t
+        .req('post', api('/test-plans'), f.tester.token)
+        .send({ project_id: f.projectId, name: t.unique('Plan '), case_ids: [c.body.id] });
+      expect(plan.status).toBe(201);
+      for (const startImmediately of [false, true]) {
+        const res = await t
+          .req('post', api(`/test-plans/${String(plan.body.id)}/create-run`), f.tester.token)
+          .send({
+            name: t.unique('From plan '),
+            environment_id: env.id,
+            milestone_id: milestone.id,
+            start_immediately: startImmediately,
+          });
+        expect(res.status).toBe(201);
+        expectRunShape(res.body);
+        expect(res.body).toMatchObject({
+          status: startImmediately ? 'in_progress' : 'not_started',
+          environment_revision: { id: env.current_revision_id, revision_number: 1 },
+          milestone_name: milestone.name,
+          created_by_name: `User ${f.tester.username}`,
+          planned_item_count: 0,
+          summary: { ...EMPTY_SUMMARY, total: 1, untested: 1 },
+          status_breakdown: { items: [{ status: 'untested', count: 1 }] },
+        });
+        const got = await t.req('get', api(`/test-runs/${String(res.body.id)}`), f.viewer.token);
+        expect(got.body).toEqual(res.body);
+      }
+    });
+
     it('created_by_name falls back to the username', async () => {
       const res = await t.req('post', api('/users'), t.adminToken).send({
         username: t.unique('plain'),
@@ -370,6 +406,13 @@ describe('test runs', () => {
       expect(p.errors).toHaveProperty('status');
       p = expectProblem(await patchRun(run.id, { extra: 1 }), 422, 'validation_error');
       expect(p.errors).toHaveProperty('extra');
+      // Text PostgreSQL cannot store is a 422, never a 500.
+      expectProblem(
+        await post({ project_id: f.projectId, name: 'nul\u0000name' }),
+        422,
+        'validation_error',
+      );
+      expectProblem(await patchRun(run.id, { build: 'b\u0000' }), 422, 'validation_error');
     });
 
     it('create rejects fields that are not part of its body (status, planned_item_count, timestamps)', async () => {

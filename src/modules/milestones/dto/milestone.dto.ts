@@ -15,6 +15,10 @@ import type { MilestoneStatus } from '../entities/milestone.entity';
 
 export const MILESTONE_STATUSES = ['planned', 'active', 'completed', 'archived'] as const;
 
+/** PostgreSQL text cannot hold NUL characters: a query value with one is a 422, never a 500. */
+const NO_NUL = /^[^\u0000]*$/;
+const NO_NUL_MESSAGE = '$property must not contain NUL characters';
+
 const DATE_RE = /^\d{4}-\d{2}-\d{2}$/;
 const DATE_MESSAGE = '$property must be a date (YYYY-MM-DD)';
 
@@ -156,6 +160,7 @@ export class ListMilestonesQueryDto extends PageQueryDto {
   @IsOptional()
   @IsString()
   @MaxLength(200)
+  @Matches(NO_NUL, { message: NO_NUL_MESSAGE })
   search?: string;
 }
 

@@ -10,6 +10,7 @@ import {
   IsOptional,
   IsString,
   IsUUID,
+  Matches,
   Max,
   MaxLength,
   Min,
@@ -28,6 +29,10 @@ import {
 } from '../../../common/validation/decorators';
 import { RUN_STATUSES, RunStatus } from '../../test-runs/run-status';
 import { RUN_ITEM_STATUSES, RunItemStatus } from '../roll-up';
+
+/** PostgreSQL text cannot hold NUL characters: a query value with one is a 422, never a 500. */
+const NO_NUL = /^[^\u0000]*$/;
+const NO_NUL_MESSAGE = '$property must not contain NUL characters';
 
 /** Most test cases one bulk add may name. */
 export const MAX_BULK_CASES = 5000;
@@ -277,6 +282,7 @@ export class ListRunCasesQueryDto extends PageQueryDto {
   @IsOptional()
   @IsString()
   @MaxLength(200)
+  @Matches(NO_NUL, { message: NO_NUL_MESSAGE })
   search?: string;
 
   @ApiPropertyOptional({ enum: RUN_CASE_SORT_KEYS, default: 'last_executed_at' })

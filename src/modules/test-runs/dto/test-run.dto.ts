@@ -17,6 +17,10 @@ import { Nullable, OptionalNotNull, QueryArray } from '../../../common/validatio
 import { RUN_ITEM_STATUSES, RunItemStatus } from '../../run-items/roll-up';
 import { RUN_STATUSES, RunStatus } from '../run-status';
 
+/** PostgreSQL text cannot hold NUL characters: a query value with one is a 422, never a 500. */
+const NO_NUL = /^[^\u0000]*$/;
+const NO_NUL_MESSAGE = '$property must not contain NUL characters';
+
 /** Largest `planned_item_count` (the column is a PostgreSQL integer). */
 export const MAX_PLANNED_ITEM_COUNT = 2_147_483_647;
 
@@ -423,12 +427,14 @@ export class ListTestRunsQueryDto extends PageQueryDto {
   @IsOptional()
   @IsString()
   @MaxLength(200)
+  @Matches(NO_NUL, { message: NO_NUL_MESSAGE })
   search?: string;
 
   @ApiPropertyOptional({ description: 'User id of the creator' })
   @IsOptional()
   @IsString()
   @MaxLength(100)
+  @Matches(NO_NUL, { message: NO_NUL_MESSAGE })
   created_by?: string;
 
   @ApiPropertyOptional({
