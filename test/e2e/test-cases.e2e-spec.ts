@@ -273,6 +273,27 @@ describe('test cases (CONTRACT §7)', () => {
     });
   });
 
+  it('a NUL character (title, tags, steps, search) is 422 validation_error, never 500', async () => {
+    for (const body of [
+      { title: 'a\u0000b' },
+      { title: 'ok', tags: ['x\u0000'] },
+      { title: 'ok', steps: [{ action: 'do \u0000' }] },
+      { title: 'ok', automation_id: '\u0000' },
+    ]) {
+      const res = await t
+        .req('post', `${API}/test-cases`, f.tester.token)
+        .send({ project_id: f.projectId, ...body });
+      expectProblem(res, 422, 'validation_error');
+    }
+    for (const q of ['search=a%00b', 'tag=a%00b']) {
+      expectProblem(
+        await t.req('get', `${API}/test-cases?project_id=${f.projectId}&${q}`, f.viewer.token),
+        422,
+        'validation_error',
+      );
+    }
+  });
+
   describe('keys', () => {
     it('are TC-<n>, sequential per project, never reused after delete', async () => {
       const fx = await t.roleFixture();
@@ -292,6 +313,26 @@ describe('test cases (CONTRACT §7)', () => {
       const numbers = results.map((r) => Number(r.key.slice(3))).sort((x, y) => x - y);
       expect(numbers).toEqual(Array.from({ length: 12 }, (_, i) => i + 1));
     });
+
+    it('are never reused when creates race with deletes; a refused create takes no number', async () => {
+      const fx = await t.roleFixture();
+      const first = await Promise.all(Array.from({ length: 3 }, () => createCase({}, fx)));
+      const deleted = first.map((c) => c.key);
+      const [created] = await Promise.all([
+        Promise.all(Array.from({ length: 6 }, () => createCase({}, fx))),
+        ...first.map((c) =>
+          t.req('delete', `${API}/test-cases/${c.id}`, fx.lead.token).expect(204),
+        ),
+      ]);
+      const keys = created.map((c) => c.key);
+      expect(new Set(keys).size).toBe(6);
+      expect(keys.filter((k) => deleted.includes(k))).toEqual([]);
+      const refused = await t
+        .req('post', `${API}/test-cases`, fx.tester.token)
+        .send({ project_id: fx.projectId, title: 'x', suite_id: randomUUID() });
+      expectProblem(refused, 404, 'suite_not_found');
+      expect((await createCase({}, fx)).key).toBe('TC-10');
+    });
   });
 
   describe('automation_id', () => {
@@ -302,6 +343,16 @@ describe('test cases (CONTRACT §7)', () => {
         .req('post', `${API}/test-cases`, f.tester.token)
         .send({ project_id: f.projectId, title: 'x', automation_id: id });
       expectProblem(dup, 409, 'automation_id_already_exists');
+      const raced = await Promise.all(
+        Array.from({ length: 4 }, () =>
+          t
+            .req('post', `${API}/test-cases`, f.tester.token)
+            .send({ project_id: f.projectId, title: 'raced', automation_id: `${id}.raced` }),
+        ),
+      );
+      expect(raced.map((r) => r.status).sort()).toEqual([201, 409, 409, 409]);
+      for (const r of raced.filter((x) => x.status === 409))
+        expectProblem(r, 409, 'automation_id_already_exists');
       await createCase({ automation_id: id }, other);
       const blank1 = await createCase({ automation_id: '  ' });
       const blank2 = await createCase({ automation_id: '' });
@@ -584,11 +635,15 @@ describe('test cases (CONTRACT §7)', () => {
       ).toEqual(['apple checkout', 'cherry 100% done']);
     });
 
-    it('searches key, title and automation_id case-insensitively with literal % and _', async () => {
+    it('searches key, title, automation_id and tags case-insensitively with literal % and _', async () => {
       expect(await titles('search=BANANA')).toEqual(['banana login']);
       expect(await titles('search=auto.ban')).toEqual(['banana login']);
       expect(await titles('search=100%25')).toEqual(['cherry 100% done']);
       expect(await titles('search=r_f')).toEqual(['elder_flower']);
+      expect(await titles('search=REGRESS')).toEqual(['apple checkout']);
+      expect(
+        await titles('search=sMoKe&sort_by=key&sort_order=asc&status=active&status=archived'),
+      ).toEqual(['banana login', 'date archived']);
       const key = (await list('sort_by=key&sort_order=asc')).items[1].key;
       expect(await titles(`search=${key}`)).toContain('apple checkout');
     });
@@ -606,11 +661,28 @@ describe('test cases (CONTRACT §7)', () => {
         'cherry 100% done',
         'elder_flower',
       ]);
-      expect(await titles('sort_by=priority&sort_order=desc')).toEqual([
+      // Reference §6.7: by label, no priority counting as medium (critical < high < low < medium).
+      expect(await titles('sort_by=priority&sort_order=asc')).toEqual([
         'apple checkout',
+        'banana login',
+        'cherry 100% done',
+        'elder_flower',
+      ]);
+      expect(await titles('sort_by=priority&sort_order=desc')).toEqual([
+        'elder_flower',
         'cherry 100% done',
         'banana login',
+        'apple checkout',
+      ]);
+      // By label: active < archived < draft.
+      expect(
+        await titles('sort_by=status&sort_order=asc&status=draft&status=active&status=archived'),
+      ).toEqual([
+        'banana login',
+        'apple checkout',
         'elder_flower',
+        'date archived',
+        'cherry 100% done',
       ]);
       expect((await titles('sort_by=suite_name&sort_order=asc')).slice(2)).toEqual([
         'banana login',

@@ -43,9 +43,10 @@ export class TestCasesController {
       'Filters (repeatable, any-of): `status` (archived cases are hidden unless a status filter is given), ' +
       '`priority`, `suite_id`, `tag` (case-insensitive), `test_case_type`, `product_id` (primary product), ' +
       '`component_id` (covered components), `owner_id`, `exclude_test_case_id`, `minimum_component_risk_level` ' +
-      '(covers a component of that risk level or higher); `search` over key, title and ' +
-      'automation_id. Sort by `created_at` (default, desc), `updated_at`, `key` (numeric), `title`, `status` ' +
-      '(draft < active < archived), `priority` (none < low < medium < high < critical), `owner_name`, `suite_name`.',
+      '(covers a component of that risk level or higher); `search` over key, title, ' +
+      'automation_id and tags. Sort by `created_at` (default, desc), `updated_at`, `key` (by its number), `title`, ' +
+      '`status` (by label: active < archived < draft), `priority` (by label, none counting as medium: ' +
+      'critical < high < low < medium), `owner_name`, `suite_name`; ties by id.',
     minRole: 'viewer',
     project: fromQuery(),
     response: { schema: PageSchema('TestCaseDto') },

@@ -74,16 +74,20 @@ const CASE_SELECT = `SELECT tc.id, tc.project_id, tc.key, tc.title, tc.descripti
   LEFT JOIN suites s ON s.id = tc.suite_id
   LEFT JOIN users u ON u.id = tc.owner_id`;
 
-const PRIORITY_RANK = `CASE tc.priority WHEN 'low' THEN 1 WHEN 'medium' THEN 2 WHEN 'high' THEN 3 WHEN 'critical' THEN 4 ELSE 0 END`;
-const STATUS_RANK = `CASE tc.status WHEN 'draft' THEN 1 WHEN 'active' THEN 2 ELSE 3 END`;
+/**
+ * Reference §6.7: `status` sorts by its label (active < archived < draft) and `priority` by its label
+ * with no priority counting as `medium` (critical < high < low < medium).
+ */
+const PRIORITY_LABEL = `coalesce(tc.priority, 'medium')`;
+const STATUS_LABEL = `tc.status`;
 
 const SORTS: Record<ListTestCasesQueryDto['sort_by'], string> = {
   created_at: 'tc.created_at',
   updated_at: 'tc.updated_at',
   key: 'tc.key_number',
   title: 'lower(tc.title)',
-  status: STATUS_RANK,
-  priority: PRIORITY_RANK,
+  status: STATUS_LABEL,
+  priority: PRIORITY_LABEL,
   owner_name: "lower(coalesce(u.username, ''))",
   suite_name: "lower(coalesce(s.name, ''))",
 };
@@ -164,7 +168,10 @@ export class TestCasesService {
     }
     if (q.search) {
       const s = p(likePattern(q.search));
-      where.push(`(tc.title ILIKE ${s} OR tc.key ILIKE ${s} OR tc.automation_id ILIKE ${s})`);
+      where.push(
+        `(tc.title ILIKE ${s} OR tc.key ILIKE ${s} OR tc.automation_id ILIKE ${s}
+          OR EXISTS (SELECT 1 FROM unnest(tc.tags) AS t WHERE t ILIKE ${s}))`,
+      );
     }
     const whereSql = where.join(' AND ');
     const countParams = [...params];

@@ -326,7 +326,9 @@ export class ListTestCasesQueryDto extends PageQueryDto {
   @IsUUID()
   project_id: string;
 
-  @ApiPropertyOptional({ description: 'Case-insensitive substring of key, title or automation_id' })
+  @ApiPropertyOptional({
+    description: 'Case-insensitive substring of key, title, automation_id or a tag',
+  })
   @IsOptional()
   @IsString()
   @MaxLength(200)
