@@ -236,6 +236,85 @@ describe('suites (CONTRACT §7)', () => {
     });
   });
 
+  describe('concurrency', () => {
+    const depth = async (id: string): Promise<number> => {
+      const rows = await t.db.query(
+        `WITH RECURSIVE a AS (SELECT id, parent_id, 1 AS lvl FROM suites WHERE id = $1
+           UNION ALL SELECT s.id, s.parent_id, a.lvl + 1 FROM suites s JOIN a ON s.id = a.parent_id)
+         SELECT max(lvl)::int AS d FROM a`,
+        [id],
+      );
+      return rows[0].d as number;
+    };
+
+    it('crossed moves never build a cycle: one wins, the other is 422 suite_parent_cycle', async () => {
+      for (let i = 0; i < 3; i++) {
+        const [a, b] = [await createSuite(), await createSuite()];
+        const res = await Promise.all([
+          t.req('patch', `${API}/suites/${a.id}`, f.tester.token).send({ parent_id: b.id }),
+          t.req('patch', `${API}/suites/${b.id}`, f.tester.token).send({ parent_id: a.id }),
+        ]);
+        expect(res.map((r) => r.status).sort()).toEqual([200, 422]);
+        expectProblem(
+          res.find((r) => r.status === 422) as (typeof res)[number],
+          422,
+          'suite_parent_cycle',
+        );
+      }
+    });
+
+    it('a child created while its parent moves deeper never makes a fifth level', async () => {
+      for (let i = 0; i < 3; i++) {
+        const [, l2] = await chain(2);
+        const [, , target3] = await chain(3);
+        const res = await Promise.all([
+          t.req('patch', `${API}/suites/${l2.id}`, f.tester.token).send({ parent_id: target3.id }),
+          t
+            .req('post', `${API}/suites`, f.tester.token)
+            .send({ project_id: f.projectId, name: 'leaf', parent_id: l2.id }),
+        ]);
+        // l2 (depth 2 → 4) with a new child would be 5 levels: exactly one of the two succeeds.
+        const ok = res.filter((r) => r.status < 300);
+        expect(ok).toHaveLength(1);
+        for (const r of res.filter((x) => x.status >= 300))
+          expectProblem(r, 422, 'suite_depth_limit_exceeded');
+        if (res[1].status === 201) expect(await depth(res[1].body.id)).toBeLessThanOrEqual(4);
+      }
+    });
+
+    it('a child created while its parent is deleted is 201 or 404, never 500', async () => {
+      for (let i = 0; i < 3; i++) {
+        const parent = await createSuite();
+        const [created, deleted] = await Promise.all([
+          t
+            .req('post', `${API}/suites`, f.tester.token)
+            .send({ project_id: f.projectId, name: 'kid', parent_id: parent.id }),
+          t.req('delete', `${API}/suites/${parent.id}`, f.lead.token),
+        ]);
+        expect(deleted.status).toBe(204);
+        if (created.status === 201) expect(created.body.parent_id).toBe(parent.id);
+        else expectProblem(created, 404, 'suite_not_found');
+        if (created.status === 201) {
+          const kid = await t.req('get', `${API}/suites/${created.body.id}`, f.viewer.token);
+          expect(kid.body.parent_id).toBeNull(); // moved to the deleted suite's parent (the root)
+        }
+      }
+    });
+  });
+
+  it('a NUL character is 422 validation_error, never 500', async () => {
+    const res = await t
+      .req('post', `${API}/suites`, f.tester.token)
+      .send({ project_id: f.projectId, name: 'a\u0000b' });
+    expectProblem(res, 422, 'validation_error');
+    const s = await createSuite();
+    expectProblem(
+      await t.req('patch', `${API}/suites/${s.id}`, f.tester.token).send({ description: '\u0000' }),
+      422,
+      'validation_error',
+    );
+  });
+
   it('DELETE moves child suites and test cases to the parent; nothing is lost', async () => {
     const [root, mid] = await chain(2);
     const kid1 = await createSuite({ parent_id: mid.id });

@@ -99,7 +99,7 @@ export class BindingsService {
     dto: CreateDatasetBindingDto,
   ): Promise<DatasetBindingDto> {
     const datasets = await this.db.query<{ project_id: string; current_revision_number: number }>(
-      `SELECT project_id, current_revision_number FROM datasets WHERE id = $1`,
+      `SELECT project_id, current_revision_number FROM datasets WHERE id = $1 FOR KEY SHARE`,
       [dto.dataset_id],
     );
     const dataset = datasets[0];

@@ -66,7 +66,12 @@ export class SuitesController {
     minRole: 'tester',
     project: suite,
     response: SuiteDto,
-    problems: ['suite_project_mismatch', 'suite_parent_cycle', 'suite_depth_limit_exceeded'],
+    problems: [
+      'suite_not_found',
+      'suite_project_mismatch',
+      'suite_parent_cycle',
+      'suite_depth_limit_exceeded',
+    ],
   })
   update(
     @CurrentAccess() access: ProjectAccess,

@@ -78,7 +78,12 @@ export class SuitesService {
   }
 
   async create(access: ProjectAccess, dto: CreateSuiteDto): Promise<SuiteDto> {
-    if (dto.parent_id) await this.assertParent(access.projectId, null, dto.parent_id);
+    if (dto.parent_id) {
+      // Serialises with a concurrent move (which locks every suite of the project) or delete of the
+      // parent, so the depth is checked against the committed tree and the parent still exists.
+      await this.db.query(`SELECT 1 FROM suites WHERE id = $1 FOR SHARE`, [dto.parent_id]);
+      await this.assertParent(access.projectId, null, dto.parent_id);
+    }
     const id = uuidv7();
     await this.db.query(
       `INSERT INTO suites (id, project_id, parent_id, name, description, position) VALUES ($1, $2, $3, $4, $5, $6)`,

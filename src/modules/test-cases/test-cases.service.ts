@@ -343,7 +343,7 @@ export class TestCasesService {
   ): Promise<void> {
     if (f.suite_id) {
       const rows = await this.db.query<{ project_id: string }>(
-        `SELECT project_id FROM suites WHERE id = $1`,
+        `SELECT project_id FROM suites WHERE id = $1 FOR KEY SHARE`,
         [f.suite_id],
       );
       if (!rows[0]) {
@@ -371,7 +371,7 @@ export class TestCasesService {
     }
     if (f.primary_product_id) {
       const rows = await this.db.query<{ project_id: string }>(
-        `SELECT project_id FROM products WHERE id = $1`,
+        `SELECT project_id FROM products WHERE id = $1 FOR KEY SHARE`,
         [f.primary_product_id],
       );
       if (rows[0]?.project_id !== projectId) {
@@ -399,7 +399,7 @@ export class TestCasesService {
     if (Object.keys(dupErrors).length) throw AppException.validation(dupErrors);
     if (coverages.length === 0) return;
     const found = await this.db.query<{ id: string }>(
-      `SELECT id FROM components WHERE project_id = $1 AND id = ANY($2::uuid[])`,
+      `SELECT id FROM components WHERE project_id = $1 AND id = ANY($2::uuid[]) FOR KEY SHARE`,
       [projectId, coverages.map((c) => c.component_id)],
     );
     const ok = new Set(found.map((r) => r.id.toLowerCase()));

@@ -354,7 +354,7 @@ export class TestPlansService {
     if (ids.length === 0) return;
     // Table names are code constants.
     const rows = await this.db.query<{ id: string; project_id: string }>(
-      `SELECT id, project_id FROM ${table} WHERE id = ANY($1::uuid[])`,
+      `SELECT id, project_id FROM ${table} WHERE id = ANY($1::uuid[]) FOR KEY SHARE`,
       [ids],
     );
     const byId = new Map(rows.map((r) => [r.id.toLowerCase(), r.project_id]));
@@ -384,7 +384,7 @@ export class TestPlansService {
   /** Milestone of a plan: of the project and not archived (422 invalid_milestone). */
   private async checkMilestone(projectId: string, milestoneId: string): Promise<void> {
     const rows = await this.db.query<{ status: string }>(
-      `SELECT status FROM milestones WHERE id = $1 AND project_id = $2`,
+      `SELECT status FROM milestones WHERE id = $1 AND project_id = $2 FOR KEY SHARE`,
       [milestoneId, projectId],
     );
     if (!rows[0] || rows[0].status === 'archived') {
