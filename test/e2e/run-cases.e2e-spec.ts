@@ -843,6 +843,112 @@ describe('run cases, rows and history', () => {
     });
   });
 
+  describe('request validation', () => {
+    it.each<[string, string, Json, string]>([
+      ['post', '/run-cases', { test_case_id: 'CASE' }, 'test_run_id'],
+      ['post', '/run-cases', { test_run_id: 'RUN' }, 'test_case_id'],
+      ['post', '/run-cases', { test_run_id: 'RUN', test_case_id: 'CASE', status: 'x' }, 'status'],
+      ['post', '/run-cases', { test_run_id: null, test_case_id: 'CASE' }, 'test_run_id'],
+      ['post', '/run-cases/bulk', { test_run_id: 'RUN', test_case_ids: [1] }, 'test_case_ids'],
+      ['post', '/run-cases/bulk', { test_run_id: 'RUN', test_case_ids: 'CASE' }, 'test_case_ids'],
+      ['post', '/run-cases/bulk', { test_run_id: 'RUN', suite_id: 'S', x: 1 }, 'x'],
+      ['patch', '/run-cases/ITEM', { status: 'passed' }, 'status'],
+      ['patch', '/run-cases/ITEM', { test_case_id: 'CASE' }, 'test_case_id'],
+      ['patch', '/run-cases/ITEM', { comment: 5 }, 'comment'],
+      ['patch', '/run-cases/rows/ROW', { defect_ids: null }, 'defect_ids'],
+      ['patch', '/run-cases/rows/ROW', { defect_ids: [1] }, 'defect_ids'],
+      ['patch', '/run-cases/rows/ROW', { execution_count: 3 }, 'execution_count'],
+      ['patch', '/run-cases/rows/ROW', { row_order: 3 }, 'row_order'],
+      ['patch', '/run-cases/rows/ROW', { started_at: 'yesterday' }, 'started_at'],
+      ['patch', '/run-cases/rows/ROW', { duration_ms: 1.5 }, 'duration_ms'],
+      ['post', '/run-cases/ITEM/rerun', { use_latest_revisions: 'yes' }, 'use_latest_revisions'],
+      ['post', '/run-cases/ITEM/rerun', { run_case_row_ids: null }, 'run_case_row_ids'],
+      ['post', '/run-cases/ITEM/rerun', { mode: null }, 'mode'],
+      ['post', '/run-cases/ITEM/rerun', { rows: [] }, 'rows'],
+    ])('%s %s %j → 422 naming %s', async (method, path, body, field) => {
+      const { run, items } = await runWithCases(1);
+      const [row] = await rowsOf(items[0].id);
+      const fill = (v: string) =>
+        v
+          .replace('RUN', String(run.id))
+          .replace('CASE', String(items[0].test_case_id))
+          .replace('ITEM', String(items[0].id))
+          .replace('ROW', String(row.id));
+      const payload = Object.fromEntries(
+        Object.entries(body).map(([k, v]) => [k, typeof v === 'string' ? fill(v) : v]),
+      );
+      const res = await t
+        .req(method as 'post' | 'patch', api(fill(path)), f.tester.token)
+        .send(payload);
+      const p = expectProblem(res, 422, 'validation_error');
+      expect(p.errors).toHaveProperty([field]);
+      // Nothing changed.
+      expect(await rowsOf(items[0].id)).toEqual([row]);
+      expect((await getRun(run.id)).summary).toMatchObject({ total: 1, untested: 1 });
+    });
+
+    it('query limits of the item detail and of the rows list', async () => {
+      const { items } = await runWithCases(1);
+      const id = String(items[0].id);
+      for (const [qs, key] of [
+        ['?history_page_size=201', 'query.history_page_size'],
+        ['?history_page=0', 'query.history_page'],
+      ]) {
+        const p = expectProblem(
+          await t.req('get', api(`/run-cases/${id}${qs}`), f.viewer.token),
+          422,
+          'validation_error',
+        );
+        expect(p.errors).toHaveProperty([key]);
+      }
+      for (const [qs, key] of [
+        ['?page_size=501', 'query.page_size'],
+        ['?status=done', 'query.status'],
+      ]) {
+        const p = expectProblem(
+          await t.req('get', api(`/run-cases/${id}/rows${qs}`), f.viewer.token),
+          422,
+          'validation_error',
+        );
+        expect(p.errors).toHaveProperty([key]);
+      }
+      const rows = await ok(
+        await t.req('get', api(`/run-cases/${id}/rows?page_size=500`), f.viewer.token),
+        200,
+      );
+      expect(rows).toMatchObject({ page: 1, page_size: 500, total: 1, has_next: false });
+      const fresh = await ok(await t.req('get', api(`/run-cases/${id}/rows`), f.viewer.token), 200);
+      expect(fresh).toMatchObject({ page_size: 100 });
+    });
+
+    it('unknown ids are 404 with the entity code', async () => {
+      const unknown = '0190d9a6-0000-7000-8000-000000000000';
+      expectProblem(
+        await t.req('get', api(`/run-cases/${unknown}`), f.viewer.token),
+        404,
+        'run_case_not_found',
+      );
+      expectProblem(
+        await t.req('get', api('/run-cases/nope/rows'), f.viewer.token),
+        404,
+        'run_case_not_found',
+      );
+      expectProblem(await patchRow(unknown, { status: 'passed' }), 404, 'run_case_row_not_found');
+      expectProblem(
+        await t
+          .req('post', api('/run-cases'), f.tester.token)
+          .send({ test_run_id: unknown, test_case_id: unknown }),
+        404,
+        'test_run_not_found',
+      );
+      expectProblem(
+        await t.req('get', api(`/run-cases?test_run_id=${unknown}`), f.viewer.token),
+        404,
+        'test_run_not_found',
+      );
+    });
+  });
+
   describe('closed runs', () => {
     it.each(['completed', 'archived'])(
       'a %s run refuses every change of items and rows (run_closed)',

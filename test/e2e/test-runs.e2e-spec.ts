@@ -543,6 +543,44 @@ describe('test runs', () => {
       expect(cleared.body.assignee).toBeNull();
     });
 
+    it('a refused reference changes nothing, whatever else the PATCH carries', async () => {
+      const otherProject = await t.createProject(f.lead.token);
+      const foreignEnv = await createEnvironment(otherProject);
+      const foreignMilestone = await createMilestone({}, otherProject);
+      const env = await createEnvironment();
+      const run = await createRun({ environment_id: env.id, build: 'old', description: 'd' });
+      const cases: Array<[Record<string, unknown>, string]> = [
+        [{ build: 'new', environment_id: foreignEnv.id }, 'invalid_environment'],
+        [{ build: 'new', milestone_id: foreignMilestone.id }, 'invalid_milestone'],
+        [{ build: 'new', assignee: f.outsider.id }, 'invalid_assignee'],
+        [{ build: 'new', environment_id: null }, 'invalid_environment'],
+      ];
+      for (const [body, code] of cases) {
+        expectProblem(await patchRun(run.id, body, f.tester.token), 422, code);
+      }
+      const after = await t.req('get', api(`/test-runs/${String(run.id)}`), f.viewer.token);
+      expect(after.body).toEqual(run);
+      const count = await t.db.query(
+        `SELECT count(*)::int AS n FROM test_runs WHERE project_id = $1 AND name = 'refused'`,
+        [f.projectId],
+      );
+      expect(count[0].n).toBe(0);
+      expectProblem(
+        await t.req('post', api('/test-runs'), f.tester.token).send({
+          project_id: f.projectId,
+          name: 'refused',
+          milestone_id: foreignMilestone.id,
+        }),
+        422,
+        'invalid_milestone',
+      );
+      const none = await t.db.query(
+        `SELECT count(*)::int AS n FROM test_runs WHERE project_id = $1 AND name = 'refused'`,
+        [f.projectId],
+      );
+      expect(none[0].n).toBe(0);
+    });
+
     it('a deleted milestone unlinks its runs', async () => {
       const milestone = await createMilestone();
       const run = await createRun({ milestone_id: milestone.id });
