@@ -296,6 +296,11 @@ describe('components', () => {
       [{ name: 'a'.repeat(256) }, ['name']],
       [{ name: 'a', key: 'k'.repeat(101) }, ['key']],
       [{ name: 'a', description: 7 }, ['description']],
+      [{ name: 'a\u0000b' }, ['name']],
+      [{ name: 'a', key: 'k\u0000' }, ['key']],
+      [{ name: 'a', description: '\u0000' }, ['description']],
+      [{ name: 'a', tags: ['ok', 'x\u0000'] }, ['tags']],
+      [{ name: 'a', owner_id: '\u0000' }, ['owner_id']],
     ])('create %j → 422 on %j', async (body, fields) => {
       const payload = { project_id: f.projectId, ...body };
       if (Object.keys(body).length === 0) delete (payload as Record<string, unknown>).project_id;
@@ -537,6 +542,18 @@ describe('components', () => {
       ]) {
         expectProblem(await q(`project_id=${project}&${bad}`), 422, 'validation_error');
       }
+      for (const [bad, key] of [
+        ['search=a%00b', 'query.search'],
+        ['tag=a%00b', 'query.tag'],
+        ['product_id=%00', 'query.product_id'],
+      ]) {
+        const body = expectProblem(
+          await q(`project_id=${project}&${bad}`),
+          422,
+          'validation_error',
+        );
+        expect(body.errors).toHaveProperty([key]);
+      }
     });
   });
 
@@ -715,6 +732,10 @@ describe('components', () => {
         [{ dependencies: [null] }, 'dependencies.0'],
         [{ dependencies: [{}] }, 'dependencies.0.target_component_id'],
         [{ dependencies: [{ target_component_id: 7 }] }, 'dependencies.0.target_component_id'],
+        [
+          { dependencies: [{ target_component_id: 'a\u0000' }] },
+          'dependencies.0.target_component_id',
+        ],
         [
           { dependencies: [{ target_component_id: b.id, dependency_type: null }] },
           'dependencies.0.dependency_type',

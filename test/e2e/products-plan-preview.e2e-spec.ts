@@ -261,6 +261,30 @@ describe('POST /test-plans/generate-preview', () => {
     }
   });
 
+  it('ids are case-insensitive uuids', async () => {
+    const config = {
+      product_ids: [p1],
+      component_ids: [c.A, c.B],
+      include_dependent_components: true,
+      explicit_include_case_ids: [k.k6],
+      explicit_exclude_case_ids: [k.k2],
+    };
+    const lower = await preview(config);
+    expect(lower.status).toBe(200);
+    const upper = await preview({
+      product_ids: [p1.toUpperCase(), p1],
+      component_ids: [c.A.toUpperCase(), c.B.toUpperCase()],
+      include_dependent_components: true,
+      explicit_include_case_ids: [k.k6.toUpperCase()],
+      explicit_exclude_case_ids: [k.k2.toUpperCase()],
+    });
+    expect(upper.status).toBe(200);
+    expect(upper.body).toEqual(lower.body);
+    expect(lower.body.preview.excluded_cases).toEqual([
+      { test_case_id: k.k2, reason: 'explicit_exclude' },
+    ]);
+  });
+
   it('rejects products and components outside the project', async () => {
     const other = await t.createProject(t.adminToken);
     const foreignComponent = await component('Foreign', LOW, other);
@@ -292,6 +316,10 @@ describe('POST /test-plans/generate-preview', () => {
       [{ config: { product_ids: 'x' } }, 'config.product_ids'],
       [{ config: { include_dependent_components: null } }, 'config.include_dependent_components'],
       [{ config: null }, 'config'],
+      [{ config: { product_ids: null } }, 'config.product_ids'],
+      [{ config: { component_ids: [7] } }, 'config.component_ids'],
+      [{ config: { explicit_include_case_ids: ['a\u0000'] } }, 'config.explicit_include_case_ids'],
+      [{ config: [] }, 'config'],
       [{ extra: 1 }, 'extra'],
     ];
     for (const [body, key] of cases) {

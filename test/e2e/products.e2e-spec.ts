@@ -1,3 +1,4 @@
+import { PostgresQueryRunner } from 'typeorm/driver/postgres/PostgresQueryRunner';
 import {
   createTestApp,
   expectProblem,
@@ -271,6 +272,8 @@ describe('products', () => {
       [{ name: 'x', tags: [1] }, ['tags']],
       [{ name: 'x', owner_id: 5 }, ['owner_id']],
       [{ name: 'x', summary_snapshot: {} }, ['summary_snapshot']],
+      [{ name: 'x\u0000' }, ['name']],
+      [{ name: 'x', tags: ['\u0000'] }, ['tags']],
     ])('create %j → 422 on %j', async (body, fields) => {
       const payload = Object.keys(body).length ? { project_id: f.projectId, ...body } : {};
       const res = await t.req('post', `${API}/products`, f.tester.token).send(payload);
@@ -421,7 +424,14 @@ describe('products', () => {
           'validation_error',
         ).errors,
       ).toHaveProperty(['query.project_id']);
-      for (const bad of ['page_size=0', 'page_size=201', 'status=gone', 'page=x']) {
+      for (const bad of [
+        'page_size=0',
+        'page_size=201',
+        'status=gone',
+        'page=x',
+        'search=a%00b',
+        'tag=%00',
+      ]) {
         expectProblem(
           await t.req('get', `${API}/products?project_id=${project}&${bad}`, f.viewer.token),
           422,
@@ -567,6 +577,7 @@ describe('products', () => {
       expect(Object.keys(body.errors as object)).toEqual(['links.1.component_id']);
       for (const [links, key] of [
         [[{ component_id: 7 }], 'links.0.component_id'],
+        [[{ component_id: '\u0000' }], 'links.0.component_id'],
         [[{}], 'links.0.component_id'],
         [[null], 'links.0'],
         [[{ component_id: a.id, is_core: null }], 'links.0.is_core'],
@@ -862,6 +873,67 @@ describe('products', () => {
         coverage_score_total: 1,
         total_cases: 1,
       });
+    });
+  });
+  describe('query counts', () => {
+    /** Number of SQL statements one request runs. */
+    async function queriesOf(run: () => Promise<{ status: number }>): Promise<number> {
+      const spy = jest.spyOn(PostgresQueryRunner.prototype, 'query');
+      try {
+        const res = await run();
+        expect(res.status).toBe(200);
+        expect(spy.mock.calls.length).toBeGreaterThan(1);
+        return spy.mock.calls.length;
+      } finally {
+        spy.mockRestore();
+      }
+    }
+
+    it('summary and list are a fixed number of queries, whatever the number of components and cases', async () => {
+      const project = await t.createProject(t.adminToken);
+      const small = await createProduct({ name: 'Small' }, project);
+      const big = await createProduct({ name: 'Big' }, project);
+      const one = await createComponent('One', LOW, project);
+      await link(small.id, [{ component_id: one.id }]);
+      await kase({ coverages: [{ component_id: one.id, coverage_strength: 'smoke' }] }, project);
+      const many = [];
+      for (let i = 0; i < 12; i++) {
+        many.push(await createComponent(`Many ${i}`, i % 2 ? CRITICAL : MEDIUM, project));
+      }
+      await link(
+        big.id,
+        many.map((m) => ({ component_id: m.id })),
+      );
+      for (let i = 0; i < 6; i++) {
+        await kase(
+          {
+            coverages: many.slice(i, i + 4).map((m) => ({
+              component_id: m.id,
+              coverage_strength: 'regression' as const,
+              is_mandatory_for_release: i % 2 === 0,
+            })),
+          },
+          project,
+        );
+      }
+      const summary = (id: string) => () =>
+        t.req('get', `${API}/products/${id}/summary`, t.adminToken);
+      expect(await queriesOf(summary(big.id))).toBe(await queriesOf(summary(small.id)));
+      const get = (id: string) => () => t.req('get', `${API}/products/${id}`, t.adminToken);
+      expect(await queriesOf(get(big.id))).toBe(await queriesOf(get(small.id)));
+
+      const list = (qs: string) => () =>
+        t.req('get', `${API}/products?project_id=${project}&${qs}`, t.adminToken);
+      const fewer = await queriesOf(list('page_size=1'));
+      for (let i = 0; i < 8; i++) await createProduct({ name: `Filler ${i}` }, project);
+      expect(await queriesOf(list('page_size=200'))).toBe(fewer);
+
+      const graph = () =>
+        t.req('get', `${API}/components/graph?project_id=${project}`, t.adminToken);
+      const emptyProject = await t.createProject(t.adminToken);
+      const emptyGraph = () =>
+        t.req('get', `${API}/components/graph?project_id=${emptyProject}`, t.adminToken);
+      expect(await queriesOf(graph)).toBe(await queriesOf(emptyGraph));
     });
   });
 });

@@ -7,7 +7,9 @@ import {
   IsOptional,
   IsString,
   IsUUID,
+  Matches,
   MaxLength,
+  type ValidationOptions,
 } from 'class-validator';
 import { PageQueryDto } from '../../../common/pagination/page';
 import { Nullable, OptionalNotNull, QueryArray } from '../../../common/validation/decorators';
@@ -17,6 +19,17 @@ export const CATALOG_STATUSES = ['active', 'archived'] as const;
 export type CatalogStatus = (typeof CATALOG_STATUSES)[number];
 
 const FACTOR_VALUES = [0, 1, 2, 3, 4, 5];
+
+/**
+ * PostgreSQL text cannot hold NUL characters: a string with one is a 422 naming the field, never
+ * a 500 (body fields and query parameters alike).
+ */
+export function NoNul(options?: ValidationOptions): PropertyDecorator {
+  return Matches(/^[^\u0000]*$/, {
+    message: '$property must not contain NUL characters',
+    ...options,
+  });
+}
 
 /** Longest product/component name. */
 export const NAME_MAX_LENGTH = 255;
@@ -89,6 +102,7 @@ export class CreateComponentDto {
   @IsString()
   @IsNotEmpty()
   @MaxLength(NAME_MAX_LENGTH)
+  @NoNul()
   name: string;
 
   @ApiPropertyOptional({
@@ -102,12 +116,14 @@ export class CreateComponentDto {
   @Nullable()
   @IsString()
   @MaxLength(100)
+  @NoNul()
   key?: string | null;
 
   @ApiPropertyOptional({ nullable: true, maxLength: 10000 })
   @Nullable()
   @IsString()
   @MaxLength(10000)
+  @NoNul()
   description?: string | null;
 
   @ApiPropertyOptional({
@@ -119,6 +135,7 @@ export class CreateComponentDto {
   @Nullable()
   @IsString()
   @MaxLength(ID_MAX_LENGTH)
+  @NoNul()
   owner_id?: string | null;
 
   @ApiPropertyOptional({ enum: CATALOG_STATUSES, default: 'active' })
@@ -132,6 +149,7 @@ export class CreateComponentDto {
   @ArrayMaxSize(100)
   @IsString({ each: true })
   @MaxLength(100, { each: true })
+  @NoNul({ each: true })
   tags?: string[];
 
   @RiskFactor(3) business_criticality?: number;
@@ -148,6 +166,7 @@ export class UpdateComponentDto {
   @IsString()
   @IsNotEmpty()
   @MaxLength(NAME_MAX_LENGTH)
+  @NoNul()
   name?: string;
 
   @ApiPropertyOptional({
@@ -160,12 +179,14 @@ export class UpdateComponentDto {
   @Nullable()
   @IsString()
   @MaxLength(100)
+  @NoNul()
   key?: string | null;
 
   @ApiPropertyOptional({ nullable: true, maxLength: 10000 })
   @Nullable()
   @IsString()
   @MaxLength(10000)
+  @NoNul()
   description?: string | null;
 
   @ApiPropertyOptional({
@@ -177,6 +198,7 @@ export class UpdateComponentDto {
   @Nullable()
   @IsString()
   @MaxLength(ID_MAX_LENGTH)
+  @NoNul()
   owner_id?: string | null;
 
   @ApiPropertyOptional({ enum: CATALOG_STATUSES })
@@ -190,6 +212,7 @@ export class UpdateComponentDto {
   @ArrayMaxSize(100)
   @IsString({ each: true })
   @MaxLength(100, { each: true })
+  @NoNul({ each: true })
   tags?: string[];
 
   @RiskFactor(3) business_criticality?: number;
@@ -225,6 +248,7 @@ export class ListComponentsQueryDto extends PageQueryDto {
   @IsOptional()
   @IsString({ each: true })
   @MaxLength(100, { each: true })
+  @NoNul({ each: true })
   tag?: string[];
 
   @ApiPropertyOptional({
@@ -237,12 +261,14 @@ export class ListComponentsQueryDto extends PageQueryDto {
   @IsOptional()
   @IsString({ each: true })
   @MaxLength(ID_MAX_LENGTH, { each: true })
+  @NoNul({ each: true })
   product_id?: string[];
 
   @ApiPropertyOptional({ description: 'Case-insensitive substring of name, key or description' })
   @IsOptional()
   @IsString()
   @MaxLength(200)
+  @NoNul()
   search?: string;
 }
 

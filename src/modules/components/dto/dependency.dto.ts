@@ -11,7 +11,7 @@ import {
   ValidateNested,
 } from 'class-validator';
 import { OptionalNotNull } from '../../../common/validation/decorators';
-import { ComponentDto, ID_MAX_LENGTH } from './component.dto';
+import { ComponentDto, ID_MAX_LENGTH, NoNul } from './component.dto';
 
 export const DEPENDENCY_TYPES = ['depends_on'] as const;
 export type DependencyType = (typeof DEPENDENCY_TYPES)[number];
@@ -42,6 +42,7 @@ export class DependencyInputDto {
   @IsString()
   @IsNotEmpty()
   @MaxLength(ID_MAX_LENGTH)
+  @NoNul()
   target_component_id: string;
 
   @ApiPropertyOptional({ enum: DEPENDENCY_TYPES, default: 'depends_on' })

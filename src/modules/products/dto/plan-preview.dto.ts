@@ -12,6 +12,7 @@ import {
   ValidateNested,
 } from 'class-validator';
 import { Nullable, OptionalNotNull } from '../../../common/validation/decorators';
+import { NoNul } from '../../components/dto/component.dto';
 import { RISK_LEVELS, type RiskLevel } from '../../components/risk-score';
 import {
   PLAN_GENERATION_MODES,
@@ -30,6 +31,7 @@ function IdList(description: string): PropertyDecorator {
     ArrayMaxSize(MAX_IDS)(target, key);
     IsString({ each: true })(target, key);
     MaxLength(64, { each: true })(target, key);
+    NoNul({ each: true })(target, key);
   };
 }
 

@@ -23,6 +23,7 @@ import {
   type CatalogStatus,
   ID_MAX_LENGTH,
   NAME_MAX_LENGTH,
+  NoNul,
 } from '../../components/dto/component.dto';
 import { RISK_LEVELS, type RiskLevel } from '../../components/risk-score';
 
@@ -77,6 +78,7 @@ export class CreateProductDto {
   @IsString()
   @IsNotEmpty()
   @MaxLength(NAME_MAX_LENGTH)
+  @NoNul()
   name: string;
 
   @ApiPropertyOptional({
@@ -90,12 +92,14 @@ export class CreateProductDto {
   @Nullable()
   @IsString()
   @MaxLength(100)
+  @NoNul()
   key?: string | null;
 
   @ApiPropertyOptional({ nullable: true, maxLength: 10000 })
   @Nullable()
   @IsString()
   @MaxLength(10000)
+  @NoNul()
   description?: string | null;
 
   @ApiPropertyOptional({
@@ -107,6 +111,7 @@ export class CreateProductDto {
   @Nullable()
   @IsString()
   @MaxLength(ID_MAX_LENGTH)
+  @NoNul()
   owner_id?: string | null;
 
   @ApiPropertyOptional({ enum: CATALOG_STATUSES, default: 'active' })
@@ -120,6 +125,7 @@ export class CreateProductDto {
   @ArrayMaxSize(100)
   @IsString({ each: true })
   @MaxLength(100, { each: true })
+  @NoNul({ each: true })
   tags?: string[];
 }
 
@@ -129,6 +135,7 @@ export class UpdateProductDto {
   @IsString()
   @IsNotEmpty()
   @MaxLength(NAME_MAX_LENGTH)
+  @NoNul()
   name?: string;
 
   @ApiPropertyOptional({
@@ -141,12 +148,14 @@ export class UpdateProductDto {
   @Nullable()
   @IsString()
   @MaxLength(100)
+  @NoNul()
   key?: string | null;
 
   @ApiPropertyOptional({ nullable: true, maxLength: 10000 })
   @Nullable()
   @IsString()
   @MaxLength(10000)
+  @NoNul()
   description?: string | null;
 
   @ApiPropertyOptional({
@@ -158,6 +167,7 @@ export class UpdateProductDto {
   @Nullable()
   @IsString()
   @MaxLength(ID_MAX_LENGTH)
+  @NoNul()
   owner_id?: string | null;
 
   @ApiPropertyOptional({ enum: CATALOG_STATUSES })
@@ -171,6 +181,7 @@ export class UpdateProductDto {
   @ArrayMaxSize(100)
   @IsString({ each: true })
   @MaxLength(100, { each: true })
+  @NoNul({ each: true })
   tags?: string[];
 }
 
@@ -193,12 +204,14 @@ export class ListProductsQueryDto extends PageQueryDto {
   @IsOptional()
   @IsString({ each: true })
   @MaxLength(100, { each: true })
+  @NoNul({ each: true })
   tag?: string[];
 
   @ApiPropertyOptional({ description: 'Case-insensitive substring of name, key or description' })
   @IsOptional()
   @IsString()
   @MaxLength(200)
+  @NoNul()
   search?: string;
 }
 
@@ -232,6 +245,7 @@ export class ProductComponentLinkInputDto {
   @IsString()
   @IsNotEmpty()
   @MaxLength(ID_MAX_LENGTH)
+  @NoNul()
   component_id: string;
 
   @ApiPropertyOptional({ default: false })
