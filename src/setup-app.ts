@@ -1,15 +1,21 @@
 import { dirname } from 'node:path';
-import type { INestApplication } from '@nestjs/common';
+import { type INestApplication, NotFoundException } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { SwaggerModule } from '@nestjs/swagger';
-import express, { Request, Response } from 'express';
+import express, { NextFunction, Request, Response } from 'express';
 import { Logger as PinoNestLogger } from 'nestjs-pino';
 import { APP_CONFIG, AppConfig } from './config/config';
 import { ProblemFilter } from './common/errors/problem.filter';
-import { AppException } from './common/errors/app-exception';
 import { MetricsService } from './common/http/metrics.service';
-import { mediaTypeMiddleware, metricsMiddleware, requestIdMiddleware } from './common/http/middleware';
-import { registerRoutes } from './common/http/route-table';
+import {
+  deferBodyErrors,
+  mediaTypeMiddleware,
+  metricsMiddleware,
+  optionsMiddleware,
+  requestIdMiddleware,
+  takesBody,
+} from './common/http/middleware';
+import { allowedMethodsFor, registerRoutes } from './common/http/route-table';
 import { buildOpenApiDocument, redocHtml } from './common/openapi/openapi';
 import { RequestValidationPipe } from './common/validation/validate';
 
@@ -22,7 +28,6 @@ export const API_PREFIX = 'api/v1';
 export function setupApp(app: NestExpressApplication | INestApplication): INestApplication {
   const config = app.get<AppConfig>(APP_CONFIG);
   const expressApp = app as NestExpressApplication;
-  const filter = app.get(ProblemFilter);
   const metrics = app.get(MetricsService);
 
   try {
@@ -33,32 +38,32 @@ export function setupApp(app: NestExpressApplication | INestApplication): INestA
   expressApp.disable('x-powered-by');
   expressApp.set('query parser', 'simple');
 
-  const reject = (req: Request, res: Response, exception: unknown) => {
-    const p = filter.toProblem(exception, req);
-    res.status(p.status);
-    for (const [k, v] of Object.entries(p.headers)) res.setHeader(k, v);
-    res.setHeader('Content-Type', 'application/problem+json; charset=utf-8');
-    res.send(JSON.stringify(p.body));
-  };
-
   expressApp.use(requestIdMiddleware);
   expressApp.use(metricsMiddleware(metrics));
   if (config.corsOrigins.length > 0) {
-    expressApp.enableCors({ origin: config.corsOrigins, exposedHeaders: ['X-Request-Id', 'Content-Disposition'] });
+    expressApp.enableCors({
+      origin: config.corsOrigins.includes('*') ? '*' : config.corsOrigins,
+      exposedHeaders: ['X-Request-Id', 'Content-Disposition', 'Allow', 'Retry-After'],
+      maxAge: 600,
+    });
   }
-  expressApp.use(
-    mediaTypeMiddleware((req, res, detail) => reject(req, res, new AppException('unsupported_media_type', detail))),
-  );
-  expressApp.use(express.json({ limit: config.maxJsonBytes, type: ['application/json', 'application/*+json'], strict: true }));
-  // Body-parser failures (413, malformed JSON) become problems before routing.
-  expressApp.use((err: unknown, req: Request, res: Response, next: (e?: unknown) => void) => {
-    if (!err) return next();
-    reject(req, res, err);
+  expressApp.use(optionsMiddleware);
+  expressApp.use(mediaTypeMiddleware);
+  // Only bodies of POST, PUT and PATCH are read: a body on GET, HEAD, DELETE or OPTIONS is ignored.
+  const json = express.json({
+    limit: config.maxJsonBytes,
+    type: ['application/json', 'application/*+json'],
+    strict: true,
   });
+  expressApp.use((req: Request, res: Response, next: NextFunction) =>
+    takesBody(req) && req.deferredError === undefined ? json(req, res, next) : next(),
+  );
+  // Body-parser failures (413, malformed JSON) are raised by the RolesGuard after authentication.
+  expressApp.use(deferBodyErrors);
 
   app.setGlobalPrefix(API_PREFIX, { exclude: ['healthz', 'readyz', 'metrics'] });
   app.useGlobalPipes(new RequestValidationPipe());
-  app.useGlobalFilters(filter);
+  app.useGlobalFilters(app.get(ProblemFilter));
 
   const document = buildOpenApiDocument(app);
   registerRoutes({
@@ -77,7 +82,10 @@ export function setupApp(app: NestExpressApplication | INestApplication): INestA
     swaggerOptions: { persistAuthorization: true, displayRequestDuration: true },
   });
   const redocDir = dirname(require.resolve('redoc/bundles/redoc.standalone.js'));
-  expressApp.use('/redoc', express.static(redocDir, { index: false, redirect: false, maxAge: '1d' }));
+  expressApp.use(
+    '/redoc',
+    express.static(redocDir, { index: false, redirect: false, maxAge: '1d' }),
+  );
   const redocPage = redocHtml();
   expressApp.use((req: Request, res: Response, next: () => void) => {
     if (req.method === 'GET' && (req.path === '/redoc' || req.path === '/redoc/')) {
@@ -85,6 +93,19 @@ export function setupApp(app: NestExpressApplication | INestApplication): INestA
       return;
     }
     next();
+  });
+  // Outside /api/v1 Nest has no not-found handler: unknown paths and wrong methods become problems too.
+  const filter = app.get(ProblemFilter);
+  const prefix = `/${API_PREFIX}`;
+  expressApp.use((req: Request, res: Response, next: NextFunction) => {
+    const path = req.path;
+    if (path === prefix || path.startsWith(`${prefix}/`)) return next();
+    const allowed = allowedMethodsFor(path);
+    if (allowed.includes(req.method)) return next();
+    const p = filter.toProblem(new NotFoundException(), req);
+    res.status(p.status);
+    for (const [k, v] of Object.entries(p.headers)) res.setHeader(k, v);
+    res.type('application/problem+json').send(JSON.stringify(p.body));
   });
   return app;
 }

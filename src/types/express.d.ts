@@ -8,6 +8,8 @@ declare global {
       requestId?: string;
       user?: AuthenticatedUser;
       access?: ProjectAccess;
+      /** A body problem (415, 413, malformed JSON) raised by the RolesGuard after authentication. */
+      deferredError?: unknown;
     }
   }
 }

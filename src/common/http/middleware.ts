@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
 import { requestContext } from '../persistence/request-context';
+import { AppException } from '../errors/app-exception';
 import { MetricsService } from './metrics.service';
+import { allowedMethodsFor, routeTemplateFor } from './route-table';
 
 const REQUEST_ID_RE = /^[\x21-\x7e]{1,128}$/;
 
@@ -17,15 +19,26 @@ export function requestIdMiddleware(req: Request, res: Response, next: NextFunct
   requestContext.run({ req, validated: new Map() }, () => next());
 }
 
-/** Records request count and latency by route template (not raw path: ids would explode cardinality). */
+/**
+ * Records request count and latency by route template (not raw path: ids would explode cardinality).
+ * Requests answered before or outside routing (405, OPTIONS, 404) are labelled by the template of the
+ * known route they address, else `unmatched`.
+ */
 export function metricsMiddleware(metrics: MetricsService) {
   return (req: Request, res: Response, next: NextFunction): void => {
     const start = process.hrtime.bigint();
     res.on('finish', () => {
-      const route = (req.route as { path?: string } | undefined)?.path;
-      const base = req.baseUrl ?? '';
-      const label = route ? `${base}${route}` : res.statusCode === 404 ? 'unmatched' : req.path;
-      metrics.observe(req.method, label, res.statusCode, Number(process.hrtime.bigint() - start) / 1e9);
+      const route = (req.route as { path?: unknown } | undefined)?.path;
+      const routed =
+        typeof route === 'string' && !route.includes('*') ? `${req.baseUrl ?? ''}${route}` : null;
+      // originalUrl: a router mounted at a path (the not-found handler) leaves `req.path` stripped.
+      const label = routed ?? routeTemplateFor(req.originalUrl.split('?')[0]) ?? 'unmatched';
+      metrics.observe(
+        req.method,
+        label,
+        res.statusCode,
+        Number(process.hrtime.bigint() - start) / 1e9,
+      );
     });
     next();
   };
@@ -33,26 +46,56 @@ export function metricsMiddleware(metrics: MetricsService) {
 
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
 
+/** True for methods whose request body the service reads (a body on GET, DELETE… is ignored). */
+export function takesBody(req: Request): boolean {
+  return BODY_METHODS.has(req.method);
+}
+
 /**
  * 415 for request bodies that are neither JSON nor (on upload routes) multipart. A body-less request
- * (no Content-Length, or 0, and no chunked encoding) is accepted whatever its Content-Type.
+ * (no Content-Length, or 0, and no chunked encoding) is accepted whatever its Content-Type. The
+ * problem is not answered here but deferred (`req.deferredError`): the RolesGuard raises it after
+ * authentication, so the CONTRACT §3 order 401 → 415/422 holds and the request is logged as usual.
  */
-export function mediaTypeMiddleware(onReject: (req: Request, res: Response, detail: string) => void) {
-  return (req: Request, res: Response, next: NextFunction): void => {
-    if (!BODY_METHODS.has(req.method)) return next();
-    const length = Number(req.headers['content-length'] ?? 0);
-    const hasBody = length > 0 || req.headers['transfer-encoding'] !== undefined;
-    if (!hasBody) return next();
-    const type = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
-    const isJson = type === 'application/json' || (type.startsWith('application/') && type.endsWith('+json'));
-    const isUpload = /\/imports\/junit\/?$/.test(req.path);
-    if (isUpload ? type === 'multipart/form-data' : isJson) return next();
-    onReject(
-      req,
-      res,
-      isUpload
-        ? `Content-Type must be multipart/form-data with a "file" part, got "${type || 'none'}"`
-        : `Content-Type must be application/json, got "${type || 'none'}"`,
-    );
-  };
+export function mediaTypeMiddleware(req: Request, _res: Response, next: NextFunction): void {
+  if (!takesBody(req)) return next();
+  const length = Number(req.headers['content-length'] ?? 0);
+  const hasBody = length > 0 || req.headers['transfer-encoding'] !== undefined;
+  if (!hasBody) return next();
+  const type = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
+  const isJson =
+    type === 'application/json' || (type.startsWith('application/') && type.endsWith('+json'));
+  const isUpload = /\/imports\/junit\/?$/.test(req.path);
+  if (isUpload ? type === 'multipart/form-data' : isJson) return next();
+  req.deferredError = new AppException(
+    'unsupported_media_type',
+    isUpload
+      ? `Content-Type must be multipart/form-data with a "file" part, got "${type || 'none'}"`
+      : `Content-Type must be application/json, got "${type || 'none'}"`,
+  );
+  next();
+}
+
+/** Body-parser failures (413, malformed JSON, bad charset) are deferred like the 415 above. */
+export function deferBodyErrors(
+  err: unknown,
+  req: Request,
+  _res: Response,
+  next: NextFunction,
+): void {
+  req.deferredError = err;
+  req.body = undefined;
+  next();
+}
+
+/**
+ * OPTIONS on a known path answers 204 with `Allow` (when CORS is enabled, its middleware answers
+ * preflight requests before this one); on an unknown path it falls through to 404 route_not_found.
+ */
+export function optionsMiddleware(req: Request, res: Response, next: NextFunction): void {
+  if (req.method !== 'OPTIONS') return next();
+  const allowed = allowedMethodsFor(req.path);
+  if (allowed.length === 0) return next();
+  res.setHeader('Allow', [...allowed, 'OPTIONS'].join(', '));
+  res.status(204).end();
 }
