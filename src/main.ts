@@ -19,11 +19,20 @@ async function main(): Promise<void> {
     throw err;
   }
 
+  for (const warning of config.warnings) {
+    process.stdout.write(JSON.stringify({ level: 'warn', time: Date.now(), msg: warning }) + '\n');
+  }
+
   let embedded: EmbeddedHandle | null = null;
   let databaseUrl = config.databaseUrl;
   if (!databaseUrl) {
-    say(`Starting embedded PostgreSQL on 127.0.0.1:${config.embeddedPgPort} (data in ${config.dataDir}/pg)`);
-    embedded = await startEmbeddedPostgres({ dataDir: config.dataDir, port: config.embeddedPgPort });
+    say(
+      `Starting embedded PostgreSQL on 127.0.0.1:${config.embeddedPgPort} (data in ${config.dataDir}/pg)`,
+    );
+    embedded = await startEmbeddedPostgres({
+      dataDir: config.dataDir,
+      port: config.embeddedPgPort,
+    });
     databaseUrl = embedded.url;
   }
 
@@ -46,10 +55,14 @@ async function main(): Promise<void> {
   process.once('SIGINT', () => void shutdown('SIGINT'));
 
   await app.listen(config.port, config.host);
-  say(`Listening on http://${config.host}:${config.port} — API under /api/v1, docs at /docs and /redoc`);
+  say(
+    `Listening on http://${config.host}:${config.port} — API under /api/v1, docs at /docs and /redoc`,
+  );
 }
 
 main().catch((err: unknown) => {
-  process.stderr.write(`Startup failed: ${err instanceof Error ? err.stack ?? err.message : String(err)}\n`);
+  process.stderr.write(
+    `Startup failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
+  );
   process.exit(1);
 });

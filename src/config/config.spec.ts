@@ -39,13 +39,14 @@ describe('loadConfig', () => {
     [{ PORT: '70000' }, /PORT/],
     [{ DATABASE_URL: 'mysql://x' }, /DATABASE_URL/],
     [{ DATABASE_URL: 'postgres://u@h/db' }, /AUTH_SECRET is required/],
-    [{ AUTH_SECRET: 'short' }, /AUTH_SECRET/],
     [{ LOG_LEVEL: 'loud', AUTH_SECRET: secret }, /LOG_LEVEL/],
     [{ MAX_UPLOAD_BYTES: '-1', AUTH_SECRET: secret }, /MAX_UPLOAD_BYTES/],
     [{ MAX_JSON_BYTES: '1.5', AUTH_SECRET: secret }, /MAX_JSON_BYTES/],
     [{ ACCESS_TOKEN_TTL_SECONDS: '0', AUTH_SECRET: secret }, /ACCESS_TOKEN_TTL_SECONDS/],
-    [{ ADMIN_PASSWORD: 'short', AUTH_SECRET: secret }, /ADMIN_PASSWORD/],
+    [{ ADMIN_USERNAME: 'ab', AUTH_SECRET: secret }, /ADMIN_USERNAME/],
+    [{ HOST: '', PORT: '-1', AUTH_SECRET: secret }, /PORT/],
     [{ ERROR_BASE_URL: 'nope', AUTH_SECRET: secret }, /ERROR_BASE_URL/],
+    [{ ERROR_BASE_URL: 'https://x y', AUTH_SECRET: secret }, /ERROR_BASE_URL/],
     [{ CORS_ORIGINS: 'not an origin', AUTH_SECRET: secret }, /CORS_ORIGINS/],
     [{ EMBEDDED_PG_PORT: '0', AUTH_SECRET: secret }, /EMBEDDED_PG_PORT/],
   ])('rejects %j naming the variable', (env, message) => {
@@ -65,5 +66,28 @@ describe('loadConfig', () => {
     expect(c.corsOrigins).toEqual(['https://a.example.com', 'http://localhost:5173']);
     expect(c.logLevel).toBe('warn');
     expect(c.errorBaseUrl).toBe('https://errors.example.com');
+  });
+
+  it('accepts short secrets and passwords and tiny limits an operator chose, with warnings', () => {
+    const c = loadConfig({
+      DATABASE_URL: 'postgres://u@h/db',
+      AUTH_SECRET: 'secret',
+      ADMIN_PASSWORD: 'admin',
+      ACCESS_TOKEN_TTL_SECONDS: '1',
+      MAX_JSON_BYTES: '10',
+      MAX_UPLOAD_BYTES: '10',
+      ERROR_BASE_URL: 'urn:tms:errors',
+      CORS_ORIGINS: 'http://localhost:5173/,*',
+    });
+    expect(c).toMatchObject({
+      authSecret: 'secret',
+      adminPassword: 'admin',
+      accessTokenTtlSeconds: 1,
+      maxJsonBytes: 10,
+      maxUploadBytes: 10,
+      errorBaseUrl: 'urn:tms:errors',
+      corsOrigins: ['http://localhost:5173', '*'],
+    });
+    expect(c.warnings.join(' ')).toMatch(/AUTH_SECRET.*ADMIN_PASSWORD|ADMIN_PASSWORD.*AUTH_SECRET/);
   });
 });

@@ -18,6 +18,8 @@ export interface AppConfig {
   maxJsonBytes: number;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   corsOrigins: string[];
+  /** Accepted but doubtful settings, printed once at startup. */
+  warnings: string[];
 }
 
 export class ConfigError extends Error {}
@@ -38,7 +40,8 @@ function int(env: Env, name: string, def: number, min: number, max: number): num
   if (raw === undefined) return def;
   if (!/^\d+$/.test(raw)) throw new ConfigError(`${name} must be a whole number, got "${raw}"`);
   const n = Number(raw);
-  if (n < min || n > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${n}`);
+  if (n < min || n > max)
+    throw new ConfigError(`${name} must be between ${min} and ${max}, got ${n}`);
   return n;
 }
 
@@ -47,7 +50,10 @@ function int(env: Env, name: string, def: number, min: number, max: number): num
  * A bad value throws a ConfigError naming the variable; main.ts prints it and exits 1.
  * `generateSecret` persists a generated AUTH_SECRET under DATA_DIR (embedded mode only).
  */
-export function loadConfig(env: Env = process.env, opts: { persistSecret?: boolean } = {}): AppConfig {
+export function loadConfig(
+  env: Env = process.env,
+  opts: { persistSecret?: boolean } = {},
+): AppConfig {
   const databaseUrl = text(env, 'DATABASE_URL') ?? null;
   if (databaseUrl !== null && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
     throw new ConfigError('DATABASE_URL must be a postgres:// or postgresql:// URL');
@@ -57,37 +63,50 @@ export function loadConfig(env: Env = process.env, opts: { persistSecret?: boole
   if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {
     throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
   }
-  const errorBaseUrl = (text(env, 'ERROR_BASE_URL') ?? 'https://tms.local/errors').replace(/\/+$/, '');
-  if (!/^https?:\/\/\S+$/.test(errorBaseUrl)) {
-    throw new ConfigError(`ERROR_BASE_URL must be an http(s) URL, got "${errorBaseUrl}"`);
+  const warnings: string[] = [];
+  const errorBaseUrl = (text(env, 'ERROR_BASE_URL') ?? 'https://tms.local/errors').replace(
+    /\/+$/,
+    '',
+  );
+  if (!/^[A-Za-z][A-Za-z0-9+.-]*:\S+$/.test(errorBaseUrl)) {
+    throw new ConfigError(
+      `ERROR_BASE_URL must be an absolute URI such as https://tms.local/errors, got "${errorBaseUrl}"`,
+    );
   }
   const adminUsername = text(env, 'ADMIN_USERNAME') ?? 'admin';
   if (adminUsername.length < 3 || adminUsername.length > 64) {
     throw new ConfigError('ADMIN_USERNAME must be 3 to 64 characters long');
   }
-  const adminPassword = env.ADMIN_PASSWORD && env.ADMIN_PASSWORD.length > 0 ? env.ADMIN_PASSWORD : null;
+  const adminPassword =
+    env.ADMIN_PASSWORD && env.ADMIN_PASSWORD.length > 0 ? env.ADMIN_PASSWORD : null;
   if (adminPassword !== null && adminPassword.length < 10) {
-    throw new ConfigError('ADMIN_PASSWORD must be at least 10 characters long');
+    // Accepted (the operator chose it), but users' own passwords need 10 characters.
+    warnings.push('ADMIN_PASSWORD is shorter than 10 characters; change it after the first login');
   }
 
   let authSecret = text(env, 'AUTH_SECRET');
   if (authSecret !== undefined && authSecret.length < 32) {
-    throw new ConfigError('AUTH_SECRET must be at least 32 characters long');
+    warnings.push(
+      'AUTH_SECRET is shorter than 32 characters; use a long random value in production',
+    );
   }
   if (authSecret === undefined) {
     if (databaseUrl !== null) {
       throw new ConfigError('AUTH_SECRET is required when DATABASE_URL is set');
     }
-    authSecret = opts.persistSecret === false ? randomBytes(32).toString('hex') : persistedSecret(dataDir);
+    authSecret =
+      opts.persistSecret === false ? randomBytes(32).toString('hex') : persistedSecret(dataDir);
   }
 
   const corsOrigins = (text(env, 'CORS_ORIGINS') ?? '')
     .split(',')
-    .map((s) => s.trim())
+    .map((s) => s.trim().replace(/\/+$/, ''))
     .filter((s) => s.length > 0);
   for (const origin of corsOrigins) {
     if (!/^https?:\/\/[^/\s]+$/.test(origin) && origin !== '*') {
-      throw new ConfigError(`CORS_ORIGINS entries must be origins like https://app.example.com, got "${origin}"`);
+      throw new ConfigError(
+        `CORS_ORIGINS entries must be origins like https://app.example.com, got "${origin}"`,
+      );
     }
   }
 
@@ -98,14 +117,15 @@ export function loadConfig(env: Env = process.env, opts: { persistSecret?: boole
     dataDir,
     embeddedPgPort: int(env, 'EMBEDDED_PG_PORT', 5433, 1, 65535),
     authSecret,
-    accessTokenTtlSeconds: int(env, 'ACCESS_TOKEN_TTL_SECONDS', 28800, 60, 31_536_000),
+    accessTokenTtlSeconds: int(env, 'ACCESS_TOKEN_TTL_SECONDS', 28800, 1, 31_536_000),
     adminUsername,
     adminPassword,
     errorBaseUrl,
-    maxUploadBytes: int(env, 'MAX_UPLOAD_BYTES', 67_108_864, 1024, 4_294_967_296),
-    maxJsonBytes: int(env, 'MAX_JSON_BYTES', 5_242_880, 1024, 1_073_741_824),
+    maxUploadBytes: int(env, 'MAX_UPLOAD_BYTES', 67_108_864, 1, 4_294_967_296),
+    maxJsonBytes: int(env, 'MAX_JSON_BYTES', 5_242_880, 1, 1_073_741_824),
     logLevel: logLevel as AppConfig['logLevel'],
     corsOrigins,
+    warnings,
   };
 }
 
