@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
@@ -24,13 +24,16 @@ import { startEmbeddedPostgres } from '../src/database/embedded-postgres';
  *   then imports it at project level (201, again no new case);
  * - `invalid`: checks the import is refused with 422 `invalid_junit_xml` and that nothing changed, at
  *   run level and at project level;
+ * - a file of the directory that MANIFEST.tsv does not list must import like an `ok` file or be refused
+ *   like an `invalid` one;
  * - any 5xx is a failure.
  * Prints one line per failure and "N passed, M failed"; exits 1 on any failure.
  */
 
 interface ManifestRow {
   file: string;
-  expect: 'ok' | 'invalid';
+  /** `unlisted`: a file of the directory that MANIFEST.tsv does not name (must be 201 or 422). */
+  expect: 'ok' | 'invalid' | 'unlisted';
 }
 
 interface Api {
@@ -129,6 +132,20 @@ async function checkFile(
 
   const projectUrl = `/api/v1/projects/${projectId}/imports/junit?create_missing_cases=true`;
 
+  if (row.expect === 'unlisted') {
+    const before = await snapshot(db, projectId, runId);
+    const probe = await upload(api, `${url}&dry_run=true`, content, name);
+    const refused =
+      probe.status === 422 && (probe.body as { code?: unknown }).code === 'invalid_junit_xml';
+    if (!refused && probe.status !== 201) {
+      return `expected 201 or 422 invalid_junit_xml, got ${probe.status} ${JSON.stringify(probe.body).slice(0, 300)}`;
+    }
+    if (refused) {
+      const after = await snapshot(db, projectId, runId);
+      return after === before ? null : `a refused import changed data: ${before} → ${after}`;
+    }
+  }
+
   if (row.expect === 'invalid') {
     const before = await snapshot(db, projectId, runId);
     for (const target of [url, projectUrl]) {
@@ -184,6 +201,21 @@ async function checkFile(
   return null;
 }
 
+/** Files of `dir` (recursively) that the manifest does not name, README and MANIFEST excepted. */
+function unlistedFiles(dir: string, listed: ReadonlySet<string>): ManifestRow[] {
+  const found: ManifestRow[] = [];
+  const walk = (folder: string): void => {
+    for (const entry of readdirSync(join(dir, folder), { withFileTypes: true })) {
+      const path = folder === '' ? entry.name : `${folder}/${entry.name}`;
+      if (entry.isDirectory()) walk(path);
+      else if (entry.isFile() && !listed.has(path) && !['MANIFEST.tsv', 'README.md'].includes(path))
+        found.push({ file: path, expect: 'unlisted' });
+    }
+  };
+  walk('');
+  return found.sort((a, b) => a.file.localeCompare(b.file));
+}
+
 async function main(): Promise<number> {
   const arg = process.argv[2];
   if (arg === undefined || arg === '' || arg === '--help') {
@@ -195,7 +227,8 @@ async function main(): Promise<number> {
     process.stderr.write(`no MANIFEST.tsv in ${dir}\n`);
     return 2;
   }
-  const manifest = readManifest(dir);
+  const listed = readManifest(dir);
+  const manifest = [...listed, ...unlistedFiles(dir, new Set(listed.map((r) => r.file)))];
   const dataDir = mkdtempSync(join(tmpdir(), 'tms-corpus-'));
   const pg = await startEmbeddedPostgres({
     dataDir,
