@@ -105,11 +105,11 @@ export class PreviewExcludedCaseDto {
 }
 
 export class PreviewSummaryDto {
-  @ApiProperty() resolved_components: number;
-  @ApiProperty({ description: 'Every case considered, explicit includes counted' })
+  @ApiProperty({ type: 'integer' }) resolved_components: number;
+  @ApiProperty({ type: 'integer', description: 'Every case considered, explicit includes counted' })
   candidate_cases: number;
-  @ApiProperty() included_cases: number;
-  @ApiProperty() excluded_cases: number;
+  @ApiProperty({ type: 'integer' }) included_cases: number;
+  @ApiProperty({ type: 'integer' }) excluded_cases: number;
 }
 
 export class PlanGenerationPreviewDto {

@@ -34,17 +34,25 @@ const INT32_MIN = -2147483648;
 const INT32_MAX = 2147483647;
 
 export class ProductSummarySnapshotDto {
-  @ApiProperty({ description: 'Linked components' }) total_components: number;
-  @ApiProperty({ description: 'Linked components whose coverage score reaches the required score' })
+  @ApiProperty({ type: 'integer', description: 'Linked components' }) total_components: number;
+  @ApiProperty({
+    type: 'integer',
+    description: 'Linked components whose coverage score reaches the required score',
+  })
   adequately_covered_components: number;
   @ApiProperty({
+    type: 'integer',
     description:
       'Linked components below their required coverage score (including those without cases)',
   })
   uncovered_components: number;
-  @ApiProperty({ description: 'Uncovered components of risk level high or critical' })
+  @ApiProperty({
+    type: 'integer',
+    description: 'Uncovered components of risk level high or critical',
+  })
   high_risk_uncovered_components: number;
   @ApiProperty({
+    type: 'integer',
     description:
       'Distinct active cases with a mandatory-for-release coverage of a linked component',
   })
@@ -292,20 +300,24 @@ export class ComponentCoverageSummaryDto {
   @ApiProperty({ enum: RISK_LEVELS }) risk_level: RiskLevel;
   @ApiProperty({ type: 'integer' }) risk_score: number;
   @ApiProperty({
+    type: 'integer',
     description: 'Σ strength score of the active covering cases (smoke 1, regression 2, deep 3)',
   })
   coverage_score: number;
-  @ApiProperty({ description: 'By risk level: low 1, medium 2, high 4, critical 6' })
+  @ApiProperty({
+    type: 'integer',
+    description: 'By risk level: low 1, medium 2, high 4, critical 6',
+  })
   required_coverage_score: number;
   @ApiProperty({ description: 'coverage_score ≥ required_coverage_score' })
   adequately_covered: boolean;
   @ApiProperty({ description: 'Not adequately covered (no case at all, or not enough)' })
   uncovered: boolean;
-  @ApiProperty({ description: 'Active covering cases with a smoke coverage' })
+  @ApiProperty({ type: 'integer', description: 'Active covering cases with a smoke coverage' })
   smoke_case_count: number;
-  @ApiProperty({ description: 'Active covering cases with a regression coverage' })
+  @ApiProperty({ type: 'integer', description: 'Active covering cases with a regression coverage' })
   regression_case_count: number;
-  @ApiProperty({ description: 'Active covering cases with a deep coverage' })
+  @ApiProperty({ type: 'integer', description: 'Active covering cases with a deep coverage' })
   deep_case_count: number;
   @ApiProperty({ type: [String], description: 'Active covering case ids, ascending' })
   covered_case_ids: string[];
@@ -313,33 +325,56 @@ export class ComponentCoverageSummaryDto {
 
 export class ProductSummaryDto {
   @ApiProperty({ format: 'uuid' }) product_id: string;
-  @ApiProperty({ description: 'Linked components' }) total_components: number;
-  @ApiProperty({ description: 'Links with is_core = true' }) core_components: number;
-  @ApiProperty({ description: 'Linked components with at least one active covering case' })
+  @ApiProperty({ type: 'integer', description: 'Linked components' }) total_components: number;
+  @ApiProperty({ type: 'integer', description: 'Links with is_core = true' })
+  core_components: number;
+  @ApiProperty({
+    type: 'integer',
+    description: 'Linked components with at least one active covering case',
+  })
   components_with_cases: number;
-  @ApiProperty() adequately_covered_components: number;
-  @ApiProperty({ description: 'total_components − adequately_covered_components' })
+  @ApiProperty({ type: 'integer' }) adequately_covered_components: number;
+  @ApiProperty({ type: 'integer', description: 'total_components − adequately_covered_components' })
   inadequately_covered_components: number;
-  @ApiProperty({ description: 'Same value as inadequately_covered_components' })
+  @ApiProperty({ type: 'integer', description: 'Same value as inadequately_covered_components' })
   uncovered_components: number;
-  @ApiProperty({ description: 'Uncovered components of level high or critical' })
+  @ApiProperty({ type: 'integer', description: 'Uncovered components of level high or critical' })
   high_risk_uncovered_components: number;
-  @ApiProperty({ description: 'Σ coverage_score of the linked components' })
+  @ApiProperty({ type: 'integer', description: 'Σ coverage_score of the linked components' })
   coverage_score_total: number;
-  @ApiProperty({ description: 'Σ required_coverage_score of the linked components' })
+  @ApiProperty({
+    type: 'integer',
+    description: 'Σ required_coverage_score of the linked components',
+  })
   required_coverage_score_total: number;
-  @ApiProperty({ description: 'Distinct active cases covering any linked component' })
+  @ApiProperty({
+    type: 'integer',
+    description: 'Distinct active cases covering any linked component',
+  })
   total_cases: number;
-  @ApiProperty({ description: 'Distinct active cases with a mandatory-for-release coverage' })
+  @ApiProperty({
+    type: 'integer',
+    description: 'Distinct active cases with a mandatory-for-release coverage',
+  })
   mandatory_release_cases: number;
-  @ApiProperty({ description: 'Distinct cases with a smoke coverage' }) smoke_cases: number;
-  @ApiProperty({ description: 'Distinct cases with a smoke or regression coverage (cumulative)' })
+  @ApiProperty({ type: 'integer', description: 'Distinct cases with a smoke coverage' })
+  smoke_cases: number;
+  @ApiProperty({
+    type: 'integer',
+    description: 'Distinct cases with a smoke or regression coverage (cumulative)',
+  })
   regression_cases: number;
-  @ApiProperty({ description: 'Distinct cases with any coverage (cumulative; equals total_cases)' })
+  @ApiProperty({
+    type: 'integer',
+    description: 'Distinct cases with any coverage (cumulative; equals total_cases)',
+  })
   deep_cases: number;
-  @ApiProperty({ description: 'Covered cases whose test_case_type is not automated' })
+  @ApiProperty({
+    type: 'integer',
+    description: 'Covered cases whose test_case_type is not automated',
+  })
   manual_cases: number;
-  @ApiProperty({ description: 'Covered cases whose test_case_type is automated' })
+  @ApiProperty({ type: 'integer', description: 'Covered cases whose test_case_type is automated' })
   automated_cases: number;
   @ApiProperty({ type: [ComponentCoverageSummaryDto], description: 'Sorted by component name' })
   per_component_breakdown: ComponentCoverageSummaryDto[];
