@@ -1121,6 +1121,56 @@ describe('JUnit import (CONTRACT §6)', () => {
       expect(after[0].n).toBe(before[0].n + 1);
     });
 
+    it('picks the open run of that name (any case) created closest to the report timestamp, else the newest', async () => {
+      const projectId = await newProject();
+      const at = async (name: string, createdAt: string): Promise<string> => {
+        const id = await createRun(projectId, name);
+        await t.db.query(`UPDATE test_runs SET created_at = $2 WHERE id = $1`, [id, createdAt]);
+        return id;
+      };
+      await at('nightly', '2026-04-28T10:00:00Z');
+      const near = await at('NIGHTLY', '2026-05-01T09:00:00Z');
+      const newest = await at('Nightly', '2026-05-03T10:00:00Z');
+      const closed = await at('Nightly', '2026-05-01T10:00:00Z');
+      await setRunStatus(closed, 'in_progress');
+      await setRunStatus(closed, 'completed');
+      const before = await t.db.query(
+        `SELECT id, status, updated_at::text FROM test_runs WHERE project_id = $1 ORDER BY id`,
+        [projectId],
+      );
+      const preview = (report: Buffer) =>
+        t
+          .req('post', `/api/v1/projects/${projectId}/imports/junit?dry_run=true`, f.tester.token)
+          .attach('file', report, 'report.xml');
+      // basic.xml: <testsuites name="Nightly" timestamp="2026-05-01T10:00:00Z">
+      const timed = await preview(fixture('basic.xml'));
+      expect(timed.status).toBe(201);
+      expect(timed.body.target_run).toEqual({ id: near, name: 'NIGHTLY', match_mode: 'existing' });
+      const untimed = await preview(
+        Buffer.from('<testsuite name=" nightly "><testcase classname="a" name="b"/></testsuite>'),
+      );
+      expect(untimed.body.target_run).toEqual({
+        id: newest,
+        name: 'Nightly',
+        match_mode: 'existing',
+      });
+      const far = await preview(
+        Buffer.from(
+          '<testsuite name="Nightly" timestamp="2027-01-01T00:00:00Z"><testcase name="b"/></testsuite>',
+        ),
+      );
+      expect(far.body.target_run.id).toBe(newest);
+      const other = await preview(
+        Buffer.from('<testsuite name="Weekly"><testcase name="b"/></testsuite>'),
+      );
+      expect(other.body.target_run).toEqual({ id: null, name: 'Weekly', match_mode: 'created' });
+      const after = await t.db.query(
+        `SELECT id, status, updated_at::text FROM test_runs WHERE project_id = $1 ORDER BY id`,
+        [projectId],
+      );
+      expect(after).toEqual(before);
+    });
+
     it('refuses invalid reports before creating any run', async () => {
       const projectId = await newProject();
       const res = await t
