@@ -233,6 +233,36 @@ describe('test plans (CONTRACT §7; reference runs-imports-plans.md §6)', () =>
     expect(n[0].n).toBe(0);
   });
 
+  it('explicit nulls on non-nullable fields, unknown fields and NUL characters are 422, never 500', async () => {
+    const p = await plan();
+    for (const body of [
+      { name: null },
+      { tags: null },
+      { suite_ids: null },
+      { case_ids: null },
+      { generation_source: null },
+      { case_ids: [null] },
+      { suite_ids: ['nope'] },
+      { id: randomUUID() },
+      { name: 'a\u0000' },
+      { tags: ['\u0000'] },
+    ]) {
+      const created = await t
+        .req('post', `${API}/test-plans`, f.tester.token)
+        .send({ project_id: f.projectId, name: 'x', ...body });
+      expectProblem(created, 422, 'validation_error');
+      const patched = await t.req('patch', `${API}/test-plans/${p.id}`, f.tester.token).send(body);
+      expectProblem(patched, 422, 'validation_error');
+    }
+    const withCase = await plan({ case_ids: [(await testCase()).id] });
+    const nulName = await t
+      .req('post', `${API}/test-plans/${withCase.id}/create-run`, f.tester.token)
+      .send({ name: 'run\u0000' });
+    expectProblem(nulName, 422, 'validation_error');
+    const unchanged = await t.req('get', `${API}/test-plans/${p.id}`, f.viewer.token);
+    expect(unchanged.body).toMatchObject({ name: p.name, tags: [], suite_ids: [], case_ids: [] });
+  });
+
   it('PATCH replaces lists, clears the milestone, keeps what is absent', async () => {
     const s1 = await suite('A');
     const s2 = await suite('B');
@@ -442,6 +472,131 @@ describe('test plans (CONTRACT §7; reference runs-imports-plans.md §6)', () =>
       ]);
     });
 
+    it('answers 201 with the full run object; rows are the cartesian product labelled alias:label | alias:label', async () => {
+      const c = await testCase();
+      const browsers = await post('/datasets', {
+        project_id: f.projectId,
+        name: t.unique('Browsers '),
+        columns: [{ column_key: 'engine' }],
+        rows: [
+          { row_key: 'chrome', scenario_label: 'Chrome', values: { engine: 'blink' } },
+          { row_key: 'ff', values: { engine: 'gecko' } },
+        ],
+      });
+      const users = await post('/datasets', {
+        project_id: f.projectId,
+        name: t.unique('Users '),
+        columns: [{ column_key: 'login' }],
+        rows: [
+          { row_key: 'admin', values: { login: 'root' } },
+          { row_key: 'off', is_active: false },
+          { row_key: 'guest', scenario_label: 'Guest user' },
+        ],
+      });
+      // sort_order decides the binding order: users (0) is outermost, browsers (1) varies fastest.
+      await post(`/test-cases/${c.id}/dataset-bindings`, {
+        dataset_id: browsers.id,
+        dataset_alias: 'br',
+        sort_order: 1,
+      });
+      await post(`/test-cases/${c.id}/dataset-bindings`, {
+        dataset_id: users.id,
+        dataset_alias: 'us',
+        sort_order: 0,
+      });
+      const plain = await testCase();
+      const p = await plan({ case_ids: [c.id, plain.id] });
+      const res = await t
+        .req('post', `${API}/test-plans/${p.id}/create-run`, f.tester.token)
+        .send({ name: 'Matrix run' });
+      expect(res.status).toBe(201);
+      expect(res.body).toEqual({
+        id: expect.any(String),
+        project_id: f.projectId,
+        name: 'Matrix run',
+        description: null,
+        environment_id: null,
+        environment_name: null,
+        environment_revision: null,
+        environment_revision_id: null,
+        environment_revision_number: null,
+        environment_snapshot: {},
+        milestone_id: null,
+        milestone_name: null,
+        build: null,
+        assignee: null,
+        created_by: f.tester.id,
+        created_by_name: expect.any(String),
+        status: 'not_started',
+        started_at: null,
+        completed_at: null,
+        archived_at: null,
+        planned_item_count: 0,
+        summary: {
+          total: 2,
+          untested: 2,
+          in_progress: 0,
+          passed: 0,
+          error: 0,
+          failure: 0,
+          blocked: 0,
+          skipped: 0,
+          xfailed: 0,
+          xpassed: 0,
+          pass_rate: 0,
+        },
+        status_breakdown: { items: [{ status: 'untested', count: 2 }] },
+        created_at: expect.stringMatching(/Z$/),
+        updated_at: expect.stringMatching(/Z$/),
+      });
+      const got = await t.req('get', `${API}/test-runs/${res.body.id}`, f.viewer.token);
+      expect(got.body).toEqual(res.body);
+      const items = await t.req(
+        'get',
+        `${API}/run-cases?test_run_id=${res.body.id}`,
+        f.viewer.token,
+      );
+      const item = items.body.items.find((i: { test_case_id: string }) => i.test_case_id === c.id);
+      expect(item).toMatchObject({ status: 'untested', rows_total: 4 });
+      const rows = await t.req('get', `${API}/run-cases/${item.id}/rows`, f.viewer.token);
+      expect(rows.body.items.map((r: { scenario_label: string }) => r.scenario_label)).toEqual([
+        'us:admin | br:Chrome',
+        'us:admin | br:ff',
+        'us:Guest user | br:Chrome',
+        'us:Guest user | br:ff',
+      ]);
+      expect(rows.body.items[0].row_snapshot).toEqual({
+        datasets: [
+          expect.objectContaining({
+            dataset_alias: 'us',
+            dataset_id: users.id,
+            dataset_name: users.name,
+            revision_number: 1,
+            row_key: 'admin',
+            scenario_label: null,
+            values: { login: 'root' },
+          }),
+          expect.objectContaining({
+            dataset_alias: 'br',
+            dataset_id: browsers.id,
+            row_key: 'chrome',
+            scenario_label: 'Chrome',
+            values: { engine: 'blink' },
+          }),
+        ],
+      });
+      const other = items.body.items.find(
+        (i: { test_case_id: string }) => i.test_case_id === plain.id,
+      );
+      const single = await t.req('get', `${API}/run-cases/${other.id}/rows`, f.viewer.token);
+      expect(single.body.items).toEqual([
+        expect.objectContaining({
+          scenario_label: 'Default scenario',
+          row_snapshot: { datasets: [] },
+        }),
+      ]);
+    });
+
     it('milestone: omitted → inherited, null → none, given → used; validated like runs', async () => {
       const c = await testCase();
       const m1 = await milestone();
@@ -481,6 +636,11 @@ describe('test plans (CONTRACT §7; reference runs-imports-plans.md §6)', () =>
       });
       expect(run.status).toBe('in_progress');
       expect(run.started_at).toEqual(expect.stringMatching(/Z$/));
+      expect(run).toMatchObject({
+        planned_item_count: 0,
+        summary: expect.objectContaining({ total: 1, untested: 1 }),
+        status_breakdown: { items: [{ status: 'untested', count: 1 }] },
+      });
       const notStarted = await post(`/test-plans/${p.id}/create-run`, {
         name: 'wait',
         start_immediately: false,
