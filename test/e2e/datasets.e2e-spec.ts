@@ -233,6 +233,7 @@ describe('datasets with revisions (CONTRACT §10)', () => {
       'validation_error',
     );
     expect(e1.errors).toHaveProperty(['columns.1.column_key']);
+    expect(e1.errors).toHaveProperty('columns'); // the reference's key for table rules
     const e2 = expectProblem(
       await post({
         columns: [
@@ -259,6 +260,7 @@ describe('datasets with revisions (CONTRACT §10)', () => {
       'validation_error',
     );
     expect(e4.errors).toHaveProperty(['rows.0.values']);
+    expect((e4.errors as Record<string, string[]>).rows[0]).toContain('zz');
     // Shape errors
     expect(
       expectProblem(await post({ columns: [{ column_key: '  ' }] }), 422, 'validation_error')

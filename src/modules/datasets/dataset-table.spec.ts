@@ -63,14 +63,17 @@ describe('validateTable', () => {
     ],
   ])('rejects %s', (_n, c, r, path) => {
     const errors = validateTable(c, r);
-    expect(Object.keys(errors)).toEqual([path]);
+    expect(Object.keys(errors)).toEqual([path.split('.')[0], path]);
+    expect(errors[path.split('.')[0]]).toEqual(errors[path]);
   });
 
   it('names the unknown columns and caps the number of errors', () => {
     const e = validateTable(cols('a'), rows(['r', { x: 1, y: 2 }]));
     expect(e['rows.0.values'][0]).toContain('x, y');
     const many = normalizeRows(Array.from({ length: 500 }, () => ({ row_key: 'same' })));
-    expect(Object.keys(validateTable([], many))).toHaveLength(100);
+    const capped = validateTable([], many);
+    expect(Object.keys(capped)).toHaveLength(101); // `rows` + 100 row paths
+    expect(capped.rows).toHaveLength(100);
   });
 });
 

@@ -54,7 +54,8 @@ export function normalizeRows(rows: readonly DatasetRowInput[]): StoredDatasetRo
 /**
  * Table validation, in the reference order: unique column keys, at most one scenario-label column,
  * unique row keys, values only for defined columns. Returns field errors (empty when valid), keyed
- * by the exact path (`columns.2.column_key`, `rows.7.values`).
+ * by the exact path (`columns.2.column_key`, `rows.7.values`); each message also appears under the
+ * list it concerns (`columns` or `rows`, the keys the reference reports these table rules under).
  */
 export function validateTable(
   columns: readonly StoredDatasetColumn[],
@@ -65,6 +66,7 @@ export function validateTable(
   const add = (path: string, msg: string) => {
     if (count >= MAX_TABLE_ERRORS) return;
     count++;
+    (errors[path.split('.')[0]] ??= []).push(msg);
     (errors[path] ??= []).push(msg);
   };
 

@@ -24,7 +24,8 @@ import {
 const dataset = fromResource(DATASETS);
 
 const TABLE_RULES =
-  'Table rules (422 `validation_error`, field paths such as `columns.1.column_key`): column keys unique, at most one ' +
+  'Table rules (422 `validation_error`, reported under `columns` or `rows` and under the exact path such as ' +
+  '`columns.1.column_key`): column keys unique, at most one ' +
   'scenario-label column, row keys unique, row values only for defined columns. At most 200 columns and 10,000 rows.';
 
 @ApiTags('datasets')
