@@ -35,9 +35,30 @@ const RUN_CASE_FIELDS = [
   'test_case_tags',
   'suite_id',
   'suite_name',
+  'external_issues',
   'last_executed_at',
   'created_at',
   'updated_at',
+].sort();
+
+const HISTORY_FIELDS = [
+  'id',
+  'run_case_id',
+  'run_case_row_id',
+  'from_status',
+  'to_status',
+  'time',
+  'comment',
+  'defect_ids',
+  'actual_result',
+  'system_out',
+  'system_err',
+  'executed_by_id',
+  'started_at',
+  'finished_at',
+  'duration_ms',
+  'changed_by_id',
+  'changed_at',
 ].sort();
 
 const ROW_FIELDS = [
@@ -311,7 +332,8 @@ describe('run cases, rows and history', () => {
         test_run_status: 'not_started',
         test_run_build: 'b7',
         assignee_id: f.viewer.id,
-        assignee_name: `User ${f.viewer.username}`,
+        // The assignee's username, as in the reference (not the display name).
+        assignee_name: f.viewer.username,
         status: 'untested',
         rows_total: 1,
         rows_passed: 0,
@@ -323,6 +345,7 @@ describe('run cases, rows and history', () => {
         test_case_tags: ['smoke', 'login'],
         suite_id: suite.id,
         suite_name: suite.name,
+        external_issues: [],
         last_executed_at: null,
       });
       const rows = await rowsOf(item.id);
@@ -643,7 +666,9 @@ describe('run cases, rows and history', () => {
       expect(detail.last_executed_at).not.toBeNull();
       const history = detail.history as Json;
       expect(history).toMatchObject({ page: 1, page_size: 50, total: 1, has_next: false });
+      expect(Object.keys((history.items as Json[])[0]).sort()).toEqual(HISTORY_FIELDS);
       expect((history.items as Json[])[0]).toMatchObject({
+        time: null,
         run_case_id: items[1].id,
         run_case_row_id: r2.id,
         from_status: 'untested',
@@ -1264,6 +1289,52 @@ describe('run cases, rows and history', () => {
         test_case_priority: 'low',
       });
       expect((await getRun(run.id)).summary).toMatchObject({ total: 1 });
+    });
+
+    it('live case values win over snapshots; the suite is the snapshot, else the live one', async () => {
+      const s1 = await createSuite();
+      const s2 = await createSuite();
+      const inSuite = await createCase({ suite_id: s1.id, title: 'Old title' });
+      const noSuite = await createCase();
+      const run = await createRun();
+      const a = await ok(await addCase(run.id, inSuite.id), 201);
+      const b = await ok(await addCase(run.id, noSuite.id), 201);
+      expect(b).toMatchObject({ suite_id: null, suite_name: null });
+      for (const [c, body] of [
+        [inSuite, { suite_id: s2.id, title: 'New title' }],
+        [noSuite, { suite_id: s2.id }],
+      ] as Array<[Json, Json]>) {
+        await ok(
+          await t.req('patch', api(`/test-cases/${String(c.id)}`), f.tester.token).send(body),
+          200,
+        );
+      }
+      const [gotA, gotB] = await Promise.all(
+        [a, b].map(async (i) =>
+          ok(await t.req('get', api(`/run-cases/${String(i.id)}`), f.viewer.token), 200),
+        ),
+      );
+      expect(gotA).toMatchObject({
+        test_case_title: 'New title',
+        suite_id: s1.id,
+        suite_name: s1.name,
+      });
+      expect(gotB).toMatchObject({ suite_id: s2.id, suite_name: s2.name });
+      const sorted = await ok(
+        await t.req(
+          'get',
+          api(`/run-cases?test_run_id=${String(run.id)}&sort_by=suite_name&sort_order=asc`),
+          f.viewer.token,
+        ),
+        200,
+      );
+      const expected = [
+        [a.id, String(s1.name).toLowerCase()],
+        [b.id, String(s2.name).toLowerCase()],
+      ]
+        .sort((x, y) => (x[1] < y[1] ? -1 : x[1] > y[1] ? 1 : 0))
+        .map((x) => x[0]);
+      expect((sorted.items as Json[]).map((i) => i.id)).toEqual(expected);
     });
 
     it('a run deletion removes its items, rows and history', async () => {

@@ -4,24 +4,29 @@ import type { RunItemStatus } from './roll-up';
 
 /**
  * Columns of a run item read (`ri` = run_items, `tr` = its run, `tc` = its live test case,
- * `au` = assignee). Case key/title/priority/tags are the live values while the case exists, else
- * the snapshots taken when it was added; the suite is the snapshot.
+ * `ls` = the live case's suite, `au` = assignee). Case key/title/priority/tags are the live values
+ * while the case exists, else the snapshots taken when it was added; the suite is the snapshot,
+ * else (no suite when the case was added) the live one (reference §3.3). `assignee_name` is the
+ * assignee's username (reference §3.3).
  */
 export const ITEM_COLUMNS = `ri.id, ri.project_id, ri.test_run_id, ri.test_case_id,
   tr.name AS test_run_name, tr.status AS test_run_status,
   tr.environment_name AS test_run_environment_name,
   tr.environment_revision_number AS test_run_environment_revision_number,
   tr.build AS test_run_build, ri.assignee_id,
-  coalesce(nullif(au.display_name, ''), au.username) AS assignee_name,
+  au.username AS assignee_name,
   ri.status, ri.rows_total, ri.rows_passed, ri.rows_failed, ri.comment,
   coalesce(tc.key, ri.test_case_key) AS test_case_key,
   coalesce(tc.title, ri.test_case_title) AS test_case_title,
   CASE WHEN tc.id IS NULL THEN ri.test_case_priority ELSE tc.priority END AS test_case_priority,
   coalesce(tc.tags, ri.test_case_tags) AS test_case_tags,
-  ri.suite_id, ri.suite_name, ri.last_executed_at, ri.created_at, ri.updated_at`;
+  CASE WHEN ri.suite_name IS NULL THEN tc.suite_id ELSE ri.suite_id END AS suite_id,
+  coalesce(ri.suite_name, ls.name) AS suite_name,
+  ri.last_executed_at, ri.created_at, ri.updated_at`;
 
 export const ITEM_JOINS = `JOIN test_runs tr ON tr.id = ri.test_run_id
   LEFT JOIN test_cases tc ON tc.id = ri.test_case_id
+  LEFT JOIN suites ls ON ls.id = tc.suite_id
   LEFT JOIN users au ON au.id = ri.assignee_id`;
 
 export interface RunItemRow {
@@ -80,6 +85,7 @@ export function toRunCaseDto(r: RunItemRow): RunCaseDto {
     test_case_tags: r.test_case_tags ?? [],
     suite_id: r.suite_id,
     suite_name: r.suite_name,
+    external_issues: [],
     last_executed_at: iso(r.last_executed_at),
     created_at: new Date(r.created_at).toISOString(),
     updated_at: new Date(r.updated_at).toISOString(),
@@ -169,6 +175,7 @@ export function toHistoryDto(h: HistoryRecord): RunCaseHistoryDto {
     run_case_row_id: h.run_item_row_id,
     from_status: h.from_status,
     to_status: h.to_status,
+    time: null,
     comment: h.comment,
     defect_ids: h.defect_ids ?? [],
     actual_result: h.actual_result,

@@ -118,9 +118,9 @@ const SORT_EXPRESSIONS: Record<RunCaseSortKey, string[]> = {
     "length(coalesce(tc.key, ri.test_case_key, ''))",
     "coalesce(tc.key, ri.test_case_key, '')",
   ],
-  suite_name: ["lower(coalesce(ri.suite_name, ''))"],
+  suite_name: ["lower(coalesce(ri.suite_name, ls.name, ''))"],
   status: ['ri.status'],
-  assignee_name: ["lower(coalesce(nullif(au.display_name, ''), au.username, ''))"],
+  assignee_name: ["lower(coalesce(au.username, ''))"],
   created_at: ['ri.created_at'],
 };
 

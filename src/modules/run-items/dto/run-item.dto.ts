@@ -57,7 +57,7 @@ export class RunCaseDto {
     | null;
   @ApiProperty({ nullable: true, type: String }) test_run_build: string | null;
   @ApiProperty({ nullable: true, type: String, format: 'uuid' }) assignee_id: string | null;
-  @ApiProperty({ nullable: true, type: String, description: 'Display name, else username' })
+  @ApiProperty({ nullable: true, type: String, description: "The assignee's username" })
   assignee_name: string | null;
   @ApiProperty({ enum: RUN_ITEM_STATUSES, description: 'Rolled up from the rows' })
   status: RunItemStatus;
@@ -76,8 +76,26 @@ export class RunCaseDto {
   @ApiProperty({ nullable: true, type: String, enum: ['low', 'medium', 'high', 'critical'] })
   test_case_priority: string | null;
   @ApiProperty({ type: [String] }) test_case_tags: string[];
-  @ApiProperty({ nullable: true, type: String, format: 'uuid' }) suite_id: string | null;
-  @ApiProperty({ nullable: true, type: String }) suite_name: string | null;
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    format: 'uuid',
+    description: 'Suite of the case when it was added, else its current suite',
+  })
+  suite_id: string | null;
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    description: 'Suite name captured when the case was added, else the current suite name',
+  })
+  suite_name: string | null;
+  @ApiProperty({
+    type: 'array',
+    items: { type: 'object', additionalProperties: true },
+    example: [],
+    description: 'Links to external issue trackers (reference shape); always empty here',
+  })
+  external_issues: Array<Record<string, unknown>>;
   @ApiProperty({
     nullable: true,
     type: String,
@@ -101,6 +119,12 @@ export class RunCaseHistoryDto {
   run_case_row_id: string | null;
   @ApiProperty({ nullable: true, enum: RUN_ITEM_STATUSES }) from_status: RunItemStatus | null;
   @ApiProperty({ enum: RUN_ITEM_STATUSES }) to_status: RunItemStatus;
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    description: 'Reported execution time text (reference shape); null, see duration_ms',
+  })
+  time: string | null;
   @ApiProperty({ nullable: true, type: String }) comment: string | null;
   @ApiProperty({ type: [String] }) defect_ids: string[];
   @ApiProperty({ nullable: true, type: String }) actual_result: string | null;
