@@ -51,7 +51,8 @@ export class TestRunsController {
       'The run starts `not_started` with no items (add them through `/run-cases`). With an ' +
       "`environment_id`, the environment's current revision (id, number, hash, full snapshot, " +
       'name) is captured on the run and never changes when the environment changes later. A ' +
-      'blank `environment_id` / `milestone_id` / `assignee` means none.',
+      'blank `environment_id` / `milestone_id` / `assignee` means none. Any other field ' +
+      '(`status`, `planned_item_count`, timestamps…) is 422 `validation_error`.',
     minRole: 'tester',
     project: fromBody(),
     status: 201,
@@ -89,8 +90,11 @@ export class TestRunsController {
       '(409 `run_items_in_progress` while an item or a row is in_progress), completed→archived ' +
       '(lead); anything else is 409 `invalid_status_transition`. `started_at` / `completed_at` / ' +
       '`archived_at` are accepted only with their transition (else 422) and default to now; a ' +
-      'value earlier than the previous lifecycle timestamp is 422. An archived run is read-only ' +
-      '(409 `run_archived`). `environment_id` re-captures the current revision and cannot be null.',
+      'value earlier than the previous lifecycle timestamp is 422; `status: null` changes nothing. ' +
+      'An archived run is read-only: a PATCH without a status change is 409 `run_archived`, any ' +
+      'status change out of archived 409 `invalid_status_transition`. A refused PATCH changes ' +
+      'nothing. `environment_id` re-captures the current revision and cannot be null (422 ' +
+      '`invalid_environment`). `name` and `planned_item_count` (0..2147483647) cannot be null.',
     minRole: 'tester',
     project: run,
     response: TestRunDto,
