@@ -84,6 +84,8 @@ export interface BenchConfig {
   duration: number;
   /** Seconds of warm-up before each measured scenario. */
   warmup: number;
+  /** Seconds of the one-connection measurement after each scenario. */
+  soloDuration: number;
   connections: number;
   /** External database (dedicated to the bench); null → an embedded PostgreSQL in a temp dir. */
   databaseUrl: string | null;
@@ -132,6 +134,7 @@ export function loadBenchConfig(env: Env, defaultResultsPath: string): BenchConf
     sizes: scale === 'full' ? FULL_SIZES : SMALL_SIZES,
     duration,
     warmup: positive(env, 'BENCH_WARMUP', Math.min(2, Math.max(1, duration / 5))),
+    soloDuration: positive(env, 'BENCH_SOLO_DURATION', Math.min(4, Math.max(2, duration / 3))),
     connections: Math.round(positive(env, 'BENCH_CONNECTIONS', 32)),
     databaseUrl: env.BENCH_DATABASE_URL?.trim() || null,
     only,

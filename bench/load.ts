@@ -75,6 +75,7 @@ export async function runLoad(
   const m = meter?.();
   const r = await once(baseUrl, token, s, opts.duration, opts.connections);
   const cpu = m?.stop() ?? { serverMs: null, dbMs: null, otherCores: null };
+
   const statuses: Record<string, number> = {};
   let unexpected = 0;
   let completed = 0;
@@ -103,6 +104,72 @@ export async function runLoad(
     cpuMsPerRequest: {
       server: cpu.serverMs !== null && completed ? round(cpu.serverMs / completed, 3) : null,
       db: cpu.dbMs !== null && completed ? round(cpu.dbMs / completed, 3) : null,
+    },
+    otherCores: cpu.otherCores === null ? null : round(cpu.otherCores, 2),
+  };
+}
+
+async function send(baseUrl: string, token: string, r: RequestShape): Promise<number> {
+  const res = await fetch(baseUrl + r.path, {
+    method: r.method,
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: r.body,
+  });
+  await res.arrayBuffer();
+  return res.status;
+}
+
+/**
+ * One connection, requests one after another: the service time of a request without queueing.
+ * Runs for `seconds` but at least `minRequests` and at most `maxRequests` requests.
+ */
+export async function runSolo(
+  baseUrl: string,
+  token: string,
+  s: LoadScenario,
+  opts: { seconds: number; minRequests: number; maxRequests: number },
+  meter?: () => CpuMeter,
+): Promise<LoadResult> {
+  const latencies: number[] = [];
+  const statuses: Record<string, number> = {};
+  let unexpected = 0;
+  const m = meter?.();
+  const t0 = performance.now();
+  while (
+    latencies.length < opts.maxRequests &&
+    (latencies.length < opts.minRequests || performance.now() - t0 < opts.seconds * 1000)
+  ) {
+    const r = s.next();
+    const start = performance.now();
+    const status = await send(baseUrl, token, r);
+    latencies.push(performance.now() - start);
+    statuses[status] = (statuses[status] ?? 0) + 1;
+    if (!s.expect.includes(status)) unexpected++;
+  }
+  const seconds = (performance.now() - t0) / 1000;
+  const cpu = m?.stop() ?? { serverMs: null, dbMs: null, otherCores: null };
+  const sorted = [...latencies].sort((a, b) => a - b);
+  const q = (p: number) =>
+    round(sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? 0, 1);
+  const n = latencies.length;
+  return {
+    rps: round(n / seconds, 1),
+    latencyMs: {
+      avg: round(latencies.reduce((a, b) => a + b, 0) / Math.max(n, 1), 2),
+      p50: q(0.5),
+      p90: q(0.9),
+      p99: q(0.99),
+      max: round(sorted[n - 1] ?? 0, 1),
+    },
+    requests: n,
+    errors: unexpected,
+    timeouts: 0,
+    statuses,
+    duration: round(seconds, 2),
+    connections: 1,
+    cpuMsPerRequest: {
+      server: cpu.serverMs !== null && n ? round(cpu.serverMs / n, 3) : null,
+      db: cpu.dbMs !== null && n ? round(cpu.dbMs / n, 3) : null,
     },
     otherCores: cpu.otherCores === null ? null : round(cpu.otherCores, 2),
   };

@@ -254,3 +254,32 @@ export class CpuWatch {
     return { serverMs, dbMs, otherCores };
   }
 }
+
+/**
+ * Waits until the server and the database are idle (less than 10 % of a core each over 300 ms,
+ * twice in a row), at most `maxMs`: requests abandoned by the load generator still run for a while.
+ */
+export async function waitIdle(
+  serverPid: number,
+  postmasterPid: number | null,
+  maxMs = 120_000,
+): Promise<void> {
+  const dbTotal = () => {
+    if (!postmasterPid) return 0;
+    let sum = 0;
+    for (const ms of childrenCpuMs(postmasterPid).values()) sum += ms;
+    return sum;
+  };
+  const deadline = Date.now() + maxMs;
+  let quiet = 0;
+  let s0 = cpuMs(serverPid) ?? 0;
+  let d0 = dbTotal();
+  while (Date.now() < deadline && quiet < 2) {
+    await new Promise((r) => setTimeout(r, 300));
+    const s1 = cpuMs(serverPid) ?? 0;
+    const d1 = dbTotal();
+    quiet = s1 - s0 < 30 && d1 - d0 < 30 ? quiet + 1 : 0;
+    s0 = s1;
+    d0 = d1;
+  }
+}
