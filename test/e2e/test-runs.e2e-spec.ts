@@ -822,6 +822,21 @@ describe('test runs', () => {
       });
     });
 
+    it('concurrent transitions of one run: exactly one wins, the others are 409', async () => {
+      const run = await createRun();
+      const results = await Promise.all(
+        Array.from({ length: 6 }, () => patchRun(run.id, { status: 'in_progress' })),
+      );
+      const statuses = results.map((r) => r.status).sort();
+      expect(statuses).toEqual([200, 409, 409, 409, 409, 409]);
+      for (const r of results.filter((x) => x.status === 409)) {
+        expectProblem(r, 409, 'invalid_status_transition');
+      }
+      const winner = results.find((r) => r.status === 200);
+      const after = await t.req('get', api(`/test-runs/${String(run.id)}`), f.viewer.token);
+      expect(after.body.started_at).toBe(winner?.body.started_at);
+    });
+
     it('a tester archiving gets 403 before any transition check', async () => {
       const run = await createRun();
       expectProblem(
