@@ -98,7 +98,7 @@ export class TestRunsService {
     if (milestoneIds.length) {
       where.push(`r.milestone_id = ANY(${add(milestoneIds.filter(isUuid))}::uuid[])`);
     }
-    if (q.created_by !== undefined) {
+    if (q.created_by !== undefined && q.created_by !== '') {
       where.push(isUuid(q.created_by) ? `r.created_by = ${add(q.created_by)}` : 'false');
     }
     if (q.search) {
