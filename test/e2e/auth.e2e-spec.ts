@@ -122,7 +122,7 @@ describe('identity: login, tokens, users, API keys (CONTRACT §4)', () => {
       const a = await t.createUser();
       const b = await t.createUser();
       expect((await t.req('get', `/api/v1/users/${a.id}`, a.token)).status).toBe(200);
-      expectProblem(await t.req('get', `/api/v1/users/${b.id}`, a.token), 404, 'user_not_found');
+      expectProblem(await t.req('get', `/api/v1/users/${b.id}`, a.token), 403, 'admin_required');
       const upd = await t.req('patch', `/api/v1/users/${a.id}`, a.token).send({ display_name: '  Alice  ', email: 'a@example.com' });
       expect(upd.status).toBe(200);
       expect(upd.body).toMatchObject({ display_name: 'Alice', email: 'a@example.com' });

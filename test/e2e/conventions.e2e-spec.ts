@@ -116,7 +116,8 @@ describe('conventions, errors and operations (CONTRACT §2, §3, §11)', () => {
       expect(p9.body).toEqual({ items: [], page: 9, page_size: 2, has_next: false, total: 5 });
       const ids = [...p1.body.items, ...p2.body.items, ...p3.body.items].map((p: { id: string }) => p.id);
       expect(new Set(ids).size).toBe(5);
-      expect(ids).toEqual([...ids].sort());
+      // Default order: newest first, ties broken by id in the same direction.
+      expect(ids).toEqual([...ids].sort().reverse());
     });
 
     it('search treats % and _ literally', async () => {

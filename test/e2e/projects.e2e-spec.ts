@@ -52,7 +52,7 @@ describe('projects, members and roles (CONTRACT §4)', () => {
     expect(res.body.items.map((m: { role: string }) => m.role).sort()).toEqual(['lead', 'tester', 'viewer']);
   });
 
-  it('POST members: role matrix, duplicates 409, unknown user 422', async () => {
+  it('POST members: role matrix, duplicates 409, unknown user 404', async () => {
     const newbies = await Promise.all([t.createUser(), t.createUser()]);
     let i = 0;
     await expectRoleMatrix(t, f, {
@@ -68,7 +68,7 @@ describe('projects, members and roles (CONTRACT §4)', () => {
     const again = await t.req('post', `/api/v1/projects/${f.projectId}/members`, f.lead.token).send({ user_id: f.viewer.id, role: 'tester' });
     expectProblem(again, 409, 'project_member_already_exists');
     const unknown = await t.req('post', `/api/v1/projects/${f.projectId}/members`, f.lead.token).send({ user_id: '0190f3b2-7c1d-7abc-8def-0123456789ab', role: 'tester' });
-    expectProblem(unknown, 422, 'invalid_user');
+    expectProblem(unknown, 404, 'user_not_found');
     const badRole = await t.req('post', `/api/v1/projects/${f.projectId}/members`, f.lead.token).send({ user_id: newbies[1].id, role: 'owner' });
     expect(expectProblem(badRole, 422, 'validation_error').errors).toHaveProperty('role');
   });

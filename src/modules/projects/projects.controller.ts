@@ -27,7 +27,8 @@ export class ProjectsController {
   @Get()
   @Endpoint({
     summary: 'List projects',
-    description: 'Administrators see every project, other users the projects they are members of. Sorted by name.',
+    description:
+      'Administrators see every project, other users the projects they are members of. `search` matches name or description (case-insensitive substring). Default order: newest first (`sort_by=created_at`, `sort_order=desc`); ties are broken by id.',
     access: 'authenticated',
     response: { schema: PageSchema('ProjectDto') },
   })
@@ -36,8 +37,16 @@ export class ProjectsController {
   }
 
   @Post()
-  @Endpoint({ summary: 'Create a project (the creator becomes its lead)', access: 'authenticated', status: 201, response: ProjectDto })
-  create(@CurrentUser() user: AuthenticatedUser, @Body() dto: CreateProjectDto): Promise<ProjectDto> {
+  @Endpoint({
+    summary: 'Create a project (the creator becomes its lead)',
+    access: 'authenticated',
+    status: 201,
+    response: ProjectDto,
+  })
+  create(
+    @CurrentUser() user: AuthenticatedUser,
+    @Body() dto: CreateProjectDto,
+  ): Promise<ProjectDto> {
     return this.projects.create(user, dto);
   }
 
@@ -54,13 +63,23 @@ export class ProjectsController {
   }
 
   @Delete(':id')
-  @Endpoint({ summary: 'Delete a project and everything in it', minRole: 'lead', project, status: 204 })
+  @Endpoint({
+    summary: 'Delete a project and everything in it',
+    minRole: 'lead',
+    project,
+    status: 204,
+  })
   remove(@Param('id') id: string): Promise<void> {
     return this.projects.remove(id);
   }
 
   @Get(':id/members')
-  @Endpoint({ summary: 'List project members', minRole: 'viewer', project, response: MemberListDto })
+  @Endpoint({
+    summary: 'List project members',
+    minRole: 'viewer',
+    project,
+    response: MemberListDto,
+  })
   members(@CurrentAccess() access: ProjectAccess) {
     return this.projects.members(access.projectId);
   }
@@ -72,7 +91,9 @@ export class ProjectsController {
     project,
     status: 201,
     response: MemberDto,
-    problems: ['project_member_already_exists', 'invalid_user'],
+    description:
+      'An unknown `user_id` → 404 `user_not_found`, a deactivated user → 422 `invalid_user`, an existing member → 409 `project_member_already_exists`.',
+    problems: ['project_member_already_exists', 'user_not_found', 'invalid_user'],
   })
   addMember(@CurrentAccess() access: ProjectAccess, @Body() dto: AddMemberDto): Promise<MemberDto> {
     return this.projects.addMember(access, dto);
@@ -104,7 +125,10 @@ export class ProjectsController {
     status: 204,
     problems: ['project_member_not_found', 'last_lead'],
   })
-  removeMember(@CurrentAccess() access: ProjectAccess, @Param('user_id') userId: string): Promise<void> {
+  removeMember(
+    @CurrentAccess() access: ProjectAccess,
+    @Param('user_id') userId: string,
+  ): Promise<void> {
     return this.projects.removeMember(access, userId);
   }
 }

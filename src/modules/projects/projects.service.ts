@@ -11,6 +11,7 @@ import {
   ListProjectsQueryDto,
   MemberDto,
   ProjectDto,
+  ProjectSortKey,
   toProjectDto,
   UpdateMemberDto,
   UpdateProjectDto,
@@ -32,10 +33,15 @@ export class ProjectsService {
   async list(user: AuthenticatedUser, q: ListProjectsQueryDto): Promise<Page<ProjectDto>> {
     const qb = this.db.repo(ProjectEntity).createQueryBuilder('p');
     if (!user.isAdmin) {
-      qb.innerJoin(ProjectMemberEntity, 'm', 'm.project_id = p.id AND m.user_id = :uid', { uid: user.id });
+      qb.innerJoin(ProjectMemberEntity, 'm', 'm.project_id = p.id AND m.user_id = :uid', {
+        uid: user.id,
+      });
     }
-    if (q.search) qb.andWhere('p.name ILIKE :s', { s: likePattern(q.search) });
-    qb.orderBy('lower(p.name)', 'ASC').addOrderBy('p.id', 'ASC');
+    if (q.search) {
+      qb.andWhere('(p.name ILIKE :s OR p.description ILIKE :s)', { s: likePattern(q.search) });
+    }
+    const dir = (q.sort_order ?? 'desc') === 'asc' ? 'ASC' : 'DESC';
+    qb.orderBy(PROJECT_SORT_KEYS[q.sort_by ?? 'created_at'], dir).addOrderBy('p.id', dir);
     qb.offset(offsetOf(q.page, q.page_size)).limit(q.page_size);
     const [rows, total] = await qb.getManyAndCount();
     return pageOf(rows.map(toProjectDto), q.page, q.page_size, total);
@@ -43,8 +49,12 @@ export class ProjectsService {
 
   async create(user: AuthenticatedUser, dto: CreateProjectDto): Promise<ProjectDto> {
     const id = uuidv7();
-    await this.db.repo(ProjectEntity).insert({ id, name: dto.name, description: dto.description ?? null });
-    await this.db.repo(ProjectMemberEntity).insert({ projectId: id, userId: user.id, role: 'lead' });
+    await this.db
+      .repo(ProjectEntity)
+      .insert({ id, name: dto.name, description: dto.description ?? null });
+    await this.db
+      .repo(ProjectMemberEntity)
+      .insert({ projectId: id, userId: user.id, role: 'lead' });
     return this.get(id);
   }
 
@@ -78,17 +88,35 @@ export class ProjectsService {
   }
 
   async addMember(access: ProjectAccess, dto: AddMemberDto): Promise<MemberDto> {
-    const user = await this.db.query<{ id: string; is_active: boolean }>('SELECT id, is_active FROM users WHERE id = $1', [dto.user_id]);
-    if (!user[0]) throw new AppException('invalid_user', 'No such user', { user_id: ['No user with this id'] });
-    if (!user[0].is_active) throw new AppException('invalid_user', 'The user is deactivated', { user_id: ['The user is deactivated'] });
-    await this.db.repo(ProjectMemberEntity).insert({ projectId: access.projectId, userId: dto.user_id, role: dto.role });
+    // Ids are opaque: a malformed one is simply an unknown user.
+    const user = isUuid(dto.user_id)
+      ? await this.db.query<{ id: string; is_active: boolean }>(
+          'SELECT id, is_active FROM users WHERE id = $1',
+          [dto.user_id],
+        )
+      : [];
+    if (!user[0]) throw AppException.notFound('user_not_found', 'User');
+    if (!user[0].is_active)
+      throw new AppException('invalid_user', 'The user is deactivated', {
+        user_id: ['The user is deactivated'],
+      });
+    await this.db
+      .repo(ProjectMemberEntity)
+      .insert({ projectId: access.projectId, userId: dto.user_id, role: dto.role });
     return this.member(access.projectId, dto.user_id);
   }
 
-  async updateMember(access: ProjectAccess, userId: string, dto: UpdateMemberDto): Promise<MemberDto> {
+  async updateMember(
+    access: ProjectAccess,
+    userId: string,
+    dto: UpdateMemberDto,
+  ): Promise<MemberDto> {
     const current = await this.lockedMember(access.projectId, userId);
-    if (current.role === 'lead' && dto.role !== 'lead') await this.assertNotLastLead(access.projectId);
-    await this.db.repo(ProjectMemberEntity).update({ projectId: access.projectId, userId }, { role: dto.role });
+    if (current.role === 'lead' && dto.role !== 'lead')
+      await this.assertNotLastLead(access.projectId);
+    await this.db
+      .repo(ProjectMemberEntity)
+      .update({ projectId: access.projectId, userId }, { role: dto.role });
     return this.member(access.projectId, userId);
   }
 
@@ -127,10 +155,19 @@ export class ProjectsService {
       [projectId],
     );
     if ((rows[0]?.n ?? 0) <= 1) {
-      throw new AppException('last_lead', 'A project must keep at least one lead; promote someone else first');
+      throw new AppException(
+        'last_lead',
+        'A project must keep at least one lead; promote someone else first',
+      );
     }
   }
 }
+
+const PROJECT_SORT_KEYS: Record<ProjectSortKey, string> = {
+  created_at: 'p.created_at',
+  updated_at: 'p.updated_at',
+  name: 'lower(p.name)',
+};
 
 function toMemberDto(r: MemberRow): MemberDto {
   return {

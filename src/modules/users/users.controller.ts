@@ -38,7 +38,11 @@ export class AuthController {
   }
 
   @Get('me')
-  @Endpoint({ summary: 'The authenticated user and their project memberships', access: 'authenticated', response: MeDto })
+  @Endpoint({
+    summary: 'The authenticated user and their project memberships',
+    access: 'authenticated',
+    response: MeDto,
+  })
   me(@CurrentUser() user: AuthenticatedUser): Promise<MeDto> {
     return this.users.me(user);
   }
@@ -50,7 +54,11 @@ export class UsersController {
   constructor(private readonly users: UsersService) {}
 
   @Get('me/api-keys')
-  @Endpoint({ summary: 'List your personal API keys (secrets are never shown again)', access: 'authenticated', response: ApiKeyListDto })
+  @Endpoint({
+    summary: 'List your personal API keys (secrets are never shown again)',
+    access: 'authenticated',
+    response: ApiKeyListDto,
+  })
   listApiKeys(@CurrentUser() user: AuthenticatedUser): Promise<ApiKeyListDto> {
     return this.users.listApiKeys(user);
   }
@@ -64,24 +72,44 @@ export class UsersController {
     status: 201,
     response: CreatedApiKeyDto,
   })
-  createApiKey(@CurrentUser() user: AuthenticatedUser, @Body() dto: CreateApiKeyDto): Promise<CreatedApiKeyDto> {
+  createApiKey(
+    @CurrentUser() user: AuthenticatedUser,
+    @Body() dto: CreateApiKeyDto,
+  ): Promise<CreatedApiKeyDto> {
     return this.users.createApiKey(user, dto);
   }
 
   @Delete('me/api-keys/:id')
-  @Endpoint({ summary: 'Revoke one of your API keys (effective at once)', access: 'authenticated', status: 204, problems: ['api_key_not_found'] })
+  @Endpoint({
+    summary: 'Revoke one of your API keys (effective at once)',
+    access: 'authenticated',
+    status: 204,
+    problems: ['api_key_not_found'],
+  })
   deleteApiKey(@CurrentUser() user: AuthenticatedUser, @Param('id') id: string): Promise<void> {
     return this.users.deleteApiKey(user, id);
   }
 
   @Get()
-  @Endpoint({ summary: 'List users', access: 'admin', response: { schema: PageSchema('UserDto') } })
+  @Endpoint({
+    summary: 'List users',
+    description:
+      '`search` matches username, display name or email (case-insensitive substring). Default order: newest first (`sort_by=created_at`, `sort_order=desc`); ties are broken by id.',
+    access: 'admin',
+    response: { schema: PageSchema('UserDto') },
+  })
   list(@Query() q: ListUsersQueryDto) {
     return this.users.list(q);
   }
 
   @Post()
-  @Endpoint({ summary: 'Create a user', access: 'admin', status: 201, response: UserDto, problems: ['user_already_exists'] })
+  @Endpoint({
+    summary: 'Create a user',
+    access: 'admin',
+    status: 201,
+    response: UserDto,
+    problems: ['user_already_exists'],
+  })
   create(@Body() dto: CreateUserDto): Promise<UserDto> {
     return this.users.create(dto);
   }
@@ -89,10 +117,11 @@ export class UsersController {
   @Get(':id')
   @Endpoint({
     summary: 'Get a user',
-    description: 'Administrators read anyone; other users only themselves (others are 404).',
+    description:
+      'Administrators read anyone; other users only themselves (another existing user → 403 `admin_required`). `me` addresses the caller.',
     access: 'authenticated',
     response: UserDto,
-    problems: ['user_not_found'],
+    problems: ['user_not_found', 'admin_required'],
   })
   get(@CurrentUser() user: AuthenticatedUser, @Param('id') id: string): Promise<UserDto> {
     return this.users.get(user, id);
@@ -101,31 +130,42 @@ export class UsersController {
   @Patch(':id')
   @Endpoint({
     summary: 'Update a user',
-    description: 'A user may change their own `display_name` and `email`; only administrators change `username`, `is_admin` and `is_active`. Deactivating revokes tokens and API keys.',
+    description:
+      'A user may change their own `display_name` and `email` (empty text clears them); only administrators change other users, `username`, `is_admin` and `is_active` (otherwise 403 `admin_required`). Administrators cannot demote or deactivate themselves (403 `forbidden`). Deactivating revokes tokens and API keys. `me` addresses the caller.',
     access: 'authenticated',
     response: UserDto,
     problems: ['user_not_found', 'admin_required', 'forbidden', 'user_already_exists'],
   })
-  update(@CurrentUser() user: AuthenticatedUser, @Param('id') id: string, @Body() dto: UpdateUserDto): Promise<UserDto> {
+  update(
+    @CurrentUser() user: AuthenticatedUser,
+    @Param('id') id: string,
+    @Body() dto: UpdateUserDto,
+  ): Promise<UserDto> {
     return this.users.update(user, id, dto);
   }
 
   @Put(':id/password')
   @Endpoint({
     summary: 'Change a password',
-    description: 'The user itself must give `current_password`; administrators may set anyone\'s. Every earlier access token of the user is revoked.',
+    description:
+      "The user itself must give `current_password` (wrong → 422 `invalid_current_password`); administrators may set anyone's without it; another user's password otherwise → 403 `admin_required`. Every earlier access token of the user is revoked (API keys stay valid). `me` addresses the caller.",
     access: 'authenticated',
     status: 204,
-    problems: ['user_not_found', 'invalid_current_password'],
+    problems: ['user_not_found', 'invalid_current_password', 'admin_required'],
   })
-  changePassword(@CurrentUser() user: AuthenticatedUser, @Param('id') id: string, @Body() dto: ChangePasswordDto): Promise<void> {
+  changePassword(
+    @CurrentUser() user: AuthenticatedUser,
+    @Param('id') id: string,
+    @Body() dto: ChangePasswordDto,
+  ): Promise<void> {
     return this.users.changePassword(user, id, dto);
   }
 
   @Delete(':id')
   @Endpoint({
     summary: 'Deactivate a user',
-    description: 'Sets `is_active=false` and revokes tokens and API keys; the row stays so history keeps its names.',
+    description:
+      'Sets `is_active=false` and revokes tokens and API keys; the row stays so history keeps its names.',
     access: 'admin',
     status: 204,
     problems: ['user_not_found', 'forbidden'],

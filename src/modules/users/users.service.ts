@@ -22,6 +22,7 @@ import {
   toUserDto,
   UpdateUserDto,
   UserDto,
+  UserSortKey,
 } from './dto/user.dto';
 import { ApiKeyEntity } from './entities/api-key.entity';
 import { UserEntity } from './entities/user.entity';
@@ -49,18 +50,31 @@ export class UsersService {
     if (!user || !ok) throw new AppException('invalid_credentials', 'Invalid username or password');
     if (!user.isActive) throw new AppException('user_disabled', 'The user account is disabled');
     user.lastLoginAt = new Date();
-    await this.users.update({ id: user.id }, { lastLoginAt: user.lastLoginAt });
+    // Plain SQL: a login is not a change of the user, so `updated_at` stays.
+    await this.db.query('UPDATE users SET last_login_at = $2 WHERE id = $1', [
+      user.id,
+      user.lastLoginAt,
+    ]);
     const { token, expiresAt } = signAccessToken(
       { sub: user.id, ver: user.tokenVersion },
       this.config.authSecret,
       this.config.accessTokenTtlSeconds,
     );
-    return { access_token: token, token_type: 'Bearer', expires_at: expiresAt.toISOString(), user: toUserDto(user) };
+    return {
+      access_token: token,
+      token_type: 'Bearer',
+      expires_at: expiresAt.toISOString(),
+      user: toUserDto(user),
+    };
   }
 
   async me(caller: AuthenticatedUser): Promise<MeDto> {
     const user = await this.getEntity(caller.id);
-    const memberships = await this.db.query<{ project_id: string; project_name: string; role: string }>(
+    const memberships = await this.db.query<{
+      project_id: string;
+      project_name: string;
+      role: string;
+    }>(
       `SELECT p.id AS project_id, p.name AS project_name, m.role
          FROM project_members m JOIN projects p ON p.id = m.project_id
         WHERE m.user_id = $1 ORDER BY lower(p.name), p.id`,
@@ -72,12 +86,12 @@ export class UsersService {
   async list(q: ListUsersQueryDto): Promise<Page<UserDto>> {
     const qb = this.users.createQueryBuilder('u');
     if (q.search) {
-      qb.where(
-        `(u.username ILIKE :s OR u.display_name ILIKE :s OR u.email ILIKE :s)`,
-        { s: likePattern(q.search) },
-      );
+      qb.where(`(u.username ILIKE :s OR u.display_name ILIKE :s OR u.email ILIKE :s)`, {
+        s: likePattern(q.search),
+      });
     }
-    qb.orderBy('lower(u.username)', 'ASC').addOrderBy('u.id', 'ASC');
+    const dir = (q.sort_order ?? 'desc') === 'asc' ? 'ASC' : 'DESC';
+    qb.orderBy(USER_SORT_KEYS[q.sort_by ?? 'created_at'], dir).addOrderBy('u.id', dir);
     qb.offset(offsetOf(q.page, q.page_size)).limit(q.page_size);
     const [rows, total] = await qb.getManyAndCount();
     return pageOf(rows.map(toUserDto), q.page, q.page_size, total);
@@ -87,8 +101,8 @@ export class UsersService {
     const entity = this.users.create({
       id: uuidv7(),
       username: dto.username,
-      displayName: dto.display_name ?? null,
-      email: dto.email ?? null,
+      displayName: blankToNull(dto.display_name),
+      email: blankToNull(dto.email),
       passwordHash: await hashPassword(dto.password),
       isAdmin: dto.is_admin ?? false,
       isActive: true,
@@ -99,24 +113,32 @@ export class UsersService {
     return toUserDto(await this.getEntity(entity.id));
   }
 
-  async get(caller: AuthenticatedUser, id: string): Promise<UserDto> {
-    this.assertSelfOrAdmin(caller, id);
-    return toUserDto(await this.getEntity(id));
+  async get(caller: AuthenticatedUser, rawId: string): Promise<UserDto> {
+    const id = selfAlias(caller, rawId);
+    const user = await this.getEntity(id);
+    this.assertSelfOrAdmin(caller, id, 'Reading another user');
+    return toUserDto(user);
   }
 
-  async update(caller: AuthenticatedUser, id: string, dto: UpdateUserDto): Promise<UserDto> {
-    this.assertSelfOrAdmin(caller, id);
+  async update(caller: AuthenticatedUser, rawId: string, dto: UpdateUserDto): Promise<UserDto> {
+    const id = selfAlias(caller, rawId);
     const user = await this.getEntity(id, true);
-    const adminOnly = (['username', 'is_admin', 'is_active'] as const).filter((k) => dto[k] !== undefined);
+    this.assertSelfOrAdmin(caller, id, 'Changing another user');
+    const adminOnly = (['username', 'is_admin', 'is_active'] as const).filter(
+      (k) => dto[k] !== undefined,
+    );
     if (adminOnly.length > 0 && !caller.isAdmin) {
-      throw new AppException('admin_required', `Only an administrator may change ${adminOnly.join(', ')}`);
+      throw new AppException(
+        'admin_required',
+        `Only an administrator may change ${adminOnly.join(', ')}`,
+      );
     }
     if (caller.id === id && (dto.is_admin === false || dto.is_active === false)) {
       throw new AppException('forbidden', 'Administrators cannot demote or deactivate themselves');
     }
     if (dto.username !== undefined) user.username = dto.username;
-    if (dto.display_name !== undefined) user.displayName = dto.display_name;
-    if (dto.email !== undefined) user.email = dto.email;
+    if (dto.display_name !== undefined) user.displayName = blankToNull(dto.display_name);
+    if (dto.email !== undefined) user.email = blankToNull(dto.email);
     if (dto.is_admin !== undefined) user.isAdmin = dto.is_admin;
     if (dto.is_active !== undefined && dto.is_active !== user.isActive) {
       user.isActive = dto.is_active;
@@ -126,20 +148,31 @@ export class UsersService {
     return toUserDto(await this.getEntity(id));
   }
 
-  async changePassword(caller: AuthenticatedUser, id: string, dto: ChangePasswordDto): Promise<void> {
-    this.assertSelfOrAdmin(caller, id);
+  async changePassword(
+    caller: AuthenticatedUser,
+    rawId: string,
+    dto: ChangePasswordDto,
+  ): Promise<void> {
+    const id = selfAlias(caller, rawId);
     const user = await this.getEntity(id, true);
+    this.assertSelfOrAdmin(caller, id, "Changing another user's password");
     const self = caller.id === id;
     if (self && !caller.isAdmin) {
       if (dto.current_password === undefined) {
-        throw AppException.validation({ current_password: ['current_password is required to change your own password'] });
+        throw AppException.validation({
+          current_password: ['current_password is required to change your own password'],
+        });
       }
       if (!(await verifyPassword(dto.current_password, user.passwordHash))) {
         throw new AppException('invalid_current_password', 'The current password is incorrect', {
           current_password: ['The current password is incorrect'],
         });
       }
-    } else if (self && dto.current_password !== undefined && !(await verifyPassword(dto.current_password, user.passwordHash))) {
+    } else if (
+      self &&
+      dto.current_password !== undefined &&
+      !(await verifyPassword(dto.current_password, user.passwordHash))
+    ) {
       throw new AppException('invalid_current_password', 'The current password is incorrect', {
         current_password: ['The current password is incorrect'],
       });
@@ -150,9 +183,11 @@ export class UsersService {
   }
 
   /** Deactivates: the row stays (history keeps names); tokens and API keys are revoked. */
-  async deactivate(caller: AuthenticatedUser, id: string): Promise<void> {
+  async deactivate(caller: AuthenticatedUser, rawId: string): Promise<void> {
+    const id = selfAlias(caller, rawId);
     const user = await this.getEntity(id, true);
-    if (caller.id === id) throw new AppException('forbidden', 'Administrators cannot deactivate themselves');
+    if (caller.id === id)
+      throw new AppException('forbidden', 'Administrators cannot deactivate themselves');
     user.isActive = false;
     await this.revokeAll(user);
     await this.users.save(user);
@@ -186,7 +221,10 @@ export class UsersService {
     });
     await this.db.repo(ApiKeyEntity).insert(entity);
     const saved = await this.db.repo(ApiKeyEntity).findOneByOrFail({ id: entity.id });
-    this.logger.log({ user_id: caller.id, key_id: saved.id, prefix: apiKeyPrefix(key) }, 'API key created');
+    this.logger.log(
+      { user_id: caller.id, key_id: saved.id, prefix: apiKeyPrefix(key) },
+      'API key created',
+    );
     return { api_key: key, key: toApiKeyDto(saved) };
   }
 
@@ -201,10 +239,10 @@ export class UsersService {
     await this.db.repo(ApiKeyEntity).delete({ userId: user.id });
   }
 
-  private assertSelfOrAdmin(caller: AuthenticatedUser, id: string): void {
+  /** CONTRACT §4 "admin, or the user for itself": others get 403 admin_required (after the 404). */
+  private assertSelfOrAdmin(caller: AuthenticatedUser, id: string, action: string): void {
     if (!caller.isAdmin && caller.id !== id) {
-      // Other users' accounts are invisible to non-administrators.
-      throw AppException.notFound('user_not_found', 'User');
+      throw new AppException('admin_required', `${action} requires an administrator`);
     }
   }
 
@@ -217,3 +255,21 @@ export class UsersService {
     return user;
   }
 }
+
+/** `me` addresses the caller (`GET /users/me`, `PATCH /users/me`, `PUT /users/me/password`). */
+function selfAlias(caller: AuthenticatedUser, id: string): string {
+  return id === 'me' ? caller.id : id;
+}
+
+/** Optional text that is empty after trimming is stored as null. */
+function blankToNull(v: string | null | undefined): string | null {
+  return v === undefined || v === null || v === '' ? null : v;
+}
+
+const USER_SORT_KEYS: Record<UserSortKey, string> = {
+  created_at: 'u.created_at',
+  updated_at: 'u.updated_at',
+  username: 'lower(u.username)',
+  display_name: "lower(coalesce(u.display_name, ''))",
+  last_login_at: "coalesce(u.last_login_at, '-infinity'::timestamptz)",
+};

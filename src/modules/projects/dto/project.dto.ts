@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsNotEmpty, IsOptional, IsString, IsUUID, MaxLength } from 'class-validator';
+import { IsIn, IsNotEmpty, IsOptional, IsString, MaxLength } from 'class-validator';
 import { PROJECT_ROLES, ProjectRole } from '../../../common/access/roles';
-import { PageQueryDto } from '../../../common/pagination/page';
+import { PageQueryDto, SORT_ORDERS, SortOrder } from '../../../common/pagination/page';
 import { Nullable, OptionalNotNull } from '../../../common/validation/decorators';
 import { ProjectEntity } from '../entities/project.entity';
 
@@ -52,12 +52,29 @@ export class UpdateProjectDto {
   description?: string | null;
 }
 
+export const PROJECT_SORT_KEYS = ['created_at', 'updated_at', 'name'] as const;
+export type ProjectSortKey = (typeof PROJECT_SORT_KEYS)[number];
+
 export class ListProjectsQueryDto extends PageQueryDto {
-  @ApiPropertyOptional({ description: 'Case-insensitive substring of the name' })
+  @ApiPropertyOptional({ description: 'Case-insensitive substring of the name or description' })
   @IsOptional()
   @IsString()
   @MaxLength(200)
   search?: string;
+
+  @ApiPropertyOptional({ enum: PROJECT_SORT_KEYS, default: 'created_at' })
+  @OptionalNotNull()
+  @IsIn(PROJECT_SORT_KEYS)
+  sort_by?: ProjectSortKey;
+
+  @ApiPropertyOptional({
+    enum: SORT_ORDERS,
+    default: 'desc',
+    description: 'Ties are broken by id in the same direction',
+  })
+  @OptionalNotNull()
+  @IsIn(SORT_ORDERS)
+  sort_order?: SortOrder;
 }
 
 export class MemberDto {
@@ -73,8 +90,13 @@ export class MemberListDto {
 }
 
 export class AddMemberDto {
-  @ApiProperty({ format: 'uuid' })
-  @IsUUID()
+  @ApiProperty({
+    format: 'uuid',
+    description: 'An existing, active user (unknown → 404 `user_not_found`)',
+  })
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(64)
   user_id: string;
 
   @ApiProperty({ enum: PROJECT_ROLES })

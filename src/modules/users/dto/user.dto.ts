@@ -2,6 +2,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import {
   IsBoolean,
   IsEmail,
+  IsIn,
   IsISO8601,
   IsNotEmpty,
   IsOptional,
@@ -10,18 +11,22 @@ import {
   MaxLength,
   MinLength,
 } from 'class-validator';
-import { PageQueryDto } from '../../../common/pagination/page';
+import { PageQueryDto, SORT_ORDERS, SortOrder } from '../../../common/pagination/page';
 import { Nullable, OptionalNotNull } from '../../../common/validation/decorators';
 import { NoTrim } from '../../../common/validation/validate';
 import { UserEntity } from '../entities/user.entity';
 import { ApiKeyEntity } from '../entities/api-key.entity';
 
-const USERNAME_RE = /^[A-Za-z0-9._@-]+$/;
+/** Any printable text without line breaks, tabs or other control characters. */
+const USERNAME_RE = /^[^\p{Cc}\p{Cf}\p{Zl}\p{Zp}]+$/u;
+const USERNAME_MESSAGE = 'username must not contain control characters';
 
 export class UserDto {
   @ApiProperty({ format: 'uuid' }) id: string;
   @ApiProperty({ example: 'alice' }) username: string;
-  @ApiProperty({ nullable: true, type: String, example: 'Alice Example' }) display_name: string | null;
+  @ApiProperty({ nullable: true, type: String, example: 'Alice Example' }) display_name:
+    | string
+    | null;
   @ApiProperty({ nullable: true, type: String, example: 'alice@example.com' }) email: string | null;
   @ApiProperty() is_admin: boolean;
   @ApiProperty() is_active: boolean;
@@ -59,7 +64,7 @@ export class CreateUserDto {
   @IsString()
   @MinLength(3)
   @MaxLength(64)
-  @Matches(USERNAME_RE, { message: 'username may contain letters, digits and . _ @ - only' })
+  @Matches(USERNAME_RE, { message: USERNAME_MESSAGE })
   username: string;
 
   @ApiProperty({ minLength: 10, maxLength: 256, example: 'a long passphrase' })
@@ -93,7 +98,7 @@ export class UpdateUserDto {
   @IsString()
   @MinLength(3)
   @MaxLength(64)
-  @Matches(USERNAME_RE, { message: 'username may contain letters, digits and . _ @ - only' })
+  @Matches(USERNAME_RE, { message: USERNAME_MESSAGE })
   username?: string;
 
   @ApiPropertyOptional({ nullable: true, maxLength: 200 })
@@ -120,7 +125,10 @@ export class UpdateUserDto {
 }
 
 export class ChangePasswordDto {
-  @ApiPropertyOptional({ description: 'Required when changing your own password (not for administrators changing someone else\'s)' })
+  @ApiPropertyOptional({
+    description:
+      "Required when changing your own password (not for administrators changing someone else's)",
+  })
   @NoTrim()
   @OptionalNotNull()
   @IsString()
@@ -135,12 +143,37 @@ export class ChangePasswordDto {
   new_password: string;
 }
 
+export const USER_SORT_KEYS = [
+  'created_at',
+  'updated_at',
+  'username',
+  'display_name',
+  'last_login_at',
+] as const;
+export type UserSortKey = (typeof USER_SORT_KEYS)[number];
+
 export class ListUsersQueryDto extends PageQueryDto {
-  @ApiPropertyOptional({ description: 'Case-insensitive substring of username, display name or email' })
+  @ApiPropertyOptional({
+    description: 'Case-insensitive substring of username, display name or email',
+  })
   @IsOptional()
   @IsString()
   @MaxLength(200)
   search?: string;
+
+  @ApiPropertyOptional({ enum: USER_SORT_KEYS, default: 'created_at' })
+  @OptionalNotNull()
+  @IsIn(USER_SORT_KEYS)
+  sort_by?: UserSortKey;
+
+  @ApiPropertyOptional({
+    enum: SORT_ORDERS,
+    default: 'desc',
+    description: 'Ties are broken by id in the same direction',
+  })
+  @OptionalNotNull()
+  @IsIn(SORT_ORDERS)
+  sort_order?: SortOrder;
 }
 
 export class LoginDto {
@@ -172,7 +205,11 @@ export class CreateApiKeyDto {
   @MaxLength(120)
   name: string;
 
-  @ApiPropertyOptional({ nullable: true, format: 'date-time', description: 'Must be in the future; null or absent: never expires' })
+  @ApiPropertyOptional({
+    nullable: true,
+    format: 'date-time',
+    description: 'Must be in the future; null or absent: never expires',
+  })
   @Nullable()
   @IsISO8601({ strict: true })
   expires_at?: string | null;
@@ -181,7 +218,11 @@ export class CreateApiKeyDto {
 export class ApiKeyDto {
   @ApiProperty({ format: 'uuid' }) id: string;
   @ApiProperty() name: string;
-  @ApiProperty({ example: 'tms_0a1b2c3d4e5f', description: 'Public part of the key, to recognise it' }) prefix: string;
+  @ApiProperty({
+    example: 'tms_0a1b2c3d4e5f',
+    description: 'Public part of the key, to recognise it',
+  })
+  prefix: string;
   @ApiProperty({ format: 'date-time' }) created_at: string;
   @ApiProperty({ nullable: true, type: String, format: 'date-time' }) expires_at: string | null;
   @ApiProperty({ nullable: true, type: String, format: 'date-time' }) last_used_at: string | null;
@@ -199,7 +240,8 @@ export function toApiKeyDto(k: ApiKeyEntity): ApiKeyDto {
 }
 
 export class CreatedApiKeyDto {
-  @ApiProperty({ description: 'The secret key. Shown only in this response; store it now.' }) api_key: string;
+  @ApiProperty({ description: 'The secret key. Shown only in this response; store it now.' })
+  api_key: string;
   @ApiProperty({ type: ApiKeyDto }) key: ApiKeyDto;
 }
 
