@@ -189,6 +189,47 @@ describe('foundation: HTTP behaviour', () => {
     });
   });
 
+  describe('OpenAPI', () => {
+    interface Op {
+      description?: string;
+      parameters?: Array<{ name: string; in: string }>;
+      responses: Record<string, { content?: Record<string, unknown> }>;
+    }
+    it('every operation declares its path parameters, its role and problem+json error bodies', async () => {
+      const doc = (await t.req('get', '/openapi.json')).body as {
+        paths: Record<string, Record<string, Op>>;
+      };
+      const gaps: string[] = [];
+      for (const [path, ops] of Object.entries(doc.paths)) {
+        const names = [...path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]);
+        for (const [method, op] of Object.entries(ops)) {
+          const where = `${method.toUpperCase()} ${path}`;
+          for (const n of names) {
+            if (!(op.parameters ?? []).some((p) => p.in === 'path' && p.name === n)) {
+              gaps.push(`${where}: path parameter ${n} undocumented`);
+            }
+          }
+          if (
+            !/role|authenticated user|Administrators only|No authentication/.test(
+              op.description ?? '',
+            )
+          ) {
+            gaps.push(`${where}: no role in the description`);
+          }
+          for (const [status, r] of Object.entries(op.responses)) {
+            if (Number(status) >= 400 && !r.content?.['application/problem+json']) {
+              gaps.push(`${where}: ${status} is not a problem body`);
+            }
+          }
+          if (!op.responses['401'] && !/No authentication/.test(op.description ?? '')) {
+            gaps.push(`${where}: 401 undocumented`);
+          }
+        }
+      }
+      expect(gaps).toEqual([]);
+    });
+  });
+
   describe('logs', () => {
     it('every log line of a request carries its request id, also for early answers', async () => {
       for (const [id, send] of [

@@ -1,5 +1,12 @@
 import { applyDecorators, HttpCode, SetMetadata, Type } from '@nestjs/common';
-import { ApiBearerAuth, ApiExtraModels, ApiOperation, ApiResponse, getSchemaPath } from '@nestjs/swagger';
+import {
+  ApiBearerAuth,
+  ApiExtraModels,
+  ApiOperation,
+  ApiParam,
+  ApiResponse,
+  getSchemaPath,
+} from '@nestjs/swagger';
 import { ERROR_CATALOGUE, ErrorCode } from '../errors/error-codes';
 import { ProblemDto } from '../openapi/problem.dto';
 import { ProjectSource } from './project-access';
@@ -48,8 +55,8 @@ export function Endpoint(o: EndpointOptions): MethodDecorator {
   const rule: AccessRule = o.serviceChecksRole
     ? { kind: 'authenticated' }
     : o.access
-    ? { kind: o.access }
-    : { kind: 'project', minRole: o.minRole ?? 'viewer', project: o.project ?? { in: 'query' } };
+      ? { kind: o.access }
+      : { kind: 'project', minRole: o.minRole ?? 'viewer', project: o.project ?? { in: 'query' } };
   const status = o.status ?? 200;
   const who = o.serviceChecksRole
     ? `Minimum project role: **${o.serviceChecksRole}** (administrators act as lead); non-members get 404.`
@@ -64,18 +71,46 @@ export function Endpoint(o: EndpointOptions): MethodDecorator {
     SetMetadata(ACCESS_KEY, rule),
     HttpCode(status),
     ApiExtraModels(ProblemDto),
-    ApiOperation({ summary: o.summary, description: [o.description, who].filter(Boolean).join('\n\n') }),
+    ApiOperation({
+      summary: o.summary,
+      description: [o.description, who].filter(Boolean).join('\n\n'),
+    }),
   ];
   if (rule.kind !== 'public') decorators.push(ApiBearerAuth());
+  if (rule.kind === 'project' && 'resource' in rule.project) {
+    // The path parameter naming the resource, documented even when the handler reads the resolved
+    // access instead of @Param (Swagger merges it with a @Param of the same name).
+    const name = rule.project.param ?? 'id';
+    decorators.push(
+      ApiParam({ name, description: `${rule.project.resource.label} id`, type: String }),
+    );
+  }
 
   if (status === 204) {
-    decorators.push(ApiResponse({ status, description: o.responseDescription ?? 'Done; no body.' }));
+    decorators.push(
+      ApiResponse({ status, description: o.responseDescription ?? 'Done; no body.' }),
+    );
   } else if (o.response && 'schema' in o.response) {
-    decorators.push(ApiResponse({ status, description: o.responseDescription ?? 'Success', schema: o.response.schema }));
+    decorators.push(
+      ApiResponse({
+        status,
+        description: o.responseDescription ?? 'Success',
+        schema: o.response.schema,
+      }),
+    );
   } else if (Array.isArray(o.response)) {
-    decorators.push(ApiResponse({ status, description: o.responseDescription ?? 'Success', type: o.response[0], isArray: true }));
+    decorators.push(
+      ApiResponse({
+        status,
+        description: o.responseDescription ?? 'Success',
+        type: o.response[0],
+        isArray: true,
+      }),
+    );
   } else if (o.response) {
-    decorators.push(ApiResponse({ status, description: o.responseDescription ?? 'Success', type: o.response }));
+    decorators.push(
+      ApiResponse({ status, description: o.responseDescription ?? 'Success', type: o.response }),
+    );
   } else {
     decorators.push(ApiResponse({ status, description: o.responseDescription ?? 'Success' }));
   }
