@@ -172,11 +172,11 @@ export class TestCases1763700000200 implements MigrationInterface {
         CONSTRAINT fk_datasets_project FOREIGN KEY (project_id) REFERENCES projects(id) ON DELETE CASCADE,
         CONSTRAINT fk_datasets_created_by FOREIGN KEY (created_by) REFERENCES users(id)
       )`);
-    await q.query(
-      `CREATE UNIQUE INDEX uq_datasets_project_name ON datasets (project_id, name)`,
-    );
+    await q.query(`CREATE UNIQUE INDEX uq_datasets_project_name ON datasets (project_id, name)`);
     // Name search is ILIKE (trigram index below); sorting by name uses lower(name).
-    await q.query(`CREATE INDEX ix_datasets_project_lower_name ON datasets (project_id, lower(name), id)`);
+    await q.query(
+      `CREATE INDEX ix_datasets_project_lower_name ON datasets (project_id, lower(name), id)`,
+    );
     await q.query(
       `CREATE INDEX ix_datasets_project_updated ON datasets (project_id, updated_at, id)`,
     );
