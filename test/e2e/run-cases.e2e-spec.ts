@@ -826,6 +826,42 @@ describe('run cases, rows and history', () => {
   });
 
   describe('concurrency', () => {
+    it('a test case deleted while it is being added is a 404, never a foreign-key 500', async () => {
+      const run = await createRun();
+      const c = await createCase();
+      const suite = await createSuite();
+      const inSuite = await createCase({ suite_id: suite.id });
+      for (const [body, id] of [
+        [{ test_case_id: c.id }, c.id],
+        [{ suite_id: suite.id }, inSuite.id],
+      ] as Array<[Json, unknown]>) {
+        // Another transaction deletes the case and holds it uncommitted while the add runs.
+        const qr = t.db.createQueryRunner();
+        await qr.connect();
+        await qr.startTransaction();
+        try {
+          await qr.query(`DELETE FROM test_cases WHERE id = $1`, [id]);
+          const path = 'suite_id' in body ? '/run-cases/bulk' : '/run-cases';
+          const pending = t
+            .req('post', api(path), f.tester.token)
+            .send({ test_run_id: run.id, ...body })
+            .then((r) => r);
+          await new Promise((resolve) => setTimeout(resolve, 400));
+          await qr.commitTransaction();
+          const res = await pending;
+          if ('suite_id' in body) {
+            expect(await ok(res, 201)).toMatchObject({ items: [], created_count: 0 });
+          } else {
+            expectProblem(res, 404, 'test_case_not_found');
+          }
+        } finally {
+          if (qr.isTransactionActive) await qr.rollbackTransaction();
+          await qr.release();
+        }
+      }
+      expect((await getRun(run.id)).summary).toMatchObject({ total: 0 });
+    });
+
     it('concurrent results on one run keep the counters exact', async () => {
       const { run, items } = await runWithCases(12);
       const rows = await Promise.all(items.map((i) => rowsOf(i.id)));
@@ -1328,10 +1364,11 @@ describe('run cases, rows and history', () => {
         ),
         200,
       );
-      const expected = [
+      const byName: Array<[unknown, string]> = [
         [a.id, String(s1.name).toLowerCase()],
         [b.id, String(s2.name).toLowerCase()],
-      ]
+      ];
+      const expected = byName
         .sort((x, y) => (x[1] < y[1] ? -1 : x[1] > y[1] ? 1 : 0))
         .map((x) => x[0]);
       expect((sorted.items as Json[]).map((i) => i.id)).toEqual(expected);

@@ -581,6 +581,26 @@ describe('test runs', () => {
       expect(none[0].n).toBe(0);
     });
 
+    it('a milestone deleted while a run is created with it is a 422, never a foreign-key 500', async () => {
+      const milestone = await createMilestone();
+      const qr = t.db.createQueryRunner();
+      await qr.connect();
+      await qr.startTransaction();
+      try {
+        await qr.query(`DELETE FROM milestones WHERE id = $1`, [milestone.id]);
+        const pending = t
+          .req('post', api('/test-runs'), f.tester.token)
+          .send({ project_id: f.projectId, name: 'racing', milestone_id: milestone.id })
+          .then((r) => r);
+        await new Promise((resolve) => setTimeout(resolve, 400));
+        await qr.commitTransaction();
+        expectProblem(await pending, 422, 'invalid_milestone');
+      } finally {
+        if (qr.isTransactionActive) await qr.rollbackTransaction();
+        await qr.release();
+      }
+    });
+
     it('a deleted milestone unlinks its runs', async () => {
       const milestone = await createMilestone();
       const run = await createRun({ milestone_id: milestone.id });

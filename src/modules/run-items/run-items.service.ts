@@ -362,8 +362,11 @@ export class RunItemsService {
     const rows =
       valid.length > 0
         ? await this.db.query<CaseRecord>(
+            // Key-share lock: a concurrent DELETE of a case waits for this transaction instead
+            // of making the item insert fail on its foreign key.
             `SELECT ${CASE_COLUMNS} FROM test_cases tc LEFT JOIN suites s ON s.id = tc.suite_id
-              WHERE tc.id = ANY($1::uuid[])`,
+              WHERE tc.id = ANY($1::uuid[])
+                FOR KEY SHARE OF tc`,
             [valid],
           )
         : [];
@@ -410,7 +413,8 @@ export class RunItemsService {
        SELECT ${CASE_COLUMNS}
          FROM test_cases tc LEFT JOIN suites s ON s.id = tc.suite_id
         WHERE tc.project_id = $2 AND tc.status = 'active' AND tc.suite_id IN (SELECT id FROM tree)
-        ORDER BY tc.key_number, tc.id`,
+        ORDER BY tc.key_number, tc.id
+          FOR KEY SHARE OF tc`,
       [suiteId, projectId],
     );
   }

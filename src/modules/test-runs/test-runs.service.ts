@@ -460,7 +460,9 @@ export class TestRunsService {
   private async checkMilestone(projectId: string, milestoneId: string): Promise<void> {
     const rows = isUuid(milestoneId)
       ? await this.db.query<{ status: string }>(
-          `SELECT status FROM milestones WHERE id = $1 AND project_id = $2`,
+          // Key-share lock: a concurrent DELETE waits for this transaction, so the insert or
+          // update that follows never meets a vanished milestone (FK violation → 500).
+          `SELECT status FROM milestones WHERE id = $1 AND project_id = $2 FOR KEY SHARE`,
           [milestoneId, projectId],
         )
       : [];
