@@ -17,6 +17,7 @@ import type { Request } from 'express';
 import multer from 'multer';
 import { AppException } from '../../common/errors/app-exception';
 import { JunitParseError, parseJunit, type ParsedReport } from './junit/junit-parser';
+import { addMissingFilename } from './multipart-filename';
 
 /** Room for the multipart framing and the few small form fields next to the file. */
 export const MULTIPART_OVERHEAD_BYTES = 64 * 1024;
@@ -231,8 +232,10 @@ export async function readJunitUpload(req: Request, maxBytes: number): Promise<U
     defParamCharset: 'utf8',
     limits: {
       fileSize: maxBytes,
-      fields: 10,
-      fieldSize: 1024,
+      // A client that sends the report as a plain form field named `file` (no filename, e.g.
+      // `.attach('file', buffer)` in superagent) is served too: the field may be as large as a file.
+      fields: 4,
+      fieldSize: maxBytes,
       fieldNameSize: 100,
       parts: 12,
       headerPairs: 50,
@@ -240,6 +243,7 @@ export async function readJunitUpload(req: Request, maxBytes: number): Promise<U
   }).single(FILE_PART);
   const res = req.res;
   if (res === undefined) throw new Error('readJunitUpload: request has no response object');
+  const restore = passNamelessFileParts(req);
   await new Promise<void>((resolve, reject) => {
     // Over the limit: answer 413 at once; multer keeps discarding the rest of the body meanwhile.
     storage.onLimit = () => reject(uploadProblem({ code: 'LIMIT_FILE_SIZE' }, maxBytes));
@@ -247,9 +251,69 @@ export async function readJunitUpload(req: Request, maxBytes: number): Promise<U
       if (error === undefined || error === null) resolve();
       else reject(uploadProblem(error, maxBytes));
     });
-  });
+  }).finally(restore);
   const body: unknown = req.body;
   const fields: Record<string, unknown> =
     body !== null && typeof body === 'object' ? { ...(body as Record<string, unknown>) } : {};
+  const textFile = fields[FILE_PART];
+  if (storage.result === null && typeof textFile === 'string') {
+    delete fields[FILE_PART];
+    return { fields, file: await reportFromText(textFile) };
+  }
   return { fields, file: storage.result };
+}
+
+/**
+ * Routes the request body through `addMissingFilename` on its way to multer, so a `file` part sent
+ * without a filename is still a file. Returns a function that undoes the patch.
+ */
+function passNamelessFileParts(req: Request): () => void {
+  const m = /boundary=(?:"([^"]+)"|([^;\s]+))/i.exec(req.headers['content-type'] ?? '');
+  const boundary = m?.[1] ?? m?.[2];
+  if (!boundary) return () => undefined;
+  const fix = addMissingFilename(boundary, FILE_PART, DEFAULT_FILE_NAME);
+  const pipe = req.pipe;
+  const unpipe = req.unpipe;
+  const patched = req as unknown as {
+    pipe: (dest: NodeJS.WritableStream) => NodeJS.WritableStream;
+    unpipe: (dest?: NodeJS.WritableStream) => unknown;
+  };
+  patched.pipe = (dest) => {
+    pipe.call(req, fix);
+    return fix.pipe(dest);
+  };
+  patched.unpipe = (dest) => {
+    fix.unpipe(dest);
+    return unpipe.call(req, fix);
+  };
+  return () => {
+    req.pipe = pipe;
+    req.unpipe = unpipe;
+  };
+}
+
+/** The same checks as the streamed path, for a report sent as a text field (buffered, ≤ the limit). */
+async function reportFromText(text: string): Promise<UploadedReport> {
+  const bytes = Buffer.from(text, 'utf8');
+  const blank = new BlankTracker();
+  blank.push(bytes);
+  let report: ParsedReport | null = null;
+  let parseError: JunitParseError | null = null;
+  if (!blank.blank) {
+    try {
+      report = await parseJunit(bytes);
+    } catch (error) {
+      if (!(error instanceof JunitParseError)) throw error;
+      parseError = error;
+    }
+  }
+  return {
+    fileName: DEFAULT_FILE_NAME,
+    contentType: null,
+    sizeBytes: bytes.length,
+    sha256: createHash('sha256').update(bytes).digest('hex'),
+    blank: blank.blank,
+    report,
+    parseError,
+  };
 }
