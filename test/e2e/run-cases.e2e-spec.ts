@@ -826,6 +826,41 @@ describe('run cases, rows and history', () => {
   });
 
   describe('concurrency', () => {
+    it('changes of a run case deleted meanwhile are 404, never an empty answer', async () => {
+      for (const change of ['patch', 'rerun', 'row'] as const) {
+        const { run, items } = await runWithCases(1);
+        const [row] = await rowsOf(items[0].id);
+        await ok(await patchRow(row.id, { status: 'failure' }), 200);
+        // Another transaction holds the run lock and deletes the item, as DELETE /run-cases does.
+        const qr = t.db.createQueryRunner();
+        await qr.connect();
+        await qr.startTransaction();
+        try {
+          await qr.query(`SELECT id FROM test_runs WHERE id = $1 FOR UPDATE`, [run.id]);
+          await qr.query(`DELETE FROM run_items WHERE id = $1`, [items[0].id]);
+          const request =
+            change === 'patch'
+              ? t
+                  .req('patch', api(`/run-cases/${String(items[0].id)}`), f.tester.token)
+                  .send({ comment: 'late' })
+              : change === 'rerun'
+                ? t
+                    .req('post', api(`/run-cases/${String(items[0].id)}/rerun`), f.tester.token)
+                    .send({})
+                : patchRow(row.id, { status: 'passed' });
+          const pending = request.then((r) => r);
+          await new Promise((resolve) => setTimeout(resolve, 400));
+          await qr.commitTransaction();
+          const res = await pending;
+          expect([change, res.status]).toEqual([change, 404]);
+          expect(['run_case_not_found', 'run_case_row_not_found']).toContain(res.body.code);
+        } finally {
+          if (qr.isTransactionActive) await qr.rollbackTransaction();
+          await qr.release();
+        }
+      }
+    });
+
     it('a test case deleted while it is being added is a 404, never a foreign-key 500', async () => {
       const run = await createRun();
       const c = await createCase();

@@ -923,13 +923,21 @@ export class RunItemsService {
     return access;
   }
 
+  /**
+   * Locks the run of an item (404 / 409 `run_closed`) and checks the item still exists once the
+   * lock is held: a concurrent DELETE of the item takes the same lock, so it has either not
+   * started or is committed by then (404 instead of an empty answer or a foreign-key failure).
+   */
   private async lockRunOfItem(itemId: string): Promise<LockedRun> {
     const rows = await this.db.query<{ test_run_id: string }>(
       `SELECT test_run_id FROM run_items WHERE id = $1`,
       [itemId],
     );
     if (!rows[0]) throw AppException.notFound('run_case_not_found', 'Run case');
-    return this.runs.lockForItemChange(rows[0].test_run_id);
+    const run = await this.runs.lockForItemChange(rows[0].test_run_id);
+    const still = await this.db.query(`SELECT 1 FROM run_items WHERE id = $1`, [itemId]);
+    if (still.length === 0) throw AppException.notFound('run_case_not_found', 'Run case');
+    return run;
   }
 
   private async checkExecutor(projectId: string, userId: string, dto: UpdateRowDto): Promise<void> {
