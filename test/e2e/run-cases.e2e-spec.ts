@@ -420,22 +420,21 @@ describe('run cases, rows and history', () => {
         'test_case_project_mismatch',
       );
       expect(p.errors).toHaveProperty('test_case_ids');
-      // Unknown (or malformed) ids are 404 test_case_not_found, naming the ids in the detail.
+      // Unknown, malformed or deleted ids do not resolve in the project: 422 naming the ids.
       const unknownId = '0190d9a6-0000-7000-8000-000000000000';
-      p = expectProblem(await addCase(run.id, unknownId), 404, 'test_case_not_found');
-      expect(p.detail).toContain(unknownId);
-      expect(p).not.toHaveProperty('errors');
-      expectProblem(await addCase(run.id, 'not-a-uuid'), 404, 'test_case_not_found');
+      p = expectProblem(await addCase(run.id, unknownId), 422, 'test_case_project_mismatch');
+      expect(JSON.stringify(p.errors)).toContain(unknownId);
+      expectProblem(await addCase(run.id, 'not-a-uuid'), 422, 'test_case_project_mismatch');
       const deleted = await createCase();
       await ok(await t.req('delete', api(`/test-cases/${String(deleted.id)}`), f.lead.token), 204);
       p = expectProblem(
         await t
           .req('post', api('/run-cases/bulk'), f.tester.token)
           .send({ test_run_id: run.id, test_case_ids: [good.id, deleted.id] }),
-        404,
-        'test_case_not_found',
+        422,
+        'test_case_project_mismatch',
       );
-      expect(p.detail).toContain(String(deleted.id));
+      expect(JSON.stringify(p.errors)).toContain(String(deleted.id));
       expectProblem(
         await t
           .req('post', api('/run-cases/bulk'), f.tester.token)
@@ -887,7 +886,7 @@ describe('run cases, rows and history', () => {
           if ('suite_id' in body) {
             expect(await ok(res, 201)).toMatchObject({ items: [], created_count: 0 });
           } else {
-            expectProblem(res, 404, 'test_case_not_found');
+            expectProblem(res, 422, 'test_case_project_mismatch');
           }
         } finally {
           if (qr.isTransactionActive) await qr.rollbackTransaction();

@@ -68,8 +68,7 @@ export class RunItemsController {
     summary: 'Add one test case to a run',
     description:
       'The case must be an active case of the run’s project ' +
-      '(404 `test_case_not_found` for an unknown id, 422 `test_case_project_mismatch` for a case ' +
-      'of another project, 422 `test_case_status_not_allowed` for draft or archived ones). A ' +
+      '(422 `test_case_project_mismatch` for an unknown, deleted or foreign case, 422 `test_case_status_not_allowed` for draft or archived ones). A ' +
       'case already in the run is answered (201) with its existing item, unchanged. Rows are ' +
       'expanded from the case’s dataset bindings (one `Default scenario` row without bindings). ' +
       'The assignee defaults to the run’s. ' +
@@ -83,7 +82,6 @@ export class RunItemsController {
       'insufficient_project_role',
       'test_run_not_found',
       'run_closed',
-      'test_case_not_found',
       'test_case_project_mismatch',
       'test_case_status_not_allowed',
       'invalid_assignee',
@@ -105,8 +103,8 @@ export class RunItemsController {
       'Exactly one of a non-empty `test_case_ids` or ' +
       '`suite_id` (422 otherwise). With `suite_id`, the active cases of the suite and all its ' +
       'descendant suites are added (a suite that is not one of the project has no cases: 201 ' +
-      'with no items). Listed cases are validated as for a single add (all or nothing: 404 ' +
-      '`test_case_not_found`, 422 `test_case_project_mismatch` / `test_case_status_not_allowed`); ' +
+      'with no items). Listed cases are validated as for a single add (all or nothing: 422 ' +
+      '`test_case_project_mismatch` / `test_case_status_not_allowed`); ' +
       'cases already in the run are skipped and returned unchanged. ' +
       CLOSED +
       ' ' +
@@ -118,7 +116,6 @@ export class RunItemsController {
       'insufficient_project_role',
       'test_run_not_found',
       'run_closed',
-      'test_case_not_found',
       'test_case_project_mismatch',
       'test_case_status_not_allowed',
       'dataset_binding_empty_selection',

@@ -324,8 +324,8 @@ export class RunItemsService {
 
   /**
    * Adds test cases to a run in a constant number of statements: locks the run (404 / 409
-   * `run_closed`), validates the cases (404 `test_case_not_found` for unknown ids, 422
-   * `test_case_project_mismatch` for cases of another project, 422
+   * `run_closed`), validates the cases (422 `test_case_project_mismatch` for unknown, deleted
+   * or foreign ids, 422
    * `test_case_status_not_allowed` for draft/archived ones), expands their rows from the
    * dataset bindings, inserts items and rows in bulk, refreshes the run counters. The caller has
    * checked access to the run's project. Must run inside the request transaction.
@@ -371,13 +371,8 @@ export class RunItemsService {
           )
         : [];
     const byId = new Map(rows.map((r) => [r.id, r]));
-    const unknown = ids.filter((id) => !byId.has(id));
-    if (unknown.length > 0) {
-      throw new AppException(
-        'test_case_not_found',
-        `Unknown test case ids (${field}): ${unknown.join(', ')}`,
-      );
-    }
+    // Unknown or deleted ids are references in the body that do not resolve in the run's project:
+    // 422 like ids of another project (issue 5: deleted cases added to runs are a 422).
     const foreign = ids.filter((id) => byId.get(id)?.project_id !== projectId);
     if (foreign.length > 0) {
       throw new AppException(
