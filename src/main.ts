@@ -1,4 +1,5 @@
 import 'reflect-metadata';
+import type { Server } from 'node:http';
 import { createApp, prepareDatabase } from './bootstrap';
 import { ConfigError, loadConfig } from './config/config';
 import { EmbeddedHandle, startEmbeddedPostgres } from './database/embedded-postgres';
@@ -23,7 +24,6 @@ async function main(): Promise<void> {
     process.stdout.write(JSON.stringify({ level: 'warn', time: Date.now(), msg: warning }) + '\n');
   }
 
-  let embedded: EmbeddedHandle | null = null;
   let databaseUrl = config.databaseUrl;
   if (!databaseUrl) {
     say(
@@ -44,15 +44,33 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     say(`${signal} received: finishing in-flight requests and shutting down`);
+    // A request that never ends must not keep the process alive forever.
+    setTimeout(() => {
+      say(`In-flight requests still running after ${SHUTDOWN_GRACE_MS} ms: exiting anyway`);
+      void stopEmbedded().finally(() => process.exit(1));
+    }, SHUTDOWN_GRACE_MS).unref();
+    // Keep-alive connections that fall idle after their last answer are closed right away.
+    const server = app.getHttpServer() as Server;
+    setInterval(() => server.closeIdleConnections(), 100).unref();
+    let code = 0;
     try {
-      await app.close(); // stops accepting, waits for in-flight requests, closes the pool
+      // Stops accepting, waits for in-flight requests (answered in full), then closes the pool.
+      await app.close();
+    } catch (err) {
+      code = 1;
+      process.stderr.write(`Shutdown failed: ${describe(err)}\n`);
     } finally {
-      if (embedded) await embedded.stop();
-      process.exit(0);
+      await stopEmbedded();
+      say('Stopped');
+      process.exit(code);
     }
   };
-  process.once('SIGTERM', () => void shutdown('SIGTERM'));
-  process.once('SIGINT', () => void shutdown('SIGINT'));
+  // embedded-postgres installs signal handlers (async-exit-hook) that stop the database and exit at
+  // once, which would cut in-flight requests off: from here on this graceful shutdown owns them.
+  for (const signal of SIGNALS) {
+    process.removeAllListeners(signal);
+    process.once(signal, () => void shutdown(signal));
+  }
 
   await app.listen(config.port, config.host);
   say(
@@ -60,9 +78,23 @@ async function main(): Promise<void> {
   );
 }
 
-main().catch((err: unknown) => {
-  process.stderr.write(
-    `Startup failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
-  );
+const SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;
+const SHUTDOWN_GRACE_MS = 25_000;
+let embedded: EmbeddedHandle | null = null;
+
+async function stopEmbedded(): Promise<void> {
+  const handle = embedded;
+  embedded = null;
+  if (handle) await handle.stop().catch(() => undefined);
+}
+
+function describe(err: unknown): string {
+  return err instanceof Error ? (err.stack ?? err.message) : String(err);
+}
+
+main().catch(async (err: unknown) => {
+  process.stderr.write(`Startup failed: ${describe(err)}\n`);
+  // Do not leave the embedded database running behind a failed start.
+  await stopEmbedded();
   process.exit(1);
 });
