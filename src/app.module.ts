@@ -2,11 +2,11 @@ import { DynamicModule, Module, RequestMethod } from '@nestjs/common';
 import { APP_GUARD, APP_INTERCEPTOR } from '@nestjs/core';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { LoggerModule } from 'nestjs-pino';
-import type { IncomingMessage } from 'node:http';
 import type { Writable } from 'node:stream';
 import { AppConfig } from './config/config';
 import { CommonModule } from './common/common.module';
 import { RolesGuard } from './common/access/roles.guard';
+import { createHttpLogger, HTTP_LOGGER } from './common/http/logging';
 import { TransactionInterceptor } from './common/persistence/transaction.interceptor';
 import { dataSourceOptions } from './database/data-source-options';
 import { FEATURE_MODULES } from './modules';
@@ -15,41 +15,23 @@ import { FEATURE_MODULES } from './modules';
 export class AppModule {
   /** `logStream` replaces stdout as the log destination (tests capture logs with it). */
   static forRoot(config: AppConfig, databaseUrl: string, logStream?: Writable): DynamicModule {
+    const http = createHttpLogger(config, logStream);
     return {
       module: AppModule,
       imports: [
         CommonModule.forRoot(config),
         LoggerModule.forRoot({
-          // Explicit routes: the default also re-adds prefix-excluded paths, which logged them twice.
+          // The request logger itself is mounted by setupApp, first, for every request (one completion
+          // line each); here Nest only binds `req.log` so that logs written by handlers carry the id.
           forRoutes: [{ path: '{/*splat}', method: RequestMethod.ALL }],
-          pinoHttp: {
-            level: config.logLevel,
-            genReqId: (req: IncomingMessage) => (req as IncomingMessage & { requestId?: string }).requestId ?? '',
-            redact: {
-              paths: [
-                'req.headers.authorization',
-                'req.headers.cookie',
-                'req.headers["x-api-key"]',
-                'res.headers["set-cookie"]',
-              ],
-              censor: '[redacted]',
-            },
-            serializers: {
-              req: (req: { id: string; method: string; url: string }) => ({
-                request_id: req.id,
-                method: req.method,
-                // The query string can carry nothing secret by design, but keep logs short.
-                url: req.url.split('?')[0],
-              }),
-            },
-            autoLogging: { ignore: (req: IncomingMessage) => req.url === '/healthz' || req.url === '/metrics' },
-            ...(logStream ? { stream: logStream } : {}),
-          },
+          useExisting: true,
+          pinoHttp: { logger: http.logger },
         }),
         TypeOrmModule.forRoot({ ...dataSourceOptions(databaseUrl), autoLoadEntities: true }),
         ...FEATURE_MODULES,
       ],
       providers: [
+        { provide: HTTP_LOGGER, useValue: http.middleware },
         { provide: APP_GUARD, useClass: RolesGuard },
         { provide: APP_INTERCEPTOR, useClass: TransactionInterceptor },
       ],

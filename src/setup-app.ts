@@ -2,10 +2,11 @@ import { dirname } from 'node:path';
 import { type INestApplication, NotFoundException } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { SwaggerModule } from '@nestjs/swagger';
-import express, { NextFunction, Request, Response } from 'express';
+import express, { NextFunction, Request, RequestHandler, Response } from 'express';
 import { Logger as PinoNestLogger } from 'nestjs-pino';
 import { APP_CONFIG, AppConfig } from './config/config';
 import { ProblemFilter } from './common/errors/problem.filter';
+import { HTTP_LOGGER } from './common/http/logging';
 import { MetricsService } from './common/http/metrics.service';
 import {
   deferBodyErrors,
@@ -39,6 +40,7 @@ export function setupApp(app: NestExpressApplication | INestApplication): INestA
   expressApp.set('query parser', 'simple');
 
   expressApp.use(requestIdMiddleware);
+  expressApp.use(app.get<RequestHandler>(HTTP_LOGGER));
   expressApp.use(metricsMiddleware(metrics));
   if (config.corsOrigins.length > 0) {
     expressApp.enableCors({

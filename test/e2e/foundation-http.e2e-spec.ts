@@ -256,6 +256,26 @@ describe('foundation: HTTP behaviour', () => {
       }
     });
 
+    it('every request logs exactly one completion line, also outside Nest routing', async () => {
+      const before = lines.length;
+      const sent: Array<[string, () => request.Test]> = [
+        ['one-readyz', () => request(t.server).get('/readyz')],
+        ['one-api', () => t.req('get', '/api/v1/auth/me', f.viewer.token)],
+        ['one-unknown', () => request(t.server).get('/nowhere')],
+        ['one-docs', () => request(t.server).get('/openapi.json')],
+        ['one-options', () => request(t.server).options('/api/v1/projects')],
+      ];
+      for (const [id, send] of sent) await send().set('X-Request-Id', id);
+      const mine = (await logged()).slice(before);
+      for (const [id] of sent) {
+        const completions = mine.filter(
+          (l) =>
+            l.msg === 'request completed' && JSON.stringify(l).includes(`"request_id":"${id}"`),
+        );
+        expect([id, completions.length]).toEqual([id, 1]);
+      }
+    });
+
     it('an unexpected failure is a 500 internal_error without internals, logged with the request id', async () => {
       await t.db.query('ALTER TABLE projects RENAME COLUMN description TO description_gone');
       try {
