@@ -10,6 +10,7 @@ import { HTTP_LOGGER } from './common/http/logging';
 import { MetricsService } from './common/http/metrics.service';
 import {
   deferBodyErrors,
+  jsonDepthMiddleware,
   mediaTypeMiddleware,
   metricsMiddleware,
   optionsMiddleware,
@@ -62,6 +63,7 @@ export function setupApp(app: NestExpressApplication | INestApplication): INestA
   );
   // Body-parser failures (413, malformed JSON) are raised by the RolesGuard after authentication.
   expressApp.use(deferBodyErrors);
+  expressApp.use(jsonDepthMiddleware);
 
   app.setGlobalPrefix(API_PREFIX, { exclude: ['healthz', 'readyz', 'metrics'] });
   app.useGlobalPipes(new RequestValidationPipe());

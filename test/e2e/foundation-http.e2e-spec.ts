@@ -70,6 +70,23 @@ describe('foundation: HTTP behaviour', () => {
       expect(rows[0].n).toBe(0);
     });
 
+    it('a body nested deeper than 64 levels is a 422 on `body`, never a stack overflow', async () => {
+      for (const depth of [65, 1000]) {
+        const deep = '['.repeat(depth) + ']'.repeat(depth);
+        const res = await t
+          .req('post', url, f.lead.token)
+          .set('Content-Type', 'application/json')
+          .send(`{"name":"deep","extra":${deep}}`);
+        expect(expectProblem(res, 422, 'validation_error').errors).toEqual({
+          body: ['JSON nesting must not be deeper than 64 levels'],
+        });
+      }
+      const shallow = await t
+        .req('post', url, f.lead.token)
+        .send({ name: 'deep', extra: JSON.parse('['.repeat(60) + ']'.repeat(60)) as unknown });
+      expect(expectProblem(shallow, 422, 'validation_error').errors).toHaveProperty('extra');
+    });
+
     it('a public endpoint reports a malformed body directly', async () => {
       const res = await t
         .req('post', '/api/v1/auth/login')

@@ -76,6 +76,40 @@ export function mediaTypeMiddleware(req: Request, _res: Response, next: NextFunc
   next();
 }
 
+/** Deepest nesting of arrays and objects a JSON body may have (deeper bodies are a 422). */
+export const MAX_JSON_DEPTH = 64;
+
+/** Nesting depth of a parsed JSON value, computed without recursion. */
+export function jsonDepth(value: unknown, limit = Infinity): number {
+  let max = 0;
+  const stack: Array<[unknown, number]> = [[value, 1]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop() as [unknown, number];
+    if (v === null || typeof v !== 'object') continue;
+    if (depth > max) max = depth;
+    if (max > limit) return max;
+    for (const child of Array.isArray(v) ? v : Object.values(v)) {
+      if (child !== null && typeof child === 'object') stack.push([child, depth + 1]);
+    }
+  }
+  return max;
+}
+
+/**
+ * A parsed body nested deeper than MAX_JSON_DEPTH is refused (422 on `body`, deferred like the
+ * other body problems): validation and normalisation walk bodies recursively, and no field of the
+ * API needs more than a few levels.
+ */
+export function jsonDepthMiddleware(req: Request, _res: Response, next: NextFunction): void {
+  if (req.deferredError === undefined && jsonDepth(req.body, MAX_JSON_DEPTH) > MAX_JSON_DEPTH) {
+    req.deferredError = AppException.validation({
+      body: [`JSON nesting must not be deeper than ${MAX_JSON_DEPTH} levels`],
+    });
+    req.body = undefined;
+  }
+  next();
+}
+
 /** Body-parser failures (413, malformed JSON, bad charset) are deferred like the 415 above. */
 export function deferBodyErrors(
   err: unknown,
