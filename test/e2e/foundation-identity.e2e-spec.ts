@@ -559,3 +559,65 @@ describe('foundation: identity and access', () => {
     });
   });
 });
+
+describe('foundation: token lifetime and races', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp({ ACCESS_TOKEN_TTL_SECONDS: '1' });
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it('an access token expires after ACCESS_TOKEN_TTL_SECONDS (401 token_expired); API keys do not', async () => {
+    const login = await t
+      .req('post', `${API}/auth/login`)
+      .send({ username: 'admin', password: 'admin-password-for-tests' });
+    const ttl = Date.parse(login.body.expires_at) - Date.now();
+    expect(ttl).toBeLessThanOrEqual(1000);
+    const key = (
+      await t.req('post', `${API}/users/me/api-keys`, login.body.access_token).send({ name: 'k' })
+    ).body.api_key as string;
+    await new Promise((r) => setTimeout(r, 2100));
+    const res = await t.req('get', `${API}/auth/me`, login.body.access_token);
+    expectProblem(res, 401, 'token_expired');
+    expect(res.headers['www-authenticate']).toBe('Bearer');
+    expect((await t.req('get', `${API}/auth/me`, key)).status).toBe(200);
+  });
+
+  it('concurrent creation of one username yields one user and one 409', async () => {
+    const token = await t.login('admin', 'admin-password-for-tests');
+    const username = t.unique('race');
+    const results = await Promise.all(
+      [username, username.toUpperCase(), username].map((u) =>
+        t.req('post', `${API}/users`, token).send({ username: u, password: DEFAULT_PASSWORD }),
+      ),
+    );
+    expect(results.map((r) => r.status).sort()).toEqual([201, 409, 409]);
+    for (const r of results.filter((x) => x.status === 409)) {
+      expectProblem(r, 409, 'user_already_exists');
+    }
+  });
+
+  it('concurrent additions of one member yield one membership and one 409', async () => {
+    const token = await t.login('admin', 'admin-password-for-tests');
+    const projectId = await t.createProject(token);
+    const u = await t.req('post', `${API}/users`, token).send({
+      username: t.unique('m'),
+      password: DEFAULT_PASSWORD,
+    });
+    const results = await Promise.all(
+      ['viewer', 'tester'].map((role) =>
+        t
+          .req('post', `${API}/projects/${projectId}/members`, token)
+          .send({ user_id: u.body.id, role }),
+      ),
+    );
+    expect(results.map((r) => r.status).sort()).toEqual([201, 409]);
+    expectProblem(
+      results.find((r) => r.status === 409) as (typeof results)[0],
+      409,
+      'project_member_already_exists',
+    );
+  });
+});
