@@ -119,6 +119,8 @@ describe('foundation: identity and access', () => {
     it('`me` addresses the caller on GET, PATCH and PUT …/password', async () => {
       const u = await t.createUser();
       expect((await t.req('get', `${API}/users/me`, u.token)).body.id).toBe(u.id);
+      const upper = await t.req('get', `${API}/users/${u.id.toUpperCase()}`, u.token);
+      expect(upper.body.id).toBe(u.id);
       const patched = await t
         .req('patch', `${API}/users/me`, u.token)
         .send({ display_name: 'Me Myself' });

@@ -256,9 +256,12 @@ export class UsersService {
   }
 }
 
-/** `me` addresses the caller (`GET /users/me`, `PATCH /users/me`, `PUT /users/me/password`). */
+/**
+ * `me` addresses the caller (`GET /users/me`, `PATCH /users/me`, `PUT /users/me/password`); ids are
+ * compared in their canonical lower-case form (an upper-case UUID is the same user).
+ */
 function selfAlias(caller: AuthenticatedUser, id: string): string {
-  return id === 'me' ? caller.id : id;
+  return id === 'me' ? caller.id : id.toLowerCase();
 }
 
 /** Optional text that is empty after trimming is stored as null. */
