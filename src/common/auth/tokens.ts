@@ -25,14 +25,16 @@ export function signAccessToken(
   secret: string,
   ttlSeconds: number,
 ): { token: string; expiresAt: Date } {
-  const now = Math.floor(Date.now() / 1000);
+  const nowMs = Date.now();
+  // `exp` is rounded up to the next whole second, so a token lives at least `ttlSeconds`.
+  const exp = Math.ceil(nowMs / 1000) + ttlSeconds;
   const payload = Buffer.from(
-    JSON.stringify({ sub: claims.sub, ver: claims.ver, iat: now, exp: now + ttlSeconds }),
+    JSON.stringify({ sub: claims.sub, ver: claims.ver, iat: Math.floor(nowMs / 1000), exp }),
   ).toString('base64url');
   const input = `${HEADER}.${payload}`;
   return {
     token: `${input}.${sign(input, secret).toString('base64url')}`,
-    expiresAt: new Date((now + ttlSeconds) * 1000),
+    expiresAt: new Date(exp * 1000),
   };
 }
 
@@ -50,7 +52,12 @@ export function verifyAccessToken(token: string, secret: string): TokenCheck {
   } catch {
     return invalid;
   }
-  if (typeof header !== 'object' || header === null || (header as { alg?: unknown }).alg !== 'HS256') return invalid;
+  if (
+    typeof header !== 'object' ||
+    header === null ||
+    (header as { alg?: unknown }).alg !== 'HS256'
+  )
+    return invalid;
   const expected = sign(`${h}.${p}`, secret);
   const given = Buffer.from(s, 'base64url');
   if (given.length !== expected.length || !timingSafeEqual(given, expected)) return invalid;
