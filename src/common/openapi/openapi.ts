@@ -17,8 +17,9 @@ project, a member below the needed role 403 \`insufficient_project_role\`.
 text is trimmed; lists answer \`{items, page, page_size, has_next, total}\` with \`page\` ≥ 1 and
 \`page_size\` 1..200 (row lists 1..500); sorting ties are broken by id; search is a case-insensitive
 substring match where \`%\` and \`_\` are literal. Every writing request runs in one transaction.
-Checks run in this order: authentication (401) → request shape (422) → resource and project (404) →
-role (403) → domain rules (409/422).
+Checks run in this order: authentication (401) → request shape (415 media type, 413 size, 422 malformed
+JSON or invalid fields) → resource and project (404) → role (403) → domain rules (409/422). Bodies of
+GET, HEAD, DELETE and OPTIONS requests are ignored. JSON bodies may nest at most 64 levels.
 
 **Errors** are \`application/problem+json\`: \`type, title, status, detail, instance, code, request_id\`
 and, on validation failures, \`errors\` (dot-joined field path → messages). Codes:
