@@ -80,7 +80,7 @@ export const SMALL_SIZES: Sizes = {
 export interface BenchConfig {
   scale: 'full' | 'small';
   sizes: Sizes;
-  /** Seconds per scenario. */
+  /** Measured seconds per scenario and server (in two interleaved halves when paired). */
   duration: number;
   /** Seconds of warm-up before each measured scenario. */
   warmup: number;
@@ -123,7 +123,7 @@ export function loadBenchConfig(env: Env, defaultResultsPath: string): BenchConf
     throw new Error(`BENCH_SCALE must be "full" or "small", got "${scaleRaw}"`);
   }
   const scale = scaleRaw;
-  const duration = positive(env, 'BENCH_DURATION', scale === 'full' ? 10 : 3);
+  const duration = positive(env, 'BENCH_DURATION', scale === 'full' ? 20 : 4);
   const only = env.BENCH_ONLY?.trim()
     ? env.BENCH_ONLY.split(',')
         .map((s) => s.trim())

@@ -36,12 +36,25 @@ export interface CpuMeter {
   stop(): { serverMs: number | null; dbMs: number | null; otherCores: number | null };
 }
 
-function once(
+interface Slice {
+  latencies: number[];
+  statuses: Record<string, number>;
+  errors: number;
+  timeouts: number;
+  seconds: number;
+  serverMs: number | null;
+  dbMs: number | null;
+  otherCoreSeconds: number | null;
+}
+
+/** One autocannon run; with `collect`, every response time is kept (for exact merged percentiles). */
+async function once(
   baseUrl: string,
   token: string,
   s: LoadScenario,
   duration: number,
   connections: number,
+  collect?: (status: number, ms: number) => void,
 ): Promise<autocannon.Result> {
   const instance = autocannon({
     url: baseUrl,
@@ -61,51 +74,134 @@ function once(
       },
     ],
   });
+  if (collect) {
+    instance.on('response', (_client: unknown, status: number, _bytes: number, ms: number) => {
+      collect(status, ms);
+    });
+  }
   return Promise.resolve(instance);
 }
 
-export async function runLoad(
-  baseUrl: string,
+export interface LoadTarget {
+  url: string;
+  /** CPU accounting for this target's server. */
+  meter?: () => CpuMeter;
+}
+
+/**
+ * Measures `targets` side by side: each gets `slices` windows of `duration / slices` seconds, in
+ * the order A B B A A B … so that a change of the machine's background load hits both alike.
+ * Before every window: `idle()` (requests abandoned by the previous window finish), then `warmup`
+ * seconds of load on that target (its queue fills up; not counted).
+ */
+export async function runInterleaved(
+  targets: LoadTarget[],
   token: string,
   s: LoadScenario,
-  opts: { duration: number; warmup: number; connections: number },
-  meter?: () => CpuMeter,
-): Promise<LoadResult> {
-  if (opts.warmup > 0) await once(baseUrl, token, s, opts.warmup, opts.connections);
-  const m = meter?.();
-  const r = await once(baseUrl, token, s, opts.duration, opts.connections);
-  const cpu = m?.stop() ?? { serverMs: null, dbMs: null, otherCores: null };
-
-  const statuses: Record<string, number> = {};
-  let unexpected = 0;
-  let completed = 0;
-  for (const [code, stat] of Object.entries(r.statusCodeStats ?? {})) {
-    const count = Number(stat.count);
-    statuses[code] = count;
-    completed += count;
-    if (!s.expect.includes(Number(code))) unexpected += count;
+  opts: { duration: number; warmup: number; connections: number; slices: number },
+  idle: () => Promise<void>,
+): Promise<LoadResult[]> {
+  const slices: Slice[][] = targets.map(() => []);
+  const order: number[] = [];
+  for (let k = 0; k < opts.slices; k++) {
+    const turn = targets.map((_, i) => i);
+    order.push(...(k % 2 === 0 ? turn : turn.reverse()));
   }
-  const seconds = r.duration > 0 ? r.duration : opts.duration;
+  const sliceSeconds = opts.duration / opts.slices;
+  for (const t of order) {
+    const target = targets[t];
+    await idle();
+    // One continuous run: the first `warmup` seconds fill the queue and are not counted; the
+    // responses that complete in the remaining `sliceSeconds` are.
+    const latencies: number[] = [];
+    const statuses: Record<string, number> = {};
+    const start = performance.now();
+    const measureFrom = start + opts.warmup * 1000;
+    let m: CpuMeter | undefined;
+    const timer = setTimeout(() => {
+      m = target.meter?.();
+    }, opts.warmup * 1000);
+    const r = await once(
+      target.url,
+      token,
+      s,
+      opts.warmup + sliceSeconds,
+      opts.connections,
+      (status, ms) => {
+        if (performance.now() < measureFrom) return;
+        latencies.push(ms);
+        statuses[status] = (statuses[status] ?? 0) + 1;
+      },
+    );
+    clearTimeout(timer);
+    const seconds = Math.max(0.001, (performance.now() - Math.max(measureFrom, start)) / 1000);
+    const cpu = m?.stop() ?? { serverMs: null, dbMs: null, otherCores: null };
+    slices[t].push({
+      latencies,
+      statuses,
+      errors: r.errors,
+      timeouts: r.timeouts,
+      seconds,
+      serverMs: cpu.serverMs,
+      dbMs: cpu.dbMs,
+      otherCoreSeconds: cpu.otherCores === null ? null : cpu.otherCores * seconds,
+    });
+  }
+  await idle();
+  return slices.map((list) => summarize(list, s.expect, opts.connections));
+}
+
+function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return 0;
+  return round(sorted[Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1)] ?? 0, 1);
+}
+
+function summarize(list: Slice[], expect: number[], connections: number): LoadResult {
+  const statuses: Record<string, number> = {};
+  let seconds = 0;
+  let errors = 0;
+  let timeouts = 0;
+  let serverMs: number | null = 0;
+  let dbMs: number | null = 0;
+  let other: number | null = 0;
+  const latencies: number[] = [];
+  for (const sl of list) {
+    for (const [code, n] of Object.entries(sl.statuses)) statuses[code] = (statuses[code] ?? 0) + n;
+    seconds += sl.seconds;
+    errors += sl.errors;
+    timeouts += sl.timeouts;
+    serverMs = serverMs === null || sl.serverMs === null ? null : serverMs + sl.serverMs;
+    dbMs = dbMs === null || sl.dbMs === null ? null : dbMs + sl.dbMs;
+    other = other === null || sl.otherCoreSeconds === null ? null : other + sl.otherCoreSeconds;
+    latencies.push(...sl.latencies);
+  }
+  let completed = 0;
+  let unexpected = 0;
+  for (const [code, n] of Object.entries(statuses)) {
+    completed += n;
+    if (!expect.includes(Number(code))) unexpected += n;
+  }
+  const sorted = latencies.sort((a, b) => a - b);
   return {
-    rps: round(completed / seconds, 1),
+    rps: round(completed / Math.max(seconds, 0.001), 1),
     latencyMs: {
-      avg: round(r.latency.average, 2),
-      p50: r.latency.p50,
-      p90: r.latency.p90,
-      p99: r.latency.p99,
-      max: r.latency.max,
+      avg: round(sorted.reduce((a, b) => a + b, 0) / Math.max(sorted.length, 1), 2),
+      p50: percentile(sorted, 0.5),
+      p90: percentile(sorted, 0.9),
+      p99: percentile(sorted, 0.99),
+      max: round(sorted[sorted.length - 1] ?? 0, 1),
     },
     requests: completed,
-    errors: r.errors + unexpected,
-    timeouts: r.timeouts,
+    errors: errors + unexpected,
+    timeouts,
     statuses,
     duration: round(seconds, 2),
-    connections: opts.connections,
+    connections,
     cpuMsPerRequest: {
-      server: cpu.serverMs !== null && completed ? round(cpu.serverMs / completed, 3) : null,
-      db: cpu.dbMs !== null && completed ? round(cpu.dbMs / completed, 3) : null,
+      server: serverMs !== null && completed ? round(serverMs / completed, 3) : null,
+      db: dbMs !== null && completed ? round(dbMs / completed, 3) : null,
     },
-    otherCores: cpu.otherCores === null ? null : round(cpu.otherCores, 2),
+    otherCores: other === null ? null : round(other / Math.max(seconds, 0.001), 2),
   };
 }
 

@@ -23,7 +23,15 @@ import { loadConfig } from '../src/config/config';
 import { startEmbeddedPostgres } from '../src/database/embedded-postgres';
 import { BenchConfig, loadBenchConfig } from './config';
 import { writeJunitReport, uploadJunit } from './junit';
-import { LoadResult, LoadScenario, pick, RequestShape, round, runLoad, runSolo } from './load';
+import {
+  LoadResult,
+  LoadScenario,
+  pick,
+  RequestShape,
+  round,
+  runInterleaved,
+  runSolo,
+} from './load';
 import { fixed, mb, table } from './report';
 import { BENCH_PASSWORD, BENCH_USERNAME, Seeder, SeedResult } from './seed';
 import { CpuWatch, freePort, MemoryWatch, Server, startServer, waitIdle } from './servers';
@@ -157,54 +165,75 @@ class Bench {
 
   async load(
     name: string,
-    server: Server,
+    servers: Server[],
     description: string,
     s: Omit<LoadScenario, 'name'>,
   ): Promise<void> {
     if (!this.selected(name)) return;
-    const probe = s.next();
-    const record: ScenarioRecord = {
-      name,
-      server: server.name,
-      description,
-      request: `${probe.method} ${probe.path.replace(/\?.*$/, (q) => (q.length > 140 ? q.slice(0, 140) + '…' : q))}`,
-    };
-    this.scenarios.push(record);
-    const first = await this.call(server, probe);
-    if (!s.expect.includes(first.status)) {
-      record.skipped = `probe answered ${first.status}: ${JSON.stringify(first.body).slice(0, 300)}`;
-      log(`  ${name} @ ${server.name}: SKIPPED (${record.skipped})`);
-      return;
+    const scenario: LoadScenario = { name, ...s };
+    const live: Array<{ server: Server; record: ScenarioRecord }> = [];
+    for (const server of servers) {
+      const probe = s.next();
+      const record: ScenarioRecord = {
+        name,
+        server: server.name,
+        description,
+        request: `${probe.method} ${probe.path.replace(/\?.*$/, (q) => (q.length > 140 ? q.slice(0, 140) + '…' : q))}`,
+      };
+      this.scenarios.push(record);
+      const first = await this.call(server, probe);
+      if (!s.expect.includes(first.status)) {
+        record.skipped = `probe answered ${first.status}: ${JSON.stringify(first.body).slice(0, 300)}`;
+        log(`  ${name} @ ${server.name}: SKIPPED (${record.skipped})`);
+        continue;
+      }
+      live.push({ server, record });
     }
-    const r = await runLoad(
-      server.url,
+    if (live.length === 0) return;
+    const idle = async () => {
+      for (const l of live) await waitIdle(l.server.pid, this.postmasterPid);
+    };
+    // One connection first: the service time of a request, which also sizes the warm-up of the
+    // loaded run (the queue of `connections` requests must fill before measuring).
+    let serviceMs = 0;
+    for (const l of live) {
+      await idle();
+      const solo = await runSolo(
+        l.server.url,
+        this.token,
+        scenario,
+        { seconds: this.cfg.soloDuration, minRequests: 5, maxRequests: 2000 },
+        () => new CpuWatch(l.server.pid, this.postmasterPid),
+      );
+      l.record.solo = solo;
+      serviceMs = Math.max(serviceMs, solo.latencyMs.p50);
+      log(
+        `  ${name} @ ${l.server.name}, 1 connection: p50 ${solo.latencyMs.p50} ms, p99 ${solo.latencyMs.p99} ms, ` +
+          `CPU/request ${fixed(solo.cpuMsPerRequest.server, 2)} ms + db ${fixed(solo.cpuMsPerRequest.db, 2)} ms`,
+      );
+    }
+    const expectedLatency = (serviceMs * this.cfg.connections) / 2 / 1000;
+    const warmup = Math.min(15, Math.max(this.cfg.warmup, 1.5 * expectedLatency));
+    const results = await runInterleaved(
+      live.map((l) => ({
+        url: l.server.url,
+        meter: () => new CpuWatch(l.server.pid, this.postmasterPid),
+      })),
       this.token,
-      { name, ...s },
-      this.cfg,
-      () => new CpuWatch(server.pid, this.postmasterPid),
+      scenario,
+      { ...this.cfg, warmup, slices: live.length > 1 ? 2 : 1 },
+      idle,
     );
-    record.result = r;
-    log(
-      `  ${name} @ ${server.name}: ${fixed(r.rps)} req/s, p50 ${r.latencyMs.p50} ms, p99 ${r.latencyMs.p99} ms, ` +
-        `CPU/request ${fixed(r.cpuMsPerRequest.server, 2)} ms + db ${fixed(r.cpuMsPerRequest.db, 2)} ms, ` +
-        `others ${fixed(r.otherCores, 2)} cores, errors ${r.errors}` +
-        (r.errors ? ` ${JSON.stringify(r.statuses)}` : ''),
-    );
-    // autocannon abandons the requests still in flight: let the server finish them first.
-    await waitIdle(server.pid, this.postmasterPid);
-    const solo = await runSolo(
-      server.url,
-      this.token,
-      { name, ...s },
-      { seconds: this.cfg.soloDuration, minRequests: 5, maxRequests: 2000 },
-      () => new CpuWatch(server.pid, this.postmasterPid),
-    );
-    record.solo = solo;
-    await waitIdle(server.pid, this.postmasterPid);
-    log(
-      `  ${name} @ ${server.name}, 1 connection: p50 ${solo.latencyMs.p50} ms, p99 ${solo.latencyMs.p99} ms, ` +
-        `CPU/request ${fixed(solo.cpuMsPerRequest.server, 2)} ms + db ${fixed(solo.cpuMsPerRequest.db, 2)} ms`,
-    );
+    for (const [k, l] of live.entries()) {
+      const r = results[k];
+      l.record.result = r;
+      log(
+        `  ${name} @ ${l.server.name}: ${fixed(r.rps)} req/s, p50 ${r.latencyMs.p50} ms, p99 ${r.latencyMs.p99} ms, ` +
+          `CPU/request ${fixed(r.cpuMsPerRequest.server, 2)} ms + db ${fixed(r.cpuMsPerRequest.db, 2)} ms, ` +
+          `others ${fixed(r.otherCores, 2)} cores, errors ${r.errors}` +
+          (r.errors ? ` ${JSON.stringify(r.statuses)}` : ''),
+      );
+    }
   }
 
   async runScenarios(): Promise<void> {
@@ -213,10 +242,10 @@ class Bench {
     const deep = this.deepListQuery();
 
     // Reads, side by side with the baseline.
-    for (const server of [this.app, this.baseline]) {
+    {
       await this.load(
         'get-run',
-        server,
+        [this.app, this.baseline],
         'GET /test-runs/{id}: a random run (with its 200-node environment snapshot)',
         {
           next: () => ({ method: 'GET', path: `/api/v1/test-runs/${pick(s.runIds)}` }),
@@ -224,10 +253,10 @@ class Bench {
         },
       );
     }
-    for (const server of [this.app, this.baseline]) {
+    {
       await this.load(
         'get-run-no-env',
-        server,
+        [this.app, this.baseline],
         'GET /test-runs/{id}: a random run without environment (1 KB body)',
         {
           next: () => ({
@@ -238,10 +267,10 @@ class Bench {
         },
       );
     }
-    for (const server of [this.app, this.baseline]) {
+    {
       await this.load(
         'list-runs-deep',
-        server,
+        [this.app, this.baseline],
         `GET /test-runs filtered (completed + in_progress), sorted by name, page ${deep.page} of 50`,
         {
           next: () => ({ method: 'GET', path: this.listPath(main, deep.page, deep.extra) }),
@@ -250,10 +279,10 @@ class Bench {
       );
     }
     // Scale check: the default list (non-archived, newest first, page 1 of 50) in both projects.
-    for (const server of [this.app, this.baseline]) {
+    {
       await this.load(
         'list-runs-small',
-        server,
+        [this.app, this.baseline],
         `GET /test-runs default list, ${this.cfg.sizes.smallRuns} runs in the project`,
         {
           next: () => ({ method: 'GET', path: this.listPath(s.smallProjectId) }),
@@ -262,7 +291,7 @@ class Bench {
       );
       await this.load(
         'list-runs-large',
-        server,
+        [this.app, this.baseline],
         `GET /test-runs default list, ${this.cfg.sizes.mainRuns} runs in the project`,
         {
           next: () => ({ method: 'GET', path: this.listPath(main) }),
@@ -273,7 +302,7 @@ class Bench {
 
     await this.load(
       'product-summary',
-      this.app,
+      [this.app],
       'GET /products/{id}/summary: a random product (20 components, ~270 cases)',
       {
         next: () => ({ method: 'GET', path: `/api/v1/products/${pick(s.productIds)}/summary` }),
@@ -282,7 +311,7 @@ class Bench {
     );
     await this.load(
       'components-graph',
-      this.app,
+      [this.app],
       `GET /components/graph: ${s.componentIds.length} components and their edges`,
       {
         next: () => ({ method: 'GET', path: `/api/v1/components/graph?project_id=${main}` }),
@@ -295,7 +324,7 @@ class Bench {
     const g = s.graphComponentIds;
     await this.load(
       'dependency-cycle-rejected',
-      this.app,
+      [this.app],
       `PUT /components/{id}/dependencies closing a cycle (graph of ${g.length} components) → 422`,
       {
         next: () => {
@@ -311,13 +340,13 @@ class Bench {
     );
     await this.load(
       'dependency-cycle-accepted',
-      this.app,
+      [this.app],
       `PUT /components/{id}/dependencies, 5 acyclic targets deep in the graph of ${g.length} components`,
       { next: () => dagReplacement(g, Math.max(1, Math.floor(g.length / 10))), expect: [200] },
     );
     await this.load(
       'put-dependencies',
-      this.app,
+      [this.app],
       `PUT /components/{id}/dependencies, 5 acyclic targets (${s.componentIds.length} components)`,
       {
         next: () => dagReplacement(s.componentIds, Math.floor(s.componentIds.length * 0.9)),
@@ -329,7 +358,7 @@ class Bench {
     const topology = JSON.stringify(makeTopology(this.cfg.sizes.topologyNodes, '__GEN__'));
     await this.load(
       'patch-environment',
-      this.app,
+      [this.app],
       `PATCH /environments/{id} with a new ${this.cfg.sizes.topologyNodes}-node topology (a new revision each time)`,
       {
         next: () => ({
@@ -343,7 +372,7 @@ class Bench {
     let n = 0;
     await this.load(
       'create-run',
-      this.app,
+      [this.app],
       'POST /test-runs with environment (captures its 200-node revision) and milestone',
       {
         next: () => ({
@@ -493,14 +522,22 @@ function evaluate(
     const base = findResult(b, name, 'baseline');
     if (!ours || !base) continue;
     const rpsRatio = round(ours.rps / base.rps, 3);
+    // CPU (server + database) per request: what the throughput ratio would be on a machine the
+    // bench had to itself, when CPU is the limit.
+    const cpu = (r: LoadResult) =>
+      (r.cpuMsPerRequest.server ?? NaN) + (r.cpuMsPerRequest.db ?? NaN);
+    const cpuRatio = round(cpu(base) / cpu(ours), 3);
     ratios[name] = {
       rps: rpsRatio,
+      cpu_per_request: Number.isFinite(cpuRatio) ? cpuRatio : null,
       p50: round(ours.latencyMs.p50 / Math.max(base.latencyMs.p50, 0.001), 2),
       p99: round(ours.latencyMs.p99 / Math.max(base.latencyMs.p99, 0.001), 2),
     };
     targets.push({
       target: `${name}: ≥ 50 % of the baseline's throughput at ${cfg.connections} connections`,
-      measured: `${fixed(ours.rps)} vs ${fixed(base.rps)} req/s = ${(rpsRatio * 100).toFixed(0)} %`,
+      measured:
+        `${fixed(ours.rps)} vs ${fixed(base.rps)} req/s = ${(rpsRatio * 100).toFixed(0)} %` +
+        (Number.isFinite(cpuRatio) ? ` (by CPU per request ${(cpuRatio * 100).toFixed(0)} %)` : ''),
       ok: rpsRatio >= 0.5,
     });
     targets.push({
