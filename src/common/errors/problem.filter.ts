@@ -137,6 +137,13 @@ export class ProblemFilter implements ExceptionFilter {
           body: ['Text must not contain the NUL character (U+0000)'],
         });
       }
+      // Input PostgreSQL refuses to store: text longer than its column (22001; class-validator's
+      // MaxLength does not count U+FE0F variation selectors, PostgreSQL does), numbers or dates out of
+      // range (22003, 22008). Field validators should catch these first; this keeps them from a 500.
+      if (sqlstate === '22001' || sqlstate === '22003' || sqlstate === '22008') {
+        const what = sqlstate === '22001' ? 'A text value is longer than its field allows' : 'A value is out of range';
+        return make('validation_error', `${what}`, { body: [what] });
+      }
       if (sqlstate === '40001' || sqlstate === '40P01') {
         return make('conflict', 'A concurrent change conflicted with this request; retry it');
       }

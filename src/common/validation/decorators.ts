@@ -1,6 +1,6 @@
 import { applyDecorators } from '@nestjs/common';
 import { Transform } from 'class-transformer';
-import { IsDefined, ValidateIf } from 'class-validator';
+import { buildMessage, IsDefined, ValidateBy, ValidateIf } from 'class-validator';
 
 /**
  * Optional field that must not be `null` when present (CONTRACT §2: an explicit null for a
@@ -43,5 +43,21 @@ export function QueryBool(): PropertyDecorator {
     if (v === 'true' || v === '1') return true;
     if (v === 'false' || v === '0') return false;
     return value;
+  });
+}
+
+/**
+ * Maximum length in characters as PostgreSQL counts them (Unicode code points). class-validator's
+ * MaxLength does not count variation selectors (U+FE0F), so `'❤️'.repeat(150)` passed a 200 limit
+ * and overflowed a varchar(200).
+ */
+export function MaxChars(max: number): PropertyDecorator {
+  return ValidateBy({
+    name: 'maxChars',
+    constraints: [max],
+    validator: {
+      validate: (value: unknown) => typeof value !== 'string' || [...value].length <= max,
+      defaultMessage: buildMessage((each) => `${each}$property must be at most ${max} characters long`),
+    },
   });
 }

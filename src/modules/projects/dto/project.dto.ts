@@ -1,8 +1,8 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsNotEmpty, IsOptional, IsString, MaxLength } from 'class-validator';
+import { IsIn, IsNotEmpty, IsOptional, IsString } from 'class-validator';
 import { PROJECT_ROLES, ProjectRole } from '../../../common/access/roles';
 import { PageQueryDto, SORT_ORDERS, SortOrder } from '../../../common/pagination/page';
-import { Nullable, OptionalNotNull } from '../../../common/validation/decorators';
+import { MaxChars, Nullable, OptionalNotNull } from '../../../common/validation/decorators';
 import { ProjectEntity } from '../entities/project.entity';
 
 export class ProjectDto {
@@ -27,13 +27,13 @@ export class CreateProjectDto {
   @ApiProperty({ maxLength: 200, example: 'Checkout' })
   @IsString()
   @IsNotEmpty()
-  @MaxLength(200)
+  @MaxChars(200)
   name: string;
 
   @ApiPropertyOptional({ nullable: true, maxLength: 10000 })
   @Nullable()
   @IsString()
-  @MaxLength(10000)
+  @MaxChars(10000)
   description?: string | null;
 }
 
@@ -42,13 +42,13 @@ export class UpdateProjectDto {
   @OptionalNotNull()
   @IsString()
   @IsNotEmpty()
-  @MaxLength(200)
+  @MaxChars(200)
   name?: string;
 
   @ApiPropertyOptional({ nullable: true, maxLength: 10000 })
   @Nullable()
   @IsString()
-  @MaxLength(10000)
+  @MaxChars(10000)
   description?: string | null;
 }
 
@@ -59,7 +59,7 @@ export class ListProjectsQueryDto extends PageQueryDto {
   @ApiPropertyOptional({ description: 'Case-insensitive substring of the name or description' })
   @IsOptional()
   @IsString()
-  @MaxLength(200)
+  @MaxChars(200)
   search?: string;
 
   @ApiPropertyOptional({ enum: PROJECT_SORT_KEYS, default: 'created_at' })
@@ -96,7 +96,7 @@ export class AddMemberDto {
   })
   @IsString()
   @IsNotEmpty()
-  @MaxLength(64)
+  @MaxChars(64)
   user_id: string;
 
   @ApiProperty({ enum: PROJECT_ROLES })

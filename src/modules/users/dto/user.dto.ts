@@ -8,11 +8,10 @@ import {
   IsOptional,
   IsString,
   Matches,
-  MaxLength,
   MinLength,
 } from 'class-validator';
 import { PageQueryDto, SORT_ORDERS, SortOrder } from '../../../common/pagination/page';
-import { Nullable, OptionalNotNull } from '../../../common/validation/decorators';
+import { MaxChars, Nullable, OptionalNotNull } from '../../../common/validation/decorators';
 import { NoTrim } from '../../../common/validation/validate';
 import { UserEntity } from '../entities/user.entity';
 import { ApiKeyEntity } from '../entities/api-key.entity';
@@ -63,7 +62,7 @@ export class CreateUserDto {
   @ApiProperty({ minLength: 3, maxLength: 64, example: 'alice' })
   @IsString()
   @MinLength(3)
-  @MaxLength(64)
+  @MaxChars(64)
   @Matches(USERNAME_RE, { message: USERNAME_MESSAGE })
   username: string;
 
@@ -71,19 +70,19 @@ export class CreateUserDto {
   @NoTrim()
   @IsString()
   @MinLength(10)
-  @MaxLength(256)
+  @MaxChars(256)
   password: string;
 
   @ApiPropertyOptional({ nullable: true, maxLength: 200 })
   @Nullable()
   @IsString()
-  @MaxLength(200)
+  @MaxChars(200)
   display_name?: string | null;
 
   @ApiPropertyOptional({ nullable: true, maxLength: 320 })
   @Nullable()
   @IsEmail()
-  @MaxLength(320)
+  @MaxChars(320)
   email?: string | null;
 
   @ApiPropertyOptional({ default: false })
@@ -97,20 +96,20 @@ export class UpdateUserDto {
   @OptionalNotNull()
   @IsString()
   @MinLength(3)
-  @MaxLength(64)
+  @MaxChars(64)
   @Matches(USERNAME_RE, { message: USERNAME_MESSAGE })
   username?: string;
 
   @ApiPropertyOptional({ nullable: true, maxLength: 200 })
   @Nullable()
   @IsString()
-  @MaxLength(200)
+  @MaxChars(200)
   display_name?: string | null;
 
   @ApiPropertyOptional({ nullable: true, maxLength: 320 })
   @Nullable()
   @IsEmail()
-  @MaxLength(320)
+  @MaxChars(320)
   email?: string | null;
 
   @ApiPropertyOptional({ description: 'Administrators only' })
@@ -132,14 +131,14 @@ export class ChangePasswordDto {
   @NoTrim()
   @OptionalNotNull()
   @IsString()
-  @MaxLength(256)
+  @MaxChars(256)
   current_password?: string;
 
   @ApiProperty({ minLength: 10, maxLength: 256 })
   @NoTrim()
   @IsString()
   @MinLength(10)
-  @MaxLength(256)
+  @MaxChars(256)
   new_password: string;
 }
 
@@ -158,7 +157,7 @@ export class ListUsersQueryDto extends PageQueryDto {
   })
   @IsOptional()
   @IsString()
-  @MaxLength(200)
+  @MaxChars(200)
   search?: string;
 
   @ApiPropertyOptional({ enum: USER_SORT_KEYS, default: 'created_at' })
@@ -180,14 +179,14 @@ export class LoginDto {
   @ApiProperty({ example: 'admin' })
   @IsString()
   @IsNotEmpty()
-  @MaxLength(64)
+  @MaxChars(64)
   username: string;
 
   @ApiProperty({ example: 'a long passphrase' })
   @NoTrim()
   @IsString()
   @IsNotEmpty()
-  @MaxLength(256)
+  @MaxChars(256)
   password: string;
 }
 
@@ -202,7 +201,7 @@ export class CreateApiKeyDto {
   @ApiProperty({ maxLength: 120, example: 'CI pipeline' })
   @IsString()
   @IsNotEmpty()
-  @MaxLength(120)
+  @MaxChars(120)
   name: string;
 
   @ApiPropertyOptional({
