@@ -144,6 +144,16 @@ export class ProblemFilter implements ExceptionFilter {
         const what = sqlstate === '22001' ? 'A text value is longer than its field allows' : 'A value is out of range';
         return make('validation_error', `${what}`, { body: [what] });
       }
+      // A row referenced by the request was removed meanwhile, or a row still referenced was deleted.
+      if (sqlstate === '23503') {
+        return make('conflict', 'A related resource was changed or removed concurrently; retry the request');
+      }
+      // A CHECK or NOT NULL rule of the schema refused the data (field validators should come first).
+      if (sqlstate === '23514' || sqlstate === '23502') {
+        return make('validation_error', 'The request contains a value the service cannot store', {
+          body: ['A value is not allowed here'],
+        });
+      }
       if (sqlstate === '40001' || sqlstate === '40P01') {
         return make('conflict', 'A concurrent change conflicted with this request; retry it');
       }
