@@ -662,4 +662,27 @@ describe('foundation: races', () => {
       'project_member_already_exists',
     );
   });
+
+  it('deleting a project while it is being changed answers no 500', async () => {
+    const users = await Promise.all([t.createUser(), t.createUser(), t.createUser()]);
+    for (let round = 0; round < 3; round++) {
+      const projectId = await t.createProject();
+      const results = await Promise.all([
+        ...users.map((u) =>
+          t
+            .req('post', `${API}/projects/${projectId}/members`, t.adminToken)
+            .send({ user_id: u.id, role: 'tester' }),
+        ),
+        t.req('patch', `${API}/projects/${projectId}`, t.adminToken).send({ description: 'x' }),
+        t.req('delete', `${API}/projects/${projectId}`, t.adminToken),
+        t.req('get', `${API}/projects/${projectId}/members`, t.adminToken),
+      ]);
+      for (const r of results) expect([200, 201, 204, 404, 409]).toContain(r.status);
+      const left = await t.db.query(
+        'SELECT count(*)::int AS n FROM project_members WHERE project_id = $1',
+        [projectId],
+      );
+      expect(left[0].n).toBe(0);
+    }
+  });
 });
