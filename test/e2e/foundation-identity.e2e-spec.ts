@@ -283,19 +283,19 @@ describe('foundation: identity and access', () => {
   describe('text lengths count characters as PostgreSQL does', () => {
     const heart = '\u2764\uFE0F'; // two code points
     it.each([
-      ['post', () => `${API}/users`, 'username', 64],
-      ['patch', () => `${API}/users/me`, 'display_name', 200],
-      ['post', () => `${API}/projects`, 'name', 200],
-      ['post', () => `${API}/users/me/api-keys`, 'name', 120],
+      ['post', `${API}/users`, 'username', 64],
+      ['patch', `${API}/users/me`, 'display_name', 200],
+      ['post', `${API}/projects`, 'name', 200],
+      ['post', `${API}/users/me/api-keys`, 'name', 120],
     ] as const)(
       '%s %s: %s over its limit is a 422, never a 500',
       async (method, url, field, max) => {
         const body: Record<string, unknown> = { [field]: heart.repeat(max / 2 + 1) };
-        if (url().endsWith('/users')) body.password = DEFAULT_PASSWORD;
-        const res = await t.req(method, url(), t.adminToken).send(body);
+        if (url.endsWith('/users')) body.password = DEFAULT_PASSWORD;
+        const res = await t.req(method, url, t.adminToken).send(body);
         expect(expectProblem(res, 422, 'validation_error').errors).toHaveProperty(field);
         const fits = await t
-          .req(method, url(), t.adminToken)
+          .req(method, url, t.adminToken)
           .send({ ...body, [field]: heart.repeat(max / 2) });
         expect(fits.status).toBeLessThan(300);
       },
