@@ -31,7 +31,8 @@ function trimDeclaredStrings(obj: unknown): void {
     obj.forEach(trimDeclaredStrings);
     return;
   }
-  if (obj === null || typeof obj !== 'object' || Object.getPrototypeOf(obj) === Object.prototype) return;
+  if (obj === null || typeof obj !== 'object' || Object.getPrototypeOf(obj) === Object.prototype)
+    return;
   const noTrim: Set<string | symbol> | undefined = Reflect.getMetadata(NO_TRIM, obj);
   const rec = obj as Record<string, unknown>;
   for (const key of Object.keys(rec)) {
@@ -74,7 +75,12 @@ export function flattenErrors(errors: ValidationError[], prefix = ''): FieldErro
 /** Appends to `out[path]`, also for paths such as `toString` that an object literal inherits. */
 function addMessages(out: FieldErrors, path: string, msgs: string[]): void {
   if (!Object.prototype.hasOwnProperty.call(out, path)) {
-    Object.defineProperty(out, path, { value: [], enumerable: true, writable: true, configurable: true });
+    Object.defineProperty(out, path, {
+      value: [],
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
   }
   out[path].push(...msgs);
 }
@@ -104,7 +110,12 @@ function shieldReservedKeys(value: unknown): unknown {
  * are unknown fields (class-validator's whitelist would not see them, and an own `constructor`
  * would hide the DTO's class): they are removed and reported in `unknown` under their path.
  */
-function restoreReservedKeys(value: unknown, path: string, unknown: FieldErrors, seen = new Set<object>()): void {
+function restoreReservedKeys(
+  value: unknown,
+  path: string,
+  unknown: FieldErrors,
+  seen = new Set<object>(),
+): void {
   if (value === null || typeof value !== 'object' || seen.has(value)) return;
   seen.add(value);
   const at = (key: string | number) => (path ? `${path}.${key}` : String(key));
@@ -126,7 +137,12 @@ function restoreReservedKeys(value: unknown, path: string, unknown: FieldErrors,
       addMessages(unknown, at(name), ['Unknown field']);
     } else {
       restoreReservedKeys(v, at(name), unknown, seen);
-      Object.defineProperty(rec, name, { value: v, enumerable: true, writable: true, configurable: true });
+      Object.defineProperty(rec, name, {
+        value: v,
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
     }
   }
 }
@@ -135,7 +151,11 @@ function restoreReservedKeys(value: unknown, path: string, unknown: FieldErrors,
  * Turns a plain request part into a validated, trimmed DTO instance, or throws 422 validation_error.
  * `kind` 'query' prefixes paths with `query.`.
  */
-export function validateInput<T extends object>(cls: ClassConstructor<T>, plain: unknown, kind: 'body' | 'query'): T {
+export function validateInput<T extends object>(
+  cls: ClassConstructor<T>,
+  plain: unknown,
+  kind: 'body' | 'query',
+): T {
   // No body at all validates like an empty object: required fields are then reported by name.
   if (kind === 'body' && (plain === undefined || plain === null)) plain = {};
   if (typeof plain !== 'object' || plain === null || Array.isArray(plain)) {
@@ -148,13 +168,16 @@ export function validateInput<T extends object>(cls: ClassConstructor<T>, plain:
   trimDeclaredStrings(instance);
   const errors = validateSync(instance, {
     whitelist: true,
-    forbidNonWhitelisted: true,
+    // Unknown body fields are a 422 (CONTRACT §2); unknown query parameters are ignored, as HTTP
+    // clients and proxies add their own (cache busters, tracing) and the contract names bodies only.
+    forbidNonWhitelisted: kind === 'body',
     forbidUnknownValues: false,
     validationError: { target: false, value: false },
   });
   const fieldErrors = flattenErrors(errors, prefix);
   for (const [path, msgs] of Object.entries(reserved)) addMessages(fieldErrors, path, msgs);
-  if (errors.length > 0 || Object.keys(fieldErrors).length > 0) throw AppException.validation(fieldErrors);
+  if (errors.length > 0 || Object.keys(fieldErrors).length > 0)
+    throw AppException.validation(fieldErrors);
   return instance;
 }
 
@@ -165,7 +188,11 @@ export function validateInput<T extends object>(cls: ClassConstructor<T>, plain:
 @Injectable()
 export class RequestValidationPipe implements PipeTransform {
   transform(value: unknown, metadata: ArgumentMetadata): unknown {
-    if ((metadata.type !== 'body' && metadata.type !== 'query') || metadata.data || !isDtoClass(metadata.metatype)) {
+    if (
+      (metadata.type !== 'body' && metadata.type !== 'query') ||
+      metadata.data ||
+      !isDtoClass(metadata.metatype)
+    ) {
       return value;
     }
     const cached = currentStore()?.validated.get(metadata.type);
