@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
-import { prepareDatabase } from '../../src/bootstrap';
+import { prepareDatabase } from '../../src/database/prepare';
 import { verifyPassword } from '../../src/common/auth/password';
 import { loadConfig } from '../../src/config/config';
 import { TEST_AUTH_SECRET } from '../support/constants';

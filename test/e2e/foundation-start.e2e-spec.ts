@@ -7,23 +7,23 @@ import { freePort } from '../support/pg-server';
 
 const ROOT = join(__dirname, '..', '..');
 
-/** Runs `src/main.ts` in a child `node` (sources compiled on the fly by swc, as jest does). */
+/** Runs `src/main.ts` in a child `node` (sources transpiled on the fly by TypeScript, as jest does). */
 const RUN_MAIN = `
 const { readFileSync } = require('node:fs');
 const Module = require('node:module');
-const { transformSync } = require('@swc/core');
+const ts = require('typescript');
 Module._extensions['.ts'] = (module, filename) => {
-  const { code } = transformSync(readFileSync(filename, 'utf8'), {
-    filename,
-    jsc: {
-      parser: { syntax: 'typescript', decorators: true },
-      transform: { legacyDecorator: true, decoratorMetadata: true },
-      target: 'es2022',
-      keepClassNames: true,
+  const { outputText } = ts.transpileModule(readFileSync(filename, 'utf8'), {
+    fileName: filename,
+    compilerOptions: {
+      module: ts.ModuleKind.CommonJS,
+      target: ts.ScriptTarget.ES2022,
+      experimentalDecorators: true,
+      emitDecoratorMetadata: true,
+      esModuleInterop: true,
     },
-    module: { type: 'commonjs' },
   });
-  module._compile(code, filename);
+  module._compile(outputText, filename);
 };
 require('./src/main.ts');
 `;

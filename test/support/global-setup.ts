@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { Client } from 'pg';
 import { startEmbeddedPostgres } from '../../src/database/embedded-postgres';
-import { prepareDatabase } from '../../src/bootstrap';
+import { prepareDatabase } from '../../src/database/prepare';
 import { loadConfig } from '../../src/config/config';
 import { freePort, newDataDir, writeState } from './pg-server';
 import { TEST_ADMIN, TEST_AUTH_SECRET } from './constants';

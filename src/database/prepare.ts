@@ -1,0 +1,35 @@
+import { DataSource } from 'typeorm';
+import { AppConfig } from '../config/config';
+import { ensureBootstrapAdmin } from './bootstrap-admin';
+import { dataSourceOptions } from './data-source-options';
+import { migrateUnderLock } from './migrate';
+
+/**
+ * Migrates the database (under the advisory lock, creating the bootstrap administrator on an empty
+ * database) Shared by main.ts, the
+ * tests' global setup and the tools; free of NestJS imports so it loads anywhere.
+ */
+export async function prepareDatabase(
+  config: AppConfig,
+  databaseUrl: string,
+  log: (msg: string) => void = () => undefined,
+): Promise<void> {
+  const ds = new DataSource(dataSourceOptions(databaseUrl, { extra: { max: 2 } }));
+  await ds.initialize();
+  try {
+    await migrateUnderLock(ds, async () => {
+      const res = await ensureBootstrapAdmin(ds, config.adminUsername, config.adminPassword);
+      if (res.created && res.generatedPassword) {
+        // Printed once, on the very first start; never logged again.
+        log(
+          `Created administrator "${config.adminUsername}" with generated password: ${res.generatedPassword}  (change it with PUT /api/v1/users/{id}/password)`,
+        );
+      } else if (res.created) {
+        log(`Created administrator "${config.adminUsername}" with the password from ADMIN_PASSWORD`);
+      }
+    });
+  } finally {
+    await ds.destroy();
+  }
+}
+
