@@ -38,6 +38,9 @@ export function setupApp(app: NestExpressApplication | INestApplication): INestA
     // tests may run without the pino module
   }
   expressApp.disable('x-powered-by');
+  // No ETags: hashing every (multi-megabyte) JSON body costs CPU on each request for a 304 that
+  // API clients do not ask for.
+  expressApp.set('etag', false);
   expressApp.set('query parser', 'simple');
 
   expressApp.use(requestIdMiddleware);

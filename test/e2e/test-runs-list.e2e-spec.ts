@@ -229,7 +229,8 @@ describe('GET /test-runs: filters, search, sorting, paging', () => {
         '&page_size=1&status=not_started&status=in_progress&status=completed&status=archived',
       );
       const one = spy.mock.calls.length;
-      expect(one).toBeLessThanOrEqual(3);
+      // Authentication, access, the page, its total.
+      expect(one).toBeLessThanOrEqual(4);
       spy.mockClear();
       await list(
         '&page_size=50&status=not_started&status=in_progress&status=completed&status=archived',
@@ -242,5 +243,39 @@ describe('GET /test-runs: filters, search, sorting, paging', () => {
     } finally {
       spy.mockRestore();
     }
+  });
+
+  it('totals stay exact through creates, transitions and deletes (kept by triggers)', async () => {
+    const g = await t.roleFixture();
+    const mk = async (name: string) =>
+      (
+        await t
+          .req('post', api('/test-runs'), g.tester.token)
+          .send({ project_id: g.projectId, name })
+      ).body as {
+        id: string;
+      };
+    const [a, b, c] = [await mk('a'), await mk('b'), await mk('c')];
+    await t.req('patch', api(`/test-runs/${a.id}`), g.tester.token).send({ status: 'in_progress' });
+    await t.req('patch', api(`/test-runs/${a.id}`), g.tester.token).send({ status: 'completed' });
+    await t.req('patch', api(`/test-runs/${a.id}`), g.lead.token).send({ status: 'archived' });
+    await t.req('patch', api(`/test-runs/${b.id}`), g.tester.token).send({ status: 'in_progress' });
+    expect((await t.req('delete', api(`/test-runs/${c.id}`), g.lead.token)).status).toBe(204);
+    const total = async (qs: string) =>
+      (await t.req('get', api(`/test-runs?project_id=${g.projectId}${qs}`), g.viewer.token)).body
+        .total;
+    expect(await total('')).toBe(1);
+    expect(await total('&status=archived')).toBe(1);
+    expect(await total('&status=in_progress&status=archived')).toBe(2);
+    expect(await total('&status=not_started')).toBe(0);
+    expect(await total('&search=b')).toBe(1);
+    const counts = await t.db.query(
+      `SELECT status, n::int AS n FROM project_run_counts WHERE project_id = $1 AND n <> 0 ORDER BY status`,
+      [g.projectId],
+    );
+    expect(counts).toEqual([
+      { status: 'archived', n: 1 },
+      { status: 'in_progress', n: 1 },
+    ]);
   });
 });

@@ -5,9 +5,19 @@ import { TestCases1763700000200 } from './1763700000200-TestCases';
 import { TestRuns1763700000400 } from './1763700000400-TestRuns';
 import { TestPlans1763700000500 } from './1763700000500-TestPlans';
 import { Imports1763700000600 } from './1763700000600-Imports';
+import { RunCounts1763700000700 } from './1763700000700-RunCounts';
 
 /**
  * Every migration, in order. Features append their class here (one line each); timestamps are
  * allocated per feature so files never collide.
  */
-export const MIGRATIONS = [Foundation1763700000000, Environments1763700000100, ProductsComponents1763700000150, TestCases1763700000200, TestRuns1763700000400, TestPlans1763700000500, Imports1763700000600];
+export const MIGRATIONS = [
+  Foundation1763700000000,
+  Environments1763700000100,
+  ProductsComponents1763700000150,
+  TestCases1763700000200,
+  TestRuns1763700000400,
+  TestPlans1763700000500,
+  Imports1763700000600,
+  RunCounts1763700000700,
+];

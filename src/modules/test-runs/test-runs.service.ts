@@ -119,33 +119,62 @@ export class TestRunsService {
     const key = SORT_EXPRESSIONS[q.sort_by ?? 'created_at'];
     const order = `${key} ${dir}, r.id ${dir}`;
     const filter = where.join(' AND ');
+    const filterParams = [...params];
     const limit = add(q.page_size);
     const offset = add(offsetOf(q.page, q.page_size));
-    const rows = await this.db.query<TestRunRow & { total: number }>(
+    // The page: an index walk in sort order that stops after OFFSET + LIMIT rows (no count of
+    // every matching run, which would grow with the project).
+    const rows = await this.db.query<TestRunRow>(
       `WITH page AS (
-         SELECT r.id, count(*) OVER ()::int AS total
-           FROM test_runs r
+         SELECT r.id FROM test_runs r
           WHERE ${filter}
           ORDER BY ${order}
           LIMIT ${limit} OFFSET ${offset}
        )
-       SELECT ${RUN_COLUMNS}, page.total
+       SELECT ${RUN_COLUMNS}
          FROM page
          JOIN test_runs r ON r.id = page.id
          ${RUN_JOINS}
         ORDER BY ${order}`,
       params,
     );
-    let total = rows[0]?.total;
-    if (total === undefined) {
-      // A page past the end: count separately (only then).
-      const c = await this.db.query<{ n: number }>(
-        `SELECT count(*)::int AS n FROM test_runs r WHERE ${filter}`,
-        params.slice(0, -2),
-      );
-      total = c[0]?.n ?? 0;
-    }
+    const total = await this.countForList(q, filter, filterParams);
     return pageOf(rows.map(toTestRunDto), q.page, q.page_size, total);
+  }
+
+  /**
+   * `total` of a list: with only the project and status filters (the common case) it is read from
+   * `project_run_counts`, kept by triggers on test_runs; other filters count the matching runs.
+   */
+  private async countForList(
+    q: ListTestRunsQueryDto,
+    filter: string,
+    params: unknown[],
+  ): Promise<number> {
+    const onlyStatus =
+      !q.environment_id?.some((v) => v !== '') &&
+      !q.milestone_id?.some((v) => v !== '') &&
+      (q.created_by === undefined || q.created_by === '') &&
+      !q.search &&
+      !q.created_from &&
+      !q.created_to;
+    if (onlyStatus) {
+      const rows = q.status?.length
+        ? await this.db.query<{ n: string | null }>(
+            `SELECT sum(n) AS n FROM project_run_counts WHERE project_id = $1 AND status = ANY($2::varchar[])`,
+            [q.project_id, q.status],
+          )
+        : await this.db.query<{ n: string | null }>(
+            `SELECT sum(n) AS n FROM project_run_counts WHERE project_id = $1 AND status <> 'archived'`,
+            [q.project_id],
+          );
+      return Number(rows[0]?.n ?? 0);
+    }
+    const c = await this.db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM test_runs r WHERE ${filter}`,
+      params,
+    );
+    return c[0]?.n ?? 0;
   }
 
   /**
