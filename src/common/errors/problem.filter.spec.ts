@@ -1,4 +1,4 @@
-import { HttpException, NotFoundException } from '@nestjs/common';
+import { HttpException, Logger, NotFoundException } from '@nestjs/common';
 import type { Request } from 'express';
 import { QueryFailedError } from 'typeorm';
 import { loadConfig } from '../../config/config';
@@ -7,6 +7,8 @@ import { ProblemFilter } from './problem.filter';
 
 const config = loadConfig({ AUTH_SECRET: 'k'.repeat(40), ERROR_BASE_URL: 'https://errors.example.com' }, { persistSecret: false });
 const filter = new ProblemFilter(config);
+// The filter logs unexpected failures; keep the test output quiet.
+Logger.overrideLogger(false);
 const req = { originalUrl: '/api/v1/things/1?x=2', method: 'GET', requestId: 'rid-1' } as unknown as Request;
 
 function pgError(code: string, constraint?: string): QueryFailedError {
