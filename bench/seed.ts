@@ -186,6 +186,14 @@ export class Seeder {
     });
 
     await this.q(`SET session_replication_role = DEFAULT`).catch(() => undefined);
+    // Triggers were off during the bulk load: rebuild what they keep (the run counts per status).
+    await this.step('run_counts', async () => {
+      await this.q(`DELETE FROM project_run_counts`);
+      await this.q(
+        `INSERT INTO project_run_counts (project_id, status, n)
+         SELECT project_id, status, count(*) FROM test_runs GROUP BY project_id, status`,
+      );
+    });
     await this.step('create_indexes', () => this.recreateIndexes(indexes));
     indexes.length = 0;
     await this.step('vacuum_analyze', async () => {
