@@ -93,18 +93,11 @@ export class ComponentDto {
   @ApiProperty({ format: 'date-time' }) updated_at: string;
 }
 
-export class CreateComponentDto {
-  @ApiProperty({ format: 'uuid' })
-  @IsUUID()
-  project_id: string;
-
-  @ApiProperty({ maxLength: NAME_MAX_LENGTH, example: 'Payments API' })
-  @IsString()
-  @IsNotEmpty()
-  @MaxLength(NAME_MAX_LENGTH)
-  @NoNul()
-  name: string;
-
+/**
+ * Fields products and components share on create (separate key namespaces, same rules):
+ * key, description, owner, status, tags.
+ */
+export abstract class CatalogCreateFieldsDto {
   @ApiPropertyOptional({
     nullable: true,
     maxLength: 100,
@@ -151,29 +144,15 @@ export class CreateComponentDto {
   @MaxLength(100, { each: true })
   @NoNul({ each: true })
   tags?: string[];
-
-  @RiskFactor(3) business_criticality?: number;
-  @RiskFactor(2) change_frequency?: number;
-  @RiskFactor(2) integration_complexity?: number;
-  @RiskFactor(1) defect_density?: number;
-  @RiskFactor(1) production_incident_score?: number;
-  @RiskFactor(4) automation_confidence?: number;
 }
 
-export class UpdateComponentDto {
-  @ApiPropertyOptional({ maxLength: NAME_MAX_LENGTH })
-  @OptionalNotNull()
-  @IsString()
-  @IsNotEmpty()
-  @MaxLength(NAME_MAX_LENGTH)
-  @NoNul()
-  name?: string;
-
+/** The same shared fields on PATCH (every one optional; null clears the nullable ones). */
+export abstract class CatalogUpdateFieldsDto {
   @ApiPropertyOptional({
     nullable: true,
     maxLength: 100,
     description:
-      'A new key, slugified and suffixed `-2`, `-3` … when another component of the project has ' +
+      'A new key, slugified and suffixed `-2`, `-3` … when another item of the same kind in the project has ' +
       'it; null or empty → regenerated from the (new) name. Renaming alone keeps the key.',
   })
   @Nullable()
@@ -214,6 +193,36 @@ export class UpdateComponentDto {
   @MaxLength(100, { each: true })
   @NoNul({ each: true })
   tags?: string[];
+}
+
+export class CreateComponentDto extends CatalogCreateFieldsDto {
+  @ApiProperty({ format: 'uuid' })
+  @IsUUID()
+  project_id: string;
+
+  @ApiProperty({ maxLength: NAME_MAX_LENGTH, example: 'Payments API' })
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(NAME_MAX_LENGTH)
+  @NoNul()
+  name: string;
+
+  @RiskFactor(3) business_criticality?: number;
+  @RiskFactor(2) change_frequency?: number;
+  @RiskFactor(2) integration_complexity?: number;
+  @RiskFactor(1) defect_density?: number;
+  @RiskFactor(1) production_incident_score?: number;
+  @RiskFactor(4) automation_confidence?: number;
+}
+
+export class UpdateComponentDto extends CatalogUpdateFieldsDto {
+  @ApiPropertyOptional({ maxLength: NAME_MAX_LENGTH })
+  @OptionalNotNull()
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(NAME_MAX_LENGTH)
+  @NoNul()
+  name?: string;
 
   @RiskFactor(3) business_criticality?: number;
   @RiskFactor(2) change_frequency?: number;

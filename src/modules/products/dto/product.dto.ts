@@ -17,9 +17,11 @@ import {
   ValidateNested,
 } from 'class-validator';
 import { PageQueryDto } from '../../../common/pagination/page';
-import { Nullable, OptionalNotNull, QueryArray } from '../../../common/validation/decorators';
+import { OptionalNotNull, QueryArray } from '../../../common/validation/decorators';
 import {
   CATALOG_STATUSES,
+  CatalogCreateFieldsDto,
+  CatalogUpdateFieldsDto,
   type CatalogStatus,
   ID_MAX_LENGTH,
   NAME_MAX_LENGTH,
@@ -77,7 +79,7 @@ export class ProductDto {
   @ApiProperty({ format: 'date-time' }) updated_at: string;
 }
 
-export class CreateProductDto {
+export class CreateProductDto extends CatalogCreateFieldsDto {
   @ApiProperty({ format: 'uuid' })
   @IsUUID()
   project_id: string;
@@ -88,56 +90,9 @@ export class CreateProductDto {
   @MaxLength(NAME_MAX_LENGTH)
   @NoNul()
   name: string;
-
-  @ApiPropertyOptional({
-    nullable: true,
-    maxLength: 100,
-    example: 'web-shop',
-    description:
-      'Slugified (lower case, runs of other characters → `-`). Omitted, null or empty → generated from ' +
-      'the name. Made unique in the project with `-2`, `-3` … (a taken key is suffixed, never refused).',
-  })
-  @Nullable()
-  @IsString()
-  @MaxLength(100)
-  @NoNul()
-  key?: string | null;
-
-  @ApiPropertyOptional({ nullable: true, maxLength: 10000 })
-  @Nullable()
-  @IsString()
-  @MaxLength(10000)
-  @NoNul()
-  description?: string | null;
-
-  @ApiPropertyOptional({
-    nullable: true,
-    type: String,
-    format: 'uuid',
-    description: 'An active member of the project, else (unknown id included) 422 `invalid_owner`',
-  })
-  @Nullable()
-  @IsString()
-  @MaxLength(ID_MAX_LENGTH)
-  @NoNul()
-  owner_id?: string | null;
-
-  @ApiPropertyOptional({ enum: CATALOG_STATUSES, default: 'active' })
-  @OptionalNotNull()
-  @IsIn(CATALOG_STATUSES)
-  status?: CatalogStatus;
-
-  @ApiPropertyOptional({ type: [String], description: 'Trimmed, de-duplicated case-insensitively' })
-  @OptionalNotNull()
-  @IsArray()
-  @ArrayMaxSize(100)
-  @IsString({ each: true })
-  @MaxLength(100, { each: true })
-  @NoNul({ each: true })
-  tags?: string[];
 }
 
-export class UpdateProductDto {
+export class UpdateProductDto extends CatalogUpdateFieldsDto {
   @ApiPropertyOptional({ maxLength: NAME_MAX_LENGTH })
   @OptionalNotNull()
   @IsString()
@@ -145,52 +100,6 @@ export class UpdateProductDto {
   @MaxLength(NAME_MAX_LENGTH)
   @NoNul()
   name?: string;
-
-  @ApiPropertyOptional({
-    nullable: true,
-    maxLength: 100,
-    description:
-      'A new key, slugified and suffixed `-2`, `-3` … when another product of the project has ' +
-      'it; null or empty → regenerated from the (new) name. Renaming alone keeps the key.',
-  })
-  @Nullable()
-  @IsString()
-  @MaxLength(100)
-  @NoNul()
-  key?: string | null;
-
-  @ApiPropertyOptional({ nullable: true, maxLength: 10000 })
-  @Nullable()
-  @IsString()
-  @MaxLength(10000)
-  @NoNul()
-  description?: string | null;
-
-  @ApiPropertyOptional({
-    nullable: true,
-    type: String,
-    format: 'uuid',
-    description: 'An active member of the project, else 422 `invalid_owner`; null clears the owner',
-  })
-  @Nullable()
-  @IsString()
-  @MaxLength(ID_MAX_LENGTH)
-  @NoNul()
-  owner_id?: string | null;
-
-  @ApiPropertyOptional({ enum: CATALOG_STATUSES })
-  @OptionalNotNull()
-  @IsIn(CATALOG_STATUSES)
-  status?: CatalogStatus;
-
-  @ApiPropertyOptional({ type: [String] })
-  @OptionalNotNull()
-  @IsArray()
-  @ArrayMaxSize(100)
-  @IsString({ each: true })
-  @MaxLength(100, { each: true })
-  @NoNul({ each: true })
-  tags?: string[];
 }
 
 export class ListProductsQueryDto extends PageQueryDto {
