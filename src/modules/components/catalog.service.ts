@@ -2,7 +2,13 @@ import { Injectable } from '@nestjs/common';
 import { AppException } from '../../common/errors/app-exception';
 import { Db } from '../../common/persistence/db.service';
 import { isUuid } from '../../common/persistence/ids';
+import { normalizeStringList } from '../../common/normalize';
 import { firstFreeKey, keyCandidates, slugifyKey } from './catalog-keys';
+import type {
+  CatalogCreateFieldsDto,
+  CatalogUpdateFieldsDto,
+  CatalogStatus,
+} from './dto/component.dto';
 
 /** The two catalogue tables with keys (code constants, never input). */
 export type CatalogTable = 'products' | 'components';
@@ -14,6 +20,16 @@ const LABEL: Record<
   products: { entity: 'product', exhausted: 'product_key_collision' },
   components: { entity: 'component', exhausted: 'component_key_collision' },
 };
+
+/** Columns products and components share (entity property names). */
+export interface CatalogColumns {
+  name: string;
+  key: string;
+  description: string | null;
+  ownerId: string | null;
+  status: CatalogStatus;
+  tags: string[];
+}
 
 export interface KeyRequest {
   /** A key given by the client (non-empty after trimming); `null`/`undefined`/`''` → from the name. */
@@ -92,5 +108,50 @@ export class CatalogService {
         { owner_id: [problem] },
       );
     }
+  }
+
+  /** Shared columns of a new product or component: owner rule, key allocation, defaults. */
+  async newColumns(
+    table: CatalogTable,
+    projectId: string,
+    dto: CatalogCreateFieldsDto & { name: string },
+  ): Promise<CatalogColumns> {
+    await this.assertOwner(projectId, dto.owner_id);
+    return {
+      name: dto.name,
+      key: await this.allocateKey(table, projectId, { explicit: dto.key, name: dto.name }),
+      description: dto.description ?? null,
+      ownerId: dto.owner_id ?? null,
+      status: dto.status ?? 'active',
+      tags: normalizeStringList(dto.tags ?? []),
+    };
+  }
+
+  /**
+   * Shared columns of a PATCH: only the keys present change. The key changes only when `key` is in
+   * the body (slugified and suffixed when taken; null/empty → regenerated from the (new) name).
+   */
+  async patchColumns(
+    table: CatalogTable,
+    current: { id: string; project_id: string; name: string },
+    dto: CatalogUpdateFieldsDto & { name?: string },
+  ): Promise<Partial<CatalogColumns>> {
+    const patch: Partial<CatalogColumns> = {};
+    if (dto.owner_id !== undefined) {
+      await this.assertOwner(current.project_id, dto.owner_id);
+      patch.ownerId = dto.owner_id;
+    }
+    if (dto.name !== undefined) patch.name = dto.name;
+    if (dto.key !== undefined) {
+      patch.key = await this.allocateKey(table, current.project_id, {
+        explicit: dto.key,
+        name: dto.name ?? current.name,
+        excludeId: current.id,
+      });
+    }
+    if (dto.description !== undefined) patch.description = dto.description;
+    if (dto.status !== undefined) patch.status = dto.status;
+    if (dto.tags !== undefined) patch.tags = normalizeStringList(dto.tags);
+    return patch;
   }
 }

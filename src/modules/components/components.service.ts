@@ -205,21 +205,11 @@ export class ComponentsService {
   }
 
   async create(dto: CreateComponentDto): Promise<ComponentDto> {
-    await this.catalog.assertOwner(dto.project_id, dto.owner_id);
-    const key = await this.catalog.allocateKey('components', dto.project_id, {
-      explicit: dto.key,
-      name: dto.name,
-    });
     const id = uuidv7();
     await this.db.repo(ComponentEntity).insert({
       id,
       projectId: dto.project_id,
-      name: dto.name,
-      key,
-      description: dto.description ?? null,
-      ownerId: dto.owner_id ?? null,
-      status: dto.status ?? 'active',
-      tags: normalizeStringList(dto.tags ?? []),
+      ...(await this.catalog.newColumns('components', dto.project_id, dto)),
       ...riskColumns(mergeRiskFactors(factorPatch(dto))),
     });
     return this.get(id);
@@ -231,22 +221,11 @@ export class ComponentsService {
    */
   async update(id: string, dto: UpdateComponentDto): Promise<ComponentDto> {
     const current = await this.row(id, true);
-    const patch: Partial<ComponentEntity> = {};
-    if (dto.owner_id !== undefined) {
-      await this.catalog.assertOwner(current.project_id, dto.owner_id);
-      patch.ownerId = dto.owner_id;
-    }
-    if (dto.name !== undefined) patch.name = dto.name;
-    if (dto.key !== undefined) {
-      patch.key = await this.catalog.allocateKey('components', current.project_id, {
-        explicit: dto.key,
-        name: dto.name ?? current.name,
-        excludeId: id,
-      });
-    }
-    if (dto.description !== undefined) patch.description = dto.description;
-    if (dto.status !== undefined) patch.status = dto.status;
-    if (dto.tags !== undefined) patch.tags = normalizeStringList(dto.tags);
+    const patch: Partial<ComponentEntity> = await this.catalog.patchColumns(
+      'components',
+      current,
+      dto,
+    );
     const factors = factorPatch(dto);
     if (Object.keys(factors).length > 0) {
       Object.assign(patch, riskColumns(mergeRiskFactors(factors, factorsOf(current))));

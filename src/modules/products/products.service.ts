@@ -134,21 +134,11 @@ export class ProductsService {
   }
 
   async create(dto: CreateProductDto): Promise<ProductDto> {
-    await this.catalog.assertOwner(dto.project_id, dto.owner_id);
-    const key = await this.catalog.allocateKey('products', dto.project_id, {
-      explicit: dto.key,
-      name: dto.name,
-    });
     const id = uuidv7();
     await this.db.repo(ProductEntity).insert({
       id,
       projectId: dto.project_id,
-      name: dto.name,
-      key,
-      description: dto.description ?? null,
-      ownerId: dto.owner_id ?? null,
-      status: dto.status ?? 'active',
-      tags: normalizeStringList(dto.tags ?? []),
+      ...(await this.catalog.newColumns('products', dto.project_id, dto)),
     });
     return this.get(id);
   }
@@ -159,22 +149,7 @@ export class ProductsService {
    */
   async update(id: string, dto: UpdateProductDto): Promise<ProductDto> {
     const current = await this.row(id, true);
-    const patch: Partial<ProductEntity> = {};
-    if (dto.owner_id !== undefined) {
-      await this.catalog.assertOwner(current.project_id, dto.owner_id);
-      patch.ownerId = dto.owner_id;
-    }
-    if (dto.name !== undefined) patch.name = dto.name;
-    if (dto.key !== undefined) {
-      patch.key = await this.catalog.allocateKey('products', current.project_id, {
-        explicit: dto.key,
-        name: dto.name ?? current.name,
-        excludeId: id,
-      });
-    }
-    if (dto.description !== undefined) patch.description = dto.description;
-    if (dto.status !== undefined) patch.status = dto.status;
-    if (dto.tags !== undefined) patch.tags = normalizeStringList(dto.tags);
+    const patch = await this.catalog.patchColumns('products', current, dto);
     if (Object.keys(patch).length > 0) await this.db.repo(ProductEntity).update({ id }, patch);
     return this.get(id);
   }
