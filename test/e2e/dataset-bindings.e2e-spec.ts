@@ -12,9 +12,6 @@ import {
 
 const API = '/api/v1';
 
-// Hooks boot a whole app; the default 5 s hook timeout is too short on a loaded machine.
-jest.setTimeout(60_000);
-
 describe('dataset bindings (api.md §2.7, §4.5; CONTRACT §10)', () => {
   let t: TestApp;
   let f: RoleFixture;

@@ -9,9 +9,6 @@ import {
 
 const API = '/api/v1';
 
-// Hooks boot a whole app; the default 5 s hook timeout is too short on a loaded machine.
-jest.setTimeout(60_000);
-
 const COLUMNS = [
   { column_key: 'username', display_name: 'User name' },
   { column_key: 'password' },

@@ -12,8 +12,6 @@ import {
   TestApp,
 } from '../support/test-app';
 
-jest.setTimeout(60_000);
-
 const FIXTURES = join(__dirname, '..', 'fixtures', 'junit');
 const fixture = (name: string): Buffer => readFileSync(join(FIXTURES, name));
 

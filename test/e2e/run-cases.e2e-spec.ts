@@ -7,9 +7,6 @@ import {
   TestApp,
 } from '../support/test-app';
 
-// The machine is shared: booting the app can take longer than jest's default 5 s.
-jest.setTimeout(60_000);
-
 type Json = Record<string, unknown>;
 
 const RUN_CASE_FIELDS = [

@@ -10,9 +10,6 @@ import {
 
 const API = '/api/v1';
 
-// Hooks boot a whole app; the default 5 s hook timeout is too short on a loaded machine.
-jest.setTimeout(60_000);
-
 describe('test cases (CONTRACT §7)', () => {
   let t: TestApp;
   let f: RoleFixture;

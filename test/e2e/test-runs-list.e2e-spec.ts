@@ -1,9 +1,6 @@
 import { PostgresQueryRunner } from 'typeorm/driver/postgres/PostgresQueryRunner';
 import { createTestApp, expectProblem, RoleFixture, TestApp } from '../support/test-app';
 
-// The machine is shared: booting the app can take longer than jest's default 5 s.
-jest.setTimeout(60_000);
-
 type Json = Record<string, unknown>;
 
 describe('GET /test-runs: filters, search, sorting, paging', () => {

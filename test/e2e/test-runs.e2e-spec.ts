@@ -6,9 +6,6 @@ import {
   TestApp,
 } from '../support/test-app';
 
-// The machine is shared: booting the app can take longer than jest's default 5 s.
-jest.setTimeout(60_000);
-
 /** Every field of api.md §2.1 / CONTRACT §5 on a run object. */
 const RUN_FIELDS = [
   'id',
