@@ -9,6 +9,7 @@ import {
   RoleFixture,
   TestApp,
 } from '../support/test-app';
+import { APPLY_BATCH } from '../../src/modules/imports/imports.service';
 
 const FIXTURES = join(__dirname, '..', 'fixtures', 'junit');
 const fixture = (name: string): Buffer => readFileSync(join(FIXTURES, name));
@@ -80,6 +81,25 @@ describe('JUnit import (CONTRACT §6)', () => {
     return t
       .req('post', `/api/v1/test-runs/${runId}/imports/junit${query}`, f.tester.token)
       .attach('file', file, name);
+  }
+
+  /**
+   * Runs `fn` while inserting an import record fails. The record is the import's last write, so
+   * this fails an import once suites, cases, items and rows are written.
+   */
+  async function withFailingImportRecord<T>(fn: () => PromiseLike<T>): Promise<T> {
+    await t.db.query(`
+      CREATE FUNCTION fail_junit_import() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN RAISE EXCEPTION 'simulated failure'; END $$`);
+    await t.db.query(
+      `CREATE TRIGGER fail_junit_import BEFORE INSERT ON junit_imports FOR EACH ROW EXECUTE FUNCTION fail_junit_import()`,
+    );
+    try {
+      return await fn();
+    } finally {
+      await t.db.query(`DROP TRIGGER fail_junit_import ON junit_imports`);
+      await t.db.query(`DROP FUNCTION fail_junit_import()`);
+    }
   }
 
   /** Everything an import may write in a project, plus the state of one run. */
@@ -929,30 +949,121 @@ describe('JUnit import (CONTRACT §6)', () => {
     });
   });
 
+  describe('a report larger than one write batch', () => {
+    // The import writes cases and applies results in batches of APPLY_BATCH testcases inside one
+    // transaction; all results of one case stay in one batch. 2,300 testcases span three batches.
+    const n = APPLY_BATCH * 2 + 300;
+    /** Testcase i fails when i % 7 = 3; the first and the last share an automation id (two dataset rows). */
+    function bigReport(): Buffer {
+      const parts = ['<testsuite name="big">'];
+      for (let i = 0; i < n; i++) {
+        const shared = i === 0 || i === n - 1;
+        const props = shared
+          ? `<properties><property name="automation_id" value="big.shared"/><property name="tms_dataset_key" value="row-${i}"/></properties>`
+          : '';
+        const outcome = i % 7 === 3 ? `<failure message="boom ${i}">trace ${i}</failure>` : '';
+        parts.push(
+          `<testcase classname="big.Suite${i % 13}" name="test_${i}" time="0.01">${props}${outcome}</testcase>`,
+        );
+      }
+      parts.push('</testsuite>');
+      return Buffer.from(parts.join('\n'));
+    }
+    const failures = Array.from({ length: n }, (_, i) => i).filter((i) => i % 7 === 3).length;
+
+    it('creates every case once in report order and applies every result', async () => {
+      const projectId = await newProject();
+      const runId = await createRun(projectId);
+      const res = await importInto(runId, bigReport(), 'big.xml', '?create_missing_cases=true');
+      expect(res.status).toBe(201);
+      expect(res.body.summary).toMatchObject({
+        total_cases: n,
+        created_test_cases: n - 1,
+        updated: n,
+        unmatched: 0,
+      });
+      const created = res.body.created_cases as Array<{ key: string; automation_id: string }>;
+      expect(created.map((c) => c.key)).toEqual(
+        Array.from({ length: n - 1 }, (_, i) => `TC-${i + 1}`),
+      );
+      expect(created[0]?.automation_id).toBe('big.shared');
+      expect(created[1]?.automation_id).toBe('big.Suite1.test_1');
+
+      const [counts] = await t.db.query(
+        `SELECT (SELECT count(*) FROM run_items WHERE test_run_id = $1)::int AS items,
+                (SELECT count(*) FROM run_item_rows w JOIN run_items ri ON ri.id = w.run_item_id
+                  WHERE ri.test_run_id = $1 AND w.execution_count = 1)::int AS executed_rows,
+                (SELECT count(*) FROM run_item_history h JOIN run_items ri ON ri.id = h.run_item_id
+                  WHERE ri.test_run_id = $1)::int AS history,
+                (SELECT count(*) FROM run_items WHERE test_run_id = $1 AND status = 'failure')::int AS failed,
+                (SELECT count(*) FROM run_items WHERE test_run_id = $1
+                  AND comment = 'boom ' || substring(test_case_title from 6) || E'\n\ntrace '
+                                || substring(test_case_title from 6))::int AS commented`,
+        [runId],
+      );
+      // The shared case's two results land on two rows of one item; every other case has one
+      // executed row. Each failed item carries its failure as comment; the shared item (titled
+      // after testcase 0) fails through its last row, testcase n - 1.
+      expect((n - 1) % 7).toBe(3);
+      expect(counts).toEqual({
+        items: n - 1,
+        executed_rows: n,
+        history: n - 1,
+        failed: failures,
+        commented: failures - 1,
+      });
+      const shared = await t.db.query(
+        `SELECT w.scenario_label, w.status, ri.status AS item_status, ri.comment AS item_comment
+           FROM run_item_rows w JOIN run_items ri ON ri.id = w.run_item_id
+           JOIN test_cases tc ON tc.id = ri.test_case_id
+          WHERE ri.test_run_id = $1 AND tc.automation_id = 'big.shared' ORDER BY w.row_order`,
+        [runId],
+      );
+      const lastComment = `boom ${n - 1}\n\ntrace ${n - 1}`;
+      expect(shared).toEqual([
+        {
+          scenario_label: 'row-0',
+          status: 'passed',
+          item_status: 'failure',
+          item_comment: lastComment,
+        },
+        {
+          scenario_label: `row-${n - 1}`,
+          status: 'failure',
+          item_status: 'failure',
+          item_comment: lastComment,
+        },
+      ]);
+      const run = await t.req('get', `/api/v1/test-runs/${runId}`, f.viewer.token);
+      expect(run.body.summary).toMatchObject({
+        total: n - 1,
+        failure: failures,
+        passed: n - 1 - failures,
+        untested: 0,
+      });
+    });
+
+    it('a failure after the batches are written leaves nothing behind', async () => {
+      const projectId = await newProject();
+      const runId = await createRun(projectId);
+      const before = await snapshot(projectId, runId);
+      const res = await withFailingImportRecord(() =>
+        importInto(runId, bigReport(), 'big.xml', '?create_missing_cases=true'),
+      );
+      expectProblem(res, 500, 'internal_error');
+      expect(await snapshot(projectId, runId)).toEqual(before);
+    });
+  });
+
   describe('atomicity', () => {
     it('a failure in the middle of an import leaves no partial writes', async () => {
       const projectId = await newProject();
       const runId = await createRun(projectId);
       const before = await snapshot(projectId, runId);
-      // The import record is the last write: make it fail once suites, cases, items and rows are written.
-      await t.db.query(`
-        CREATE FUNCTION fail_junit_import() RETURNS trigger LANGUAGE plpgsql AS $$
-        BEGIN RAISE EXCEPTION 'simulated failure'; END $$`);
-      await t.db.query(
-        `CREATE TRIGGER fail_junit_import BEFORE INSERT ON junit_imports FOR EACH ROW EXECUTE FUNCTION fail_junit_import()`,
+      const res = await withFailingImportRecord(() =>
+        importInto(runId, fixture('basic.xml'), 'basic.xml', '?create_missing_cases=true'),
       );
-      try {
-        const res = await importInto(
-          runId,
-          fixture('basic.xml'),
-          'basic.xml',
-          '?create_missing_cases=true',
-        );
-        expectProblem(res, 500, 'internal_error');
-      } finally {
-        await t.db.query(`DROP TRIGGER fail_junit_import ON junit_imports`);
-        await t.db.query(`DROP FUNCTION fail_junit_import()`);
-      }
+      expectProblem(res, 500, 'internal_error');
       expect(await snapshot(projectId, runId)).toEqual(before);
       const ok = await importInto(
         runId,

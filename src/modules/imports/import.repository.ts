@@ -256,17 +256,6 @@ export class ImportRepository {
     );
   }
 
-  /** The last imported comment of each item (reference §4.10 copies the row's comment onto the item). */
-  async updateItemComments(items: Array<{ id: string; comment: string | null }>): Promise<void> {
-    if (items.length === 0) return;
-    await this.db.query(
-      `UPDATE run_items i SET comment = u.comment, updated_at = now()
-         FROM unnest($1::uuid[], $2::text[]) AS u(id, comment)
-        WHERE i.id = u.id`,
-      [items.map((i) => i.id), items.map((i) => i.comment)],
-    );
-  }
-
   async insertRecord(record: {
     id: string;
     projectId: string;

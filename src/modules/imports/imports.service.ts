@@ -48,6 +48,9 @@ import { planRowWrites } from './row-plan';
 import { pickTargetRun, targetRunName } from './target-run';
 import { FILE_PART, FORM_FIELDS, readJunitUpload, UploadedReport } from './upload';
 
+/** Testcases whose cases are created, or whose results are applied, per batch of statements. */
+export const APPLY_BATCH = 1000;
+
 interface Flags {
   dryRun: boolean;
   createMissing: boolean;
@@ -65,10 +68,26 @@ interface PlannedCase {
   assertions: string | null;
 }
 
+/** A matched result as the apply step needs it (the parsed testcase itself is not kept). */
 interface ResultMatch {
-  result: JunitResult;
   ref: CaseRef;
   by: MatchKind;
+  /** Row label ({@link rowLabel}). */
+  label: string;
+  status: string;
+  comment: string | null;
+  system_out: string | null;
+  system_err: string | null;
+  duration_ms: number | null;
+}
+
+/** What the answer needs from the parsed report once the import is planned. */
+interface ReportFacts {
+  results: number;
+  totals: ParsedReport['totals'];
+  nameless: ParsedReport['nameless_testcases'];
+  ignoredTestcases: number;
+  flaky: ImportIssueDto[];
 }
 
 interface ImportPlan {
@@ -147,9 +166,9 @@ export class ImportsService {
   ): Promise<JunitImportDto> {
     const { file, flags } = await this.readRequest(query, req);
     const run = await this.lockRun(runId);
-    const report = this.checkReport(file);
-    const plan = await this.plan(access.projectId, report, flags, run);
-    return this.finish(access, user, file, report, flags, plan, {
+    this.checkReport(file);
+    const { facts, plan } = await this.planReport(access.projectId, file, flags, run);
+    return this.finish(access, user, file, facts, flags, plan, {
       run,
       name: run.name,
       matchMode: 'existing',
@@ -164,12 +183,12 @@ export class ImportsService {
     req: Request,
   ): Promise<JunitImportDto> {
     const { file, flags } = await this.readRequest(query, req);
-    const report = this.checkReport(file);
-    const name = targetRunName(report.name, file.fileName);
+    const header = this.checkReport(file);
+    const name = targetRunName(header.name, file.fileName);
     if (!flags.dryRun) await this.repo.lockRunName(access.projectId, name);
     const chosen = pickTargetRun(
       await this.repo.findOpenRunsByName(access.projectId, name),
-      report.timestamp,
+      header.timestamp,
     );
     let target: Target;
     if (chosen !== null) {
@@ -188,8 +207,8 @@ export class ImportsService {
       );
       target = { run: await this.lockRun(created.id), name, matchMode: 'created' };
     }
-    const plan = await this.plan(access.projectId, report, flags, null);
-    return this.finish(access, user, file, report, flags, plan, target);
+    const { facts, plan } = await this.planReport(access.projectId, file, flags, null);
+    return this.finish(access, user, file, facts, flags, plan, target);
   }
 
   /** `GET /test-runs/{id}/imports`: the run's import records, newest first. */
@@ -264,8 +283,11 @@ export class ImportsService {
     return run;
   }
 
-  /** Empty upload, invalid XML, a named-class testcase without a name → 422 (nothing changes). */
-  private checkReport(file: UploadedReport): ParsedReport {
+  /**
+   * Empty upload, invalid XML, a named-class testcase without a name → 422 (nothing changes).
+   * Answers the report's name and timestamp (the parsed report stays on `file` for planning).
+   */
+  private checkReport(file: UploadedReport): Pick<ParsedReport, 'name' | 'timestamp'> {
     if (file.blank)
       throw new AppException('empty_upload', 'The uploaded file is empty', {
         file: ['empty file'],
@@ -291,7 +313,31 @@ export class ImportsService {
         },
       );
     }
-    return file.report;
+    return { name: file.report.name, timestamp: file.report.timestamp };
+  }
+
+  /**
+   * Plans the import of the checked report and releases the parsed report: from here on only the
+   * plan (compact matches) and the few facts the answer needs are kept, which halves what a large
+   * import holds in memory while it writes.
+   */
+  private async planReport(
+    projectId: string,
+    file: UploadedReport,
+    flags: Flags,
+    runFilter: RunRef | null,
+  ): Promise<{ facts: ReportFacts; plan: ImportPlan }> {
+    const report = file.report;
+    if (report === null) throw new Error('planReport: the report was not checked');
+    file.report = null;
+    const facts: ReportFacts = {
+      results: report.results.length,
+      totals: report.totals,
+      nameless: report.nameless_testcases,
+      ignoredTestcases: report.ignored_testcases,
+      flaky: report.results.filter((r) => r.flaky).map((r) => issue(r, flakyReason(r))),
+    };
+    return { facts, plan: await this.plan(projectId, report, flags, runFilter) };
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -327,11 +373,12 @@ export class ImportsService {
     const planner = new SuitePlanner(suites);
     const plan: ImportPlan = { matches: [], cases: [], planner, unmatched: [], ambiguous: [] };
     const plannedByKey = new Map<string, number>();
+    let matched: Array<{ result: JunitResult; ref: CaseRef; by: MatchKind }> = [];
 
     for (const result of report.results) {
       const outcome = index.match(result);
       if (outcome.type === 'matched') {
-        plan.matches.push({ result, ref: { existing: outcome.caseId }, by: outcome.by });
+        matched.push({ result, ref: { existing: outcome.caseId }, by: outcome.by });
         continue;
       }
       if (outcome.type === 'ambiguous') {
@@ -373,19 +420,17 @@ export class ImportsService {
         plannedByKey.set(key, planned);
       }
       const by: MatchKind = plan.cases[planned]?.automation_id != null ? 'automation_id' : 'name';
-      plan.matches.push({ result, ref: { planned }, by });
+      matched.push({ result, ref: { planned }, by });
     }
 
-    if (runFilter !== null && !flags.createMissing && plan.matches.length > 0) {
-      const caseIds = [
-        ...new Set(plan.matches.map((m) => ('existing' in m.ref ? m.ref.existing : ''))),
-      ];
+    if (runFilter !== null && !flags.createMissing && matched.length > 0) {
+      const caseIds = [...new Set(matched.map((m) => ('existing' in m.ref ? m.ref.existing : '')))];
       const items = await this.repo.loadRunItems(
         runFilter.id,
         caseIds.filter((id) => id !== ''),
       );
-      const kept: ResultMatch[] = [];
-      for (const match of plan.matches) {
+      const kept: typeof matched = [];
+      for (const match of matched) {
         if ('existing' in match.ref && items.has(match.ref.existing)) kept.push(match);
         else
           plan.unmatched.push({
@@ -393,8 +438,18 @@ export class ImportsService {
             issue: issue(match.result, REASONS.notInRun),
           });
       }
-      plan.matches = kept;
+      matched = kept;
     }
+    plan.matches = matched.map(({ result: r, ref, by }) => ({
+      ref,
+      by,
+      label: rowLabel(r),
+      status: r.status,
+      comment: r.comment,
+      system_out: r.system_out,
+      system_err: r.system_err,
+      duration_ms: r.duration_ms,
+    }));
     plan.unmatched.sort((a, b) => a.order - b.order);
     return plan;
   }
@@ -406,7 +461,7 @@ export class ImportsService {
     access: ProjectAccess,
     user: AuthenticatedUser,
     file: UploadedReport,
-    report: ParsedReport,
+    facts: ReportFacts,
     flags: Flags,
     plan: ImportPlan,
     target: Target,
@@ -430,7 +485,7 @@ export class ImportsService {
       recordId = uuidv7();
     }
     const summary: ImportSummaryDto = {
-      total_cases: report.results.length,
+      total_cases: facts.results,
       matched_by_automation_id: plan.matches.filter((m) => m.by === 'automation_id').length,
       matched_by_name: plan.matches.filter((m) => m.by === 'name').length,
       created_test_cases: plan.cases.length,
@@ -438,16 +493,16 @@ export class ImportsService {
       unmatched: plan.unmatched.length,
       ambiguous: plan.ambiguous.length,
       errors: 0,
-      ignored: report.nameless_testcases.length + report.ignored_testcases,
+      ignored: facts.nameless.length + facts.ignoredTestcases,
     };
     const statuses: ImportStatusCountsDto = {
-      passed: report.totals.passed,
-      failure: report.totals.failure,
-      error: report.totals.error,
-      skipped: report.totals.skipped,
-      xfailed: report.totals.xfailed,
-      xpassed: report.totals.xpassed,
-      flaky: report.totals.flaky,
+      passed: facts.totals.passed,
+      failure: facts.totals.failure,
+      error: facts.totals.error,
+      skipped: facts.totals.skipped,
+      xfailed: facts.totals.xfailed,
+      xpassed: facts.totals.xpassed,
+      flaky: facts.totals.flaky,
     };
     const result: JunitImportDto = {
       id: recordId,
@@ -465,13 +520,13 @@ export class ImportsService {
       unmatched_cases: plan.unmatched.map((u) => u.issue),
       ambiguous_cases: plan.ambiguous.map((a) => a.issue),
       error_cases: [],
-      ignored_cases: report.nameless_testcases.map((t) => ({
+      ignored_cases: facts.nameless.map((t) => ({
         testcase_name: '',
         testcase_classname: t.classname,
         automation_id: null,
         reason: `${REASONS.nameless} (line ${t.line})`,
       })),
-      flaky_cases: report.results.filter((r) => r.flaky).map((r) => issue(r, flakyReason(r))),
+      flaky_cases: facts.flaky,
       created_at: now.toISOString(),
     };
     if (recordId !== null && target.run !== null) {
@@ -490,7 +545,13 @@ export class ImportsService {
     return result;
   }
 
-  /** Writes the plan: suites, cases, run items, rows, roll-ups, history, run start and counters. */
+  /**
+   * Writes the plan: suites, cases, run items, rows, roll-ups, history, run start and counters.
+   *
+   * Cases are inserted, and results applied, in batches of about {@link APPLY_BATCH} testcases
+   * (all results of one case stay in one batch), so that the statements' parameters and the
+   * rows read back stay small whatever the report size; everything stays in the one transaction.
+   */
   private async apply(
     access: ProjectAccess,
     user: AuthenticatedUser,
@@ -524,36 +585,38 @@ export class ImportsService {
         TEST_CASE_KEY_COUNTER,
         plan.cases.length,
       );
-      const rows: NewCase[] = plan.cases.map((c, i) => {
-        const suite =
-          c.suite === null
-            ? null
-            : 'existing' in c.suite
-              ? c.suite.existing
-              : (suiteIds[c.suite.planned] ?? null);
-        return {
-          id: caseIds[i] ?? '',
-          key: formatCaseKey(first + i),
-          key_number: first + i,
-          title: c.title,
-          automation_id: c.automation_id,
-          suite_id: suite,
-          preconditions: c.preconditions,
-          steps: JSON.stringify(
-            c.steps === null ? [] : [{ action: c.steps, expected: c.assertions }],
-          ),
-        };
-      });
-      await this.repo.insertCases(projectId, user.id, rows);
-      for (const r of rows) {
-        const planned = plan.cases[r.key_number - first];
-        createdCases.push({
-          id: r.id,
-          key: r.key,
-          title: r.title,
-          automation_id: r.automation_id,
-          suite_path: planned?.suite_path ?? [],
+      for (let start = 0; start < plan.cases.length; start += APPLY_BATCH) {
+        const rows: NewCase[] = plan.cases.slice(start, start + APPLY_BATCH).map((c, j) => {
+          const i = start + j;
+          const suite =
+            c.suite === null
+              ? null
+              : 'existing' in c.suite
+                ? c.suite.existing
+                : (suiteIds[c.suite.planned] ?? null);
+          return {
+            id: caseIds[i] ?? '',
+            key: formatCaseKey(first + i),
+            key_number: first + i,
+            title: c.title,
+            automation_id: c.automation_id,
+            suite_id: suite,
+            preconditions: c.preconditions,
+            steps: JSON.stringify(
+              c.steps === null ? [] : [{ action: c.steps, expected: c.assertions }],
+            ),
+          };
         });
+        await this.repo.insertCases(projectId, user.id, rows);
+        for (const [j, r] of rows.entries()) {
+          createdCases.push({
+            id: r.id,
+            key: r.key,
+            title: r.title,
+            automation_id: r.automation_id,
+            suite_path: plan.cases[start + j]?.suite_path ?? [],
+          });
+        }
       }
     }
     if (plan.matches.length === 0) {
@@ -561,19 +624,56 @@ export class ImportsService {
       return { createdCases, updated: 0 };
     }
 
-    // 3. Run items for every matched case (added to the run when missing).
-    const caseOf = (ref: CaseRef): string =>
-      'existing' in ref ? ref.existing : (caseIds[ref.planned] ?? '');
-    const matchedCaseIds = [...new Set(plan.matches.map((m) => caseOf(m.ref)))];
-    const items = await this.repo.loadRunItems(run.id, matchedCaseIds);
-    const missing = matchedCaseIds.filter((id) => !items.has(id));
+    // 3. Results grouped by case (in order of first appearance), applied batch by batch.
+    const byCase = new Map<string, ResultMatch[]>();
+    for (const match of plan.matches) {
+      const caseId =
+        'existing' in match.ref ? match.ref.existing : (caseIds[match.ref.planned] ?? '');
+      const list = byCase.get(caseId);
+      if (list === undefined) byCase.set(caseId, [match]);
+      else list.push(match);
+    }
+    let batch: Array<[string, ResultMatch[]]> = [];
+    let batchResults = 0;
+    for (const entry of byCase) {
+      batch.push(entry);
+      batchResults += entry[1].length;
+      if (batchResults >= APPLY_BATCH) {
+        await this.applyBatch(projectId, user, run, batch, now);
+        batch = [];
+        batchResults = 0;
+      }
+    }
+    if (batch.length > 0) await this.applyBatch(projectId, user, run, batch, now);
+    await this.runs.refreshCounters(run.id);
+
+    // 4. The run: started when it had not been.
+    await this.startRun(access, user, run);
+    return { createdCases, updated: plan.matches.length };
+  }
+
+  /**
+   * Applies the results of some cases: run items (added to the run when missing), rows planned
+   * per item and written in three bulk statements, then the shared roll-up (status, counters,
+   * history, and each item's comment from its last row). The run counters are refreshed by the
+   * caller.
+   */
+  private async applyBatch(
+    projectId: string,
+    user: AuthenticatedUser,
+    run: RunRef,
+    batch: Array<[string, ResultMatch[]]>,
+    now: Date,
+  ): Promise<void> {
+    const caseIds = batch.map(([caseId]) => caseId);
+    const items = await this.repo.loadRunItems(run.id, caseIds);
+    const missing = caseIds.filter((id) => !items.has(id));
     if (missing.length > 0) {
-      const added = await this.runItems.addCases(run.id, missing);
+      const added = await this.runItems.addCases(run.id, missing, { deferCounters: true });
       for (const [caseId, itemId] of added.itemIdByCase) items.set(caseId, itemId);
     }
 
-    // 4. Rows: plan per item, then three bulk statements.
-    const itemIds = [...new Set(matchedCaseIds.map((id) => items.get(id) ?? ''))].filter(
+    const itemIds = [...new Set(caseIds.map((id) => items.get(id) ?? ''))].filter(
       (id) => id !== '',
     );
     const existingRows = await this.repo.loadRows(itemIds);
@@ -583,28 +683,24 @@ export class ImportsService {
       if (list === undefined) rowsByItem.set(row.run_item_id, [row]);
       else list.push(row);
     }
-    const resultsByItem = new Map<string, Array<{ label: string; payload: RowWrite }>>();
-    for (const match of plan.matches) {
-      const itemId = items.get(caseOf(match.ref));
-      if (itemId === undefined) continue;
-      const r = match.result;
-      const payload: RowWrite = {
-        status: r.status,
-        comment: r.comment,
-        system_out: r.system_out,
-        system_err: r.system_err,
-        duration_ms: r.duration_ms,
-        started_at: r.duration_ms === null ? now : new Date(now.getTime() - r.duration_ms),
-      };
-      const list = resultsByItem.get(itemId);
-      if (list === undefined) resultsByItem.set(itemId, [{ label: rowLabel(r), payload }]);
-      else list.push({ label: rowLabel(r), payload });
-    }
     const updates: RowUpdate[] = [];
     const inserts: RowInsert[] = [];
     const deletes: string[] = [];
     const lastRow = new Map<string, { rowId: string; write: RowWrite }>();
-    for (const [itemId, results] of resultsByItem) {
+    for (const [caseId, matches] of batch) {
+      const itemId = items.get(caseId);
+      if (itemId === undefined) continue;
+      const results = matches.map((r) => ({
+        label: r.label,
+        payload: {
+          status: r.status,
+          comment: r.comment,
+          system_out: r.system_out,
+          system_err: r.system_err,
+          duration_ms: r.duration_ms,
+          started_at: r.duration_ms === null ? now : new Date(now.getTime() - r.duration_ms),
+        } satisfies RowWrite,
+      }));
       const rowPlan = planRowWrites(rowsByItem.get(itemId) ?? [], results);
       deletes.push(...rowPlan.deletes);
       for (const u of rowPlan.updates) {
@@ -627,10 +723,6 @@ export class ImportsService {
     await this.repo.updateRows(updates, user.id, now);
     await this.repo.insertRows(projectId, inserts, user.id, now);
 
-    // 5. Item comments, then the shared roll-up (status, counters, history, run counters).
-    await this.repo.updateItemComments(
-      [...lastRow].map(([id, last]) => ({ id, comment: last.write.comment })),
-    );
     const causes = new Map<string, RowCause>();
     for (const [itemId, last] of lastRow) {
       causes.set(itemId, {
@@ -646,11 +738,10 @@ export class ImportsService {
         durationMs: last.write.duration_ms,
       });
     }
-    await this.runItems.rollUpItems(run.id, itemIds, user.id, causes);
-
-    // 6. The run: started when it had not been.
-    await this.startRun(access, user, run);
-    return { createdCases, updated: plan.matches.length };
+    await this.runItems.rollUpItems(run.id, itemIds, user.id, causes, {
+      deferCounters: true,
+      comments: new Map([...lastRow].map(([id, last]) => [id, last.write.comment])),
+    });
   }
 
   /** A real import into a not-started run starts it (status in_progress, started_at now). */

@@ -100,6 +100,11 @@ export interface AddCasesOptions {
   onExisting?: 'skip';
   /** Field name used in 422 errors about the case ids (default `test_case_ids`). */
   field?: string;
+  /**
+   * Leave the run counters alone: a caller that adds cases in several batches (the JUnit import)
+   * refreshes them once at the end, in the same transaction.
+   */
+  deferCounters?: boolean;
 }
 
 /** Result of `addCases`: item ids in the order of the requested cases. */
@@ -353,7 +358,9 @@ export class RunItemsService {
       options.assigneeId !== undefined ? options.assigneeId : run.assigneeId,
     );
     fresh.forEach((c, i) => itemIdByCase.set(c.id, createdIds[i]));
-    if (createdIds.length > 0) await this.runs.refreshCounters(runId);
+    if (createdIds.length > 0 && options.deferCounters !== true) {
+      await this.runs.refreshCounters(runId);
+    }
     return { itemIdByCase, createdIds, existingIds: existing.map((e) => e.id) };
   }
 
@@ -766,13 +773,16 @@ export class RunItemsService {
   /**
    * Recomputes status, row counters and last_executed_at of the given items of a (locked) run from
    * their rows; writes a history record for every item whose status changed (with the causing row
-   * result when given) and refreshes the run counters. A constant number of statements.
+   * result when given) and refreshes the run counters (unless `deferCounters`: the caller does it
+   * once after several batches). `comments` sets the comment of those items in the same UPDATE
+   * (the import copies each item's last row comment). A constant number of statements.
    */
   async rollUpItems(
     runId: string,
     itemIds: string[],
     changedById: string | null,
     causes: Map<string, RowCause> = new Map(),
+    options: { deferCounters?: boolean; comments?: Map<string, string | null> } = {},
   ): Promise<void> {
     if (itemIds.length === 0) return;
     const counts = await this.db.query<{
@@ -813,12 +823,17 @@ export class RunItemsService {
       passed: number;
       failed: number;
       last: Date | null;
+      setComment: boolean;
+      comment: string | null;
     }> = [];
+    const comments = options.comments ?? new Map<string, string | null>();
     for (const item of current) {
       const agg = byItem.get(item.id) ?? { counts: {}, last: null };
       const r = rollUpRunItemFromCounts(agg.counts);
       const lastTime = agg.last?.getTime() ?? null;
+      const setComment = comments.has(item.id);
       if (
+        setComment ||
         r.status !== item.status ||
         r.rows_total !== item.rows_total ||
         r.rows_passed !== item.rows_passed ||
@@ -833,6 +848,8 @@ export class RunItemsService {
           passed: r.rows_passed,
           failed: r.rows_failed,
           last: agg.last,
+          setComment,
+          comment: comments.get(item.id) ?? null,
         });
       }
     }
@@ -840,9 +857,12 @@ export class RunItemsService {
     await this.db.query(
       `UPDATE run_items ri
           SET status = u.status, rows_total = u.total, rows_passed = u.passed,
-              rows_failed = u.failed, last_executed_at = u.last, updated_at = now()
-         FROM unnest($1::uuid[], $2::varchar[], $3::int[], $4::int[], $5::int[], $6::timestamptz[])
-              AS u(id, status, total, passed, failed, last)
+              rows_failed = u.failed, last_executed_at = u.last,
+              comment = CASE WHEN u.set_comment THEN u.comment ELSE ri.comment END,
+              updated_at = now()
+         FROM unnest($1::uuid[], $2::varchar[], $3::int[], $4::int[], $5::int[], $6::timestamptz[],
+                     $7::boolean[], $8::text[])
+              AS u(id, status, total, passed, failed, last, set_comment, comment)
         WHERE ri.id = u.id`,
       [
         changed.map((c) => c.id),
@@ -851,6 +871,8 @@ export class RunItemsService {
         changed.map((c) => c.passed),
         changed.map((c) => c.failed),
         changed.map((c) => c.last),
+        changed.map((c) => c.setComment),
+        changed.map((c) => c.comment),
       ],
     );
     const moved = changed.filter((c) => c.status !== c.from);
@@ -890,7 +912,7 @@ export class RunItemsService {
         moved.map((m) => cause(m.id)?.durationMs ?? null),
       ],
     );
-    await this.runs.refreshCounters(runId);
+    if (options.deferCounters !== true) await this.runs.refreshCounters(runId);
   }
 
   // ---------------------------------------------------------------------------------------------
