@@ -34,7 +34,15 @@ import {
 } from './load';
 import { fixed, mb, table } from './report';
 import { BENCH_PASSWORD, BENCH_USERNAME, Seeder, SeedResult } from './seed';
-import { CpuWatch, freePort, MemoryWatch, Server, startServer, waitIdle } from './servers';
+import {
+  CpuWatch,
+  freePort,
+  MemoryWatch,
+  productionNodeArgs,
+  Server,
+  startServer,
+  waitIdle,
+} from './servers';
 import { makeTopology } from './topology';
 
 const ROOT = resolve(__dirname, '..', '..');
@@ -695,6 +703,7 @@ async function main(): Promise<void> {
       name: 'service',
       args: [
         ...(cfg.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${cfg.cpuProfDir}`] : []),
+        ...productionNodeArgs(ROOT),
         ...cfg.serviceNodeArgs,
         join(ROOT, 'dist', 'src', 'main.js'),
       ],
@@ -759,7 +768,7 @@ async function main(): Promise<void> {
         warmup_s: cfg.warmup,
         connections: cfg.connections,
         pool_size: cfg.poolSize,
-        service_node_args: cfg.serviceNodeArgs,
+        service_node_args: [...productionNodeArgs(ROOT), ...cfg.serviceNodeArgs],
         external_database: cfg.databaseUrl !== null,
       },
       sizes: cfg.sizes,

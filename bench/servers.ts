@@ -2,6 +2,7 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { join } from 'node:path';
 
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -282,4 +283,19 @@ export async function waitIdle(
     s0 = s1;
     d0 = d1;
   }
+}
+
+/**
+ * The node options of `npm start` (e.g. `--max-old-space-size=1024`): the bench runs the built
+ * service exactly as production does, and the Dockerfile's CMD carries the same options (a unit
+ * test checks that they agree).
+ */
+export function productionNodeArgs(root: string): string[] {
+  const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
+    scripts: Record<string, string>;
+  };
+  const words = (pkg.scripts.start ?? '').trim().split(/\s+/);
+  if (words[0] !== 'node')
+    throw new Error(`package.json "start" does not run node: ${pkg.scripts.start}`);
+  return words.slice(1).filter((w) => w.startsWith('--'));
 }
