@@ -31,7 +31,7 @@ export class Db {
   /**
    * Parameterised SQL on the current transaction, else straight on pg's pool: outside a transaction
    * (every GET) TypeORM would add a query runner, its logger and its event broadcaster to each
-   * statement, about a tenth of the CPU of a small GET. The answer and the errors keep TypeORM's
+   * statement (a few percent of the CPU of a small GET). The answer and the errors keep TypeORM's
    * shape: rows (`[rows, rowCount]` for UPDATE and DELETE), and `QueryFailedError` for statements
    * the server refused.
    */
