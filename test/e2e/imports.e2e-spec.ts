@@ -513,6 +513,41 @@ describe('JUnit import (CONTRACT §6)', () => {
   });
 
   describe('rows of data-driven cases', () => {
+    it('dataset properties only name rows: no dataset or binding is created, nothing is unmatched', async () => {
+      const projectId = await newProject();
+      const runId = await createRun(projectId);
+      const report = Buffer.from(`<testsuite name="s">
+        <testcase classname="x" name="pay[visa]"><properties>
+          <property name="automation_id" value="pay.param"/><property name="tms_dataset_key" value="visa"/>
+          <property name="tms_dataset_data" value='{"card":"visa"}'/>
+        </properties></testcase>
+        <testcase classname="x" name="pay[amex]"><properties>
+          <property name="automation_id" value="pay.param"/><property name="tms_dataset_key" value="amex"/>
+          <property name="tms_dataset_name" value="Amex card"/>
+        </properties><failure message="declined"/></testcase>
+      </testsuite>`);
+      const res = await importInto(runId, report, 'pay.xml', '?create_missing_cases=true');
+      expect(res.status).toBe(201);
+      expect(res.body.summary).toMatchObject({
+        total_cases: 2,
+        created_test_cases: 1,
+        updated: 2,
+        unmatched: 0,
+      });
+      const [counts] = await t.db.query(
+        `SELECT (SELECT count(*) FROM datasets WHERE project_id = $1)::int AS datasets,
+                (SELECT count(*) FROM test_case_dataset_bindings b JOIN test_cases tc ON tc.id = b.test_case_id
+                  WHERE tc.project_id = $1)::int AS bindings`,
+        [projectId],
+      );
+      expect(counts).toEqual({ datasets: 0, bindings: 0 });
+      const rows = await rowsOfRun(runId);
+      expect(rows.map((r) => [r.scenario_label, r.status, r.item_status])).toEqual([
+        ['visa', 'passed', 'failure'],
+        ['Amex card', 'failure', 'failure'],
+      ]);
+    });
+
     it('writes results to the rows named by the dataset key, and takes over untouched rows otherwise', async () => {
       const projectId = await newProject();
       const runId = await createRun(projectId);
