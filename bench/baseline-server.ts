@@ -4,8 +4,9 @@
  * with the same authentication work as the service (HS256 JWT verified with the same secret and
  * library, the user loaded and its token version and active flag checked, project membership
  * checked, 404 for non-members) and a JSON body of the same shape (the run object with all fields,
- * built by the service's own pure mapper; the page envelope {items, page, page_size, has_next,
- * total}). It is what the same work costs without the framework, validation and request plumbing.
+ * built by the service's own pure mapper, the environment snapshot read as JSON text and spliced
+ * like the service does; the page envelope {items, page, page_size, has_next, total}). It is what
+ * the same work costs without the framework, validation and request plumbing.
  *
  * Environment: PORT, HOST (default 127.0.0.1), DATABASE_URL, AUTH_SECRET, DB_POOL_SIZE (20).
  */
@@ -13,8 +14,9 @@ import { createSecretKey } from 'node:crypto';
 import { createServer, IncomingMessage, ServerResponse } from 'node:http';
 import jwt from 'jsonwebtoken';
 import { Pool } from 'pg';
+import { stringifyWithRawJson } from '../src/common/http/raw-json';
 import {
-  RUN_COLUMNS,
+  RUN_COLUMNS_RAW_SNAPSHOT,
   RUN_JOINS,
   TestRunRow,
   toTestRunDto,
@@ -54,7 +56,7 @@ const pool = new Pool({
 });
 
 function send(res: ServerResponse, status: number, body: unknown): void {
-  const text = JSON.stringify(body);
+  const text = stringifyWithRawJson(body);
   res.writeHead(status, {
     'content-type': status >= 400 ? 'application/problem+json' : 'application/json; charset=utf-8',
     'content-length': Buffer.byteLength(text),
@@ -96,7 +98,7 @@ async function getRun(user: User, id: string, res: ServerResponse): Promise<void
   if (!UUID_RE.test(id)) throw new HttpError(404, 'test_run_not_found');
   // The run and the caller's membership of its project in one round trip.
   const { rows } = await pool.query<TestRunRow & { member_role: string | null }>(
-    `SELECT ${RUN_COLUMNS}, pm.role AS member_role
+    `SELECT ${RUN_COLUMNS_RAW_SNAPSHOT}, pm.role AS member_role
        FROM test_runs r ${RUN_JOINS}
        LEFT JOIN project_members pm ON pm.project_id = r.project_id AND pm.user_id = $2
       WHERE r.id = $1`,
@@ -158,7 +160,7 @@ async function listRuns(user: User, q: URLSearchParams, res: ServerResponse): Pr
         WHERE ${filter} ORDER BY ${order}
         LIMIT $${params.length - 1} OFFSET $${params.length}
      )
-     SELECT ${RUN_COLUMNS}, page.total FROM page JOIN test_runs r ON r.id = page.id ${RUN_JOINS}
+     SELECT ${RUN_COLUMNS_RAW_SNAPSHOT}, page.total FROM page JOIN test_runs r ON r.id = page.id ${RUN_JOINS}
       ORDER BY ${order}`,
     params,
   );

@@ -17,6 +17,7 @@ import {
   requestIdMiddleware,
   takesBody,
 } from './common/http/middleware';
+import { installRawJsonResponses } from './common/http/raw-json';
 import { allowedMethodsFor, registerRoutes } from './common/http/route-table';
 import { buildOpenApiDocument, redocHtml } from './common/openapi/openapi';
 import { RequestValidationPipe } from './common/validation/validate';
@@ -42,6 +43,8 @@ export function setupApp(app: NestExpressApplication | INestApplication): INestA
   // API clients do not ask for.
   expressApp.set('etag', false);
   expressApp.set('query parser', 'simple');
+  // res.json splices JSON text read from the database (RawJson) instead of re-serialising it.
+  installRawJsonResponses(expressApp.getHttpAdapter().getInstance() as { response: object });
 
   expressApp.use(requestIdMiddleware);
   expressApp.use(app.get<RequestHandler>(HTTP_LOGGER));

@@ -1,3 +1,4 @@
+import { RawJson } from '../../common/http/raw-json';
 import {
   buildRunSummary,
   buildStatusBreakdown,
@@ -17,6 +18,15 @@ export const RUN_COLUMNS = `r.id, r.project_id, r.name, r.description, r.environ
   r.count_untested, r.count_in_progress, r.count_passed, r.count_error, r.count_failure,
   r.count_blocked, r.count_skipped, r.count_xfailed, r.count_xpassed, r.created_at, r.updated_at`;
 
+/**
+ * RUN_COLUMNS with the snapshot as JSON text, answered as it is ({@link RawJson}): for the hot
+ * reads (GET one run, the list), where parsing and serialising it again was most of the CPU.
+ */
+export const RUN_COLUMNS_RAW_SNAPSHOT = RUN_COLUMNS.replace(
+  'r.environment_snapshot,',
+  'r.environment_snapshot::text AS environment_snapshot,',
+);
+
 /** The joins RUN_COLUMNS needs. */
 export const RUN_JOINS = `LEFT JOIN users u ON u.id = r.created_by
   LEFT JOIN milestones m ON m.id = r.milestone_id`;
@@ -31,7 +41,8 @@ export interface TestRunRow {
   environment_revision_id: string | null;
   environment_revision_number: number | null;
   environment_snapshot_hash: string | null;
-  environment_snapshot: Record<string, unknown> | null;
+  /** Parsed, or JSON text with RUN_COLUMNS_RAW_SNAPSHOT. */
+  environment_snapshot: Record<string, unknown> | string | null;
   milestone_id: string | null;
   milestone_name: string | null;
   build: string | null;
@@ -95,7 +106,10 @@ export function toTestRunDto(r: TestRunRow): TestRunDto {
         : null,
     environment_revision_id: r.environment_revision_id,
     environment_revision_number: r.environment_revision_number,
-    environment_snapshot: r.environment_snapshot ?? {},
+    environment_snapshot:
+      typeof r.environment_snapshot === 'string'
+        ? new RawJson(r.environment_snapshot)
+        : (r.environment_snapshot ?? {}),
     milestone_id: r.milestone_id,
     milestone_name: r.milestone_id !== null ? r.milestone_name : null,
     build: r.build,

@@ -21,7 +21,13 @@ import {
   RunStatus,
   RunTimestampField,
 } from './run-status';
-import { RUN_COLUMNS, RUN_JOINS, TestRunRow, toTestRunDto } from './test-run.mapper';
+import {
+  RUN_COLUMNS,
+  RUN_COLUMNS_RAW_SNAPSHOT,
+  RUN_JOINS,
+  TestRunRow,
+  toTestRunDto,
+} from './test-run.mapper';
 
 /** The environment revision captured on a run. */
 interface EnvironmentCapture {
@@ -131,7 +137,7 @@ export class TestRunsService {
           ORDER BY ${order}
           LIMIT ${limit} OFFSET ${offset}
        )
-       SELECT ${RUN_COLUMNS}
+       SELECT ${RUN_COLUMNS_RAW_SNAPSHOT}
          FROM page
          JOIN test_runs r ON r.id = page.id
          ${RUN_JOINS}
@@ -186,7 +192,7 @@ export class TestRunsService {
   async getForUser(user: AuthenticatedUser, id: string): Promise<TestRunDto> {
     if (!isUuid(id)) throw AppException.notFound('test_run_not_found', 'Test run');
     const rows = await this.db.query<TestRunRow & { caller_role: string | null }>(
-      `SELECT ${RUN_COLUMNS}, pm.role AS caller_role
+      `SELECT ${RUN_COLUMNS_RAW_SNAPSHOT}, pm.role AS caller_role
          FROM test_runs r ${RUN_JOINS}
          LEFT JOIN project_members pm ON pm.project_id = r.project_id AND pm.user_id = $2
         WHERE r.id = $1`,

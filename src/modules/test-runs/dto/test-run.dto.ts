@@ -1,3 +1,4 @@
+import type { RawJson } from '../../../common/http/raw-json';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import {
   IsIn,
@@ -189,7 +190,7 @@ export class TestRunDto {
       'Full snapshot of the captured revision; `{}` without an environment. Later changes of ' +
       'the environment never alter it.',
   })
-  environment_snapshot: Record<string, unknown>;
+  environment_snapshot: Record<string, unknown> | RawJson;
   @ApiProperty({ nullable: true, type: String, format: 'uuid', example: X.milestone_id })
   milestone_id: string | null;
   @ApiProperty({
