@@ -154,24 +154,25 @@ async function listRuns(user: User, q: URLSearchParams, res: ServerResponse): Pr
   const order = `${SORTS[sortBy]} ${dir}, r.id ${dir}`;
   const filter = where.join(' AND ');
   params.push(pageSize, (page - 1) * pageSize);
-  const { rows } = await pool.query<TestRunRow & { total: number }>(
+  // The page as an index walk, and the total from the trigger-kept per-project status counts:
+  // the same statements as the service for a list filtered by project and status.
+  const { rows } = await pool.query<TestRunRow>(
     `WITH page AS (
-       SELECT r.id, count(*) OVER ()::int AS total FROM test_runs r
+       SELECT r.id FROM test_runs r
         WHERE ${filter} ORDER BY ${order}
         LIMIT $${params.length - 1} OFFSET $${params.length}
      )
-     SELECT ${RUN_COLUMNS_RAW_SNAPSHOT}, page.total FROM page JOIN test_runs r ON r.id = page.id ${RUN_JOINS}
+     SELECT ${RUN_COLUMNS_RAW_SNAPSHOT} FROM page JOIN test_runs r ON r.id = page.id ${RUN_JOINS}
       ORDER BY ${order}`,
     params,
   );
-  let total = rows[0]?.total;
-  if (total === undefined) {
-    const c = await pool.query<{ n: number }>(
-      `SELECT count(*)::int AS n FROM test_runs r WHERE ${filter}`,
-      params.slice(0, -2),
-    );
-    total = c.rows[0]?.n ?? 0;
-  }
+  const counted = await pool.query<{ n: string | null }>(
+    statuses.length
+      ? `SELECT sum(n) AS n FROM project_run_counts WHERE project_id = $1 AND status = ANY($2::varchar[])`
+      : `SELECT sum(n) AS n FROM project_run_counts WHERE project_id = $1 AND status <> 'archived'`,
+    statuses.length ? [projectId, statuses] : [projectId],
+  );
+  const total = Number(counted.rows[0]?.n ?? 0);
   send(res, 200, {
     items: rows.map(toTestRunDto),
     page,
