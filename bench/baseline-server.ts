@@ -6,7 +6,9 @@
  * checked, 404 for non-members) and a JSON body of the same shape (the run object with all fields,
  * built by the service's own pure mapper, the environment snapshot read as JSON text and spliced
  * like the service does; the page envelope {items, page, page_size, has_next, total}). It is what
- * the same work costs without the framework, validation and request plumbing.
+ * the same work costs without the framework, validation and request plumbing. Like the service,
+ * it sends the fixed statements (user, run, membership) as named prepared statements and the
+ * list's dynamic ones as plain queries.
  *
  * Environment: PORT, HOST (default 127.0.0.1), DATABASE_URL, AUTH_SECRET, DB_POOL_SIZE (20).
  */
@@ -83,10 +85,11 @@ async function authenticate(req: IncomingMessage): Promise<User> {
     is_admin: boolean;
     is_active: boolean;
     token_version: number;
-  }>(
-    'SELECT id, username, display_name, is_admin, is_active, token_version FROM users WHERE id = $1',
-    [claims.sub],
-  );
+  }>({
+    name: 'auth.user',
+    text: 'SELECT id, username, display_name, is_admin, is_active, token_version FROM users WHERE id = $1',
+    values: [claims.sub],
+  });
   const u = rows[0];
   if (!u) throw new HttpError(401, 'invalid_token');
   if (!u.is_active) throw new HttpError(401, 'user_disabled');
@@ -97,13 +100,14 @@ async function authenticate(req: IncomingMessage): Promise<User> {
 async function getRun(user: User, id: string, res: ServerResponse): Promise<void> {
   if (!UUID_RE.test(id)) throw new HttpError(404, 'test_run_not_found');
   // The run and the caller's membership of its project in one round trip.
-  const { rows } = await pool.query<TestRunRow & { member_role: string | null }>(
-    `SELECT ${RUN_COLUMNS_RAW_SNAPSHOT}, pm.role AS member_role
+  const { rows } = await pool.query<TestRunRow & { member_role: string | null }>({
+    name: 'get-run',
+    text: `SELECT ${RUN_COLUMNS_RAW_SNAPSHOT}, pm.role AS member_role
        FROM test_runs r ${RUN_JOINS}
        LEFT JOIN project_members pm ON pm.project_id = r.project_id AND pm.user_id = $2
       WHERE r.id = $1`,
-    [id, user.id],
-  );
+    values: [id, user.id],
+  });
   const row = rows[0];
   if (!row || (row.member_role === null && !user.is_admin))
     throw new HttpError(404, 'test_run_not_found');
@@ -132,12 +136,13 @@ async function listRuns(user: User, q: URLSearchParams, res: ServerResponse): Pr
   const page = int(q, 'page', 1, Number.MAX_SAFE_INTEGER);
   const pageSize = int(q, 'page_size', 50, 200);
 
-  const member = await pool.query<{ role: string | null }>(
-    `SELECT m.role FROM projects p
+  const member = await pool.query<{ role: string | null }>({
+    name: 'access.project',
+    text: `SELECT m.role FROM projects p
        LEFT JOIN project_members m ON m.project_id = p.id AND m.user_id = $2
       WHERE p.id = $1`,
-    [projectId, user.id],
-  );
+    values: [projectId, user.id],
+  });
   if (!member.rows[0] || (member.rows[0].role === null && !user.is_admin)) {
     throw new HttpError(404, 'project_not_found');
   }

@@ -22,6 +22,7 @@ describe('loadConfig', () => {
       maxJsonBytes: 5242880,
       logLevel: 'info',
       corsOrigins: [],
+      dbPreparedStatements: true,
     });
     expect(c.authSecret.length).toBeGreaterThanOrEqual(32);
   });
@@ -49,6 +50,7 @@ describe('loadConfig', () => {
     [{ ERROR_BASE_URL: 'https://x y', AUTH_SECRET: secret }, /ERROR_BASE_URL/],
     [{ CORS_ORIGINS: 'not an origin', AUTH_SECRET: secret }, /CORS_ORIGINS/],
     [{ EMBEDDED_PG_PORT: '0', AUTH_SECRET: secret }, /EMBEDDED_PG_PORT/],
+    [{ DB_PREPARED_STATEMENTS: 'no', AUTH_SECRET: secret }, /DB_PREPARED_STATEMENTS/],
   ])('rejects %j naming the variable', (env, message) => {
     expect(() => loadConfig(env, { persistSecret: false })).toThrow(ConfigError);
     expect(() => loadConfig(env, { persistSecret: false })).toThrow(message);
@@ -61,7 +63,9 @@ describe('loadConfig', () => {
       CORS_ORIGINS: 'https://a.example.com, http://localhost:5173',
       LOG_LEVEL: 'WARN',
       ERROR_BASE_URL: 'https://errors.example.com/',
+      DB_PREPARED_STATEMENTS: 'FALSE',
     });
+    expect(c.dbPreparedStatements).toBe(false);
     expect(c.databaseUrl).toBe('postgresql://u:p@db:5432/tms');
     expect(c.corsOrigins).toEqual(['https://a.example.com', 'http://localhost:5173']);
     expect(c.logLevel).toBe('warn');

@@ -18,6 +18,11 @@ export interface AppConfig {
   maxJsonBytes: number;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   corsOrigins: string[];
+  /**
+   * Send the statements of the per-request hot path as named prepared statements (DB_PREPARED_STATEMENTS).
+   * Turn off behind a pooler that cannot keep them (PgBouncer in transaction mode before 1.21).
+   */
+  dbPreparedStatements: boolean;
   /** Accepted but doubtful settings, printed once at startup. */
   warnings: string[];
 }
@@ -43,6 +48,14 @@ function int(env: Env, name: string, def: number, min: number, max: number): num
   if (n < min || n > max)
     throw new ConfigError(`${name} must be between ${min} and ${max}, got ${n}`);
   return n;
+}
+
+function bool(env: Env, name: string, def: boolean): boolean {
+  const raw = text(env, name)?.toLowerCase();
+  if (raw === undefined) return def;
+  if (raw === 'true' || raw === '1') return true;
+  if (raw === 'false' || raw === '0') return false;
+  throw new ConfigError(`${name} must be true or false, got "${raw}"`);
 }
 
 /**
@@ -125,6 +138,7 @@ export function loadConfig(
     maxJsonBytes: int(env, 'MAX_JSON_BYTES', 5_242_880, 1, 1_073_741_824),
     logLevel: logLevel as AppConfig['logLevel'],
     corsOrigins,
+    dbPreparedStatements: bool(env, 'DB_PREPARED_STATEMENTS', true),
     warnings,
   };
 }

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import { PostgresQueryRunner } from 'typeorm/driver/postgres/PostgresQueryRunner';
 import { canonicalJson } from '../../src/modules/environments/snapshot-hash';
+import { statementsDuring } from '../support/query-count';
 import { createTestApp, RoleFixture, TestApp } from '../support/test-app';
 
 const API = '/api/v1';
@@ -107,16 +107,9 @@ describe('environments: concurrency and large topologies', () => {
     expect(rows.filter((r) => r.is_current).map((r) => r.revision_number)).toEqual([3]);
   });
 
-  /** Database queries made while `fn` runs (the test's own direct DataSource is not counted). */
+  /** SQL statements the service sends while `fn` runs (transaction control not counted). */
   async function queriesDuring(fn: () => Promise<unknown>): Promise<number> {
-    const spy = jest.spyOn(PostgresQueryRunner.prototype, 'query');
-    try {
-      await fn();
-      return spy.mock.calls.filter(([sql]) => !/^\s*(START TRANSACTION|COMMIT|ROLLBACK)/i.test(sql))
-        .length;
-    } finally {
-      spy.mockRestore();
-    }
+    return (await statementsDuring(fn)).statements.length;
   }
 
   function topologyOf(nodes: number): Json {

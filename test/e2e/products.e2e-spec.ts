@@ -1,4 +1,4 @@
-import { PostgresQueryRunner } from 'typeorm/driver/postgres/PostgresQueryRunner';
+import { statementsDuring } from '../support/query-count';
 import {
   createTestApp,
   expectProblem,
@@ -878,15 +878,10 @@ describe('products', () => {
   describe('query counts', () => {
     /** Number of SQL statements one request runs. */
     async function queriesOf(run: () => Promise<{ status: number }>): Promise<number> {
-      const spy = jest.spyOn(PostgresQueryRunner.prototype, 'query');
-      try {
-        const res = await run();
-        expect(res.status).toBe(200);
-        expect(spy.mock.calls.length).toBeGreaterThan(1);
-        return spy.mock.calls.length;
-      } finally {
-        spy.mockRestore();
-      }
+      const { result, statements } = await statementsDuring(run);
+      expect(result.status).toBe(200);
+      expect(statements.length).toBeGreaterThan(1);
+      return statements.length;
     }
 
     it('summary and list are a fixed number of queries, whatever the number of components and cases', async () => {

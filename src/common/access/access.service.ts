@@ -18,7 +18,8 @@ export class AccessService {
   /** Resolves the caller's access to a project by id (404 `notFound` when it is not visible). */
   async forProject(user: AuthenticatedUser, projectId: unknown, notFound: ErrorCode = 'project_not_found'): Promise<ProjectAccess> {
     if (!isUuid(projectId)) throw AppException.notFound(notFound, notFound === 'project_not_found' ? 'Project' : 'Resource');
-    const rows = await this.db.dataSource.query<Array<{ id: string; role: string | null }>>(
+    const rows = await this.db.prepared<{ id: string; role: string | null }>(
+      'access.project',
       `SELECT p.id, m.role FROM projects p
          LEFT JOIN project_members m ON m.project_id = p.id AND m.user_id = $2
         WHERE p.id = $1`,
@@ -32,7 +33,8 @@ export class AccessService {
     if (!isUuid(id)) throw AppException.notFound(ref.notFound, ref.label);
     const col = ref.projectColumn ?? 'project_id';
     // Table and column names come from code constants (ResourceRef), never from input.
-    const rows = await this.db.dataSource.query<Array<{ project_id: string; role: string | null }>>(
+    const rows = await this.db.prepared<{ project_id: string; role: string | null }>(
+      `access.${ref.table}.${col}`,
       `SELECT r.${col} AS project_id, m.role FROM ${ref.table} r
          LEFT JOIN project_members m ON m.project_id = r.${col} AND m.user_id = $2
         WHERE r.id = $1`,

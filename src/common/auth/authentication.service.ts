@@ -42,7 +42,8 @@ export class AuthenticationService {
         check.reason === 'token_expired' ? 'The access token has expired' : 'The access token is invalid',
       );
     }
-    const rows = await this.db.dataSource.query<UserRow[]>(
+    const rows = await this.db.prepared<UserRow>(
+      'auth.user',
       'SELECT id, username, display_name, is_admin, is_active, token_version FROM users WHERE id = $1',
       [check.claims.sub],
     );
@@ -58,9 +59,10 @@ export class AuthenticationService {
   private async byApiKey(key: string): Promise<AuthenticatedUser> {
     const prefix = apiKeyPrefix(key);
     if (!prefix) throw new AppException('invalid_api_key', 'The API key is invalid');
-    const rows = await this.db.dataSource.query<
-      Array<UserRow & { key_id: string; key_hash: string; expired: boolean; stale: boolean }>
+    const rows = await this.db.prepared<
+      UserRow & { key_id: string; key_hash: string; expired: boolean; stale: boolean }
     >(
+      'auth.api-key',
       `SELECT u.id, u.username, u.display_name, u.is_admin, u.is_active, u.token_version,
               k.id AS key_id, k.key_hash,
               (k.expires_at IS NOT NULL AND k.expires_at <= now()) AS expired,

@@ -191,7 +191,8 @@ export class TestRunsService {
    */
   async getForUser(user: AuthenticatedUser, id: string): Promise<TestRunDto> {
     if (!isUuid(id)) throw AppException.notFound('test_run_not_found', 'Test run');
-    const rows = await this.db.query<TestRunRow & { caller_role: string | null }>(
+    const rows = await this.db.prepared<TestRunRow & { caller_role: string | null }>(
+      'test-runs.get-for-user',
       `SELECT ${RUN_COLUMNS_RAW_SNAPSHOT}, pm.role AS caller_role
          FROM test_runs r ${RUN_JOINS}
          LEFT JOIN project_members pm ON pm.project_id = r.project_id AND pm.user_id = $2

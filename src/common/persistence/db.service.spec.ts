@@ -1,0 +1,50 @@
+import { DatabaseError } from 'pg';
+import { DataSource, EntityManager, QueryFailedError } from 'typeorm';
+import type { AppConfig } from '../../config/config';
+import { Db } from './db.service';
+import { requestContext } from './request-context';
+
+/** A DataSource whose pg pool records what it is asked (routing only: no persistence is claimed). */
+function fakeDb(prepared: boolean) {
+  const calls: unknown[][] = [];
+  const pool = {
+    query: jest.fn(async (...args: unknown[]) => {
+      calls.push(args);
+      return { command: 'SELECT', rows: [{ v: 1 }], rowCount: 1 };
+    }),
+  };
+  const dataSource = { driver: { master: pool } } as unknown as DataSource;
+  const db = new Db(dataSource, { dbPreparedStatements: prepared } as AppConfig);
+  return { db, pool, calls };
+}
+
+describe('Db.prepared', () => {
+  it('sends a named prepared statement on the pool outside a transaction', async () => {
+    const { db, calls } = fakeDb(true);
+    await expect(db.prepared('auth.user', 'SELECT $1::int AS v', [1])).resolves.toEqual([{ v: 1 }]);
+    expect(calls).toEqual([[{ name: 'auth.user', text: 'SELECT $1::int AS v', values: [1] }]]);
+  });
+
+  it('sends a plain statement when DB_PREPARED_STATEMENTS is off', async () => {
+    const { db, calls } = fakeDb(false);
+    await db.prepared('auth.user', 'SELECT $1::int AS v', [1]);
+    expect(calls).toEqual([['SELECT $1::int AS v', [1]]]);
+  });
+
+  it('runs on the open transaction, unnamed, inside one', async () => {
+    const { db, pool } = fakeDb(true);
+    const manager = { query: jest.fn(async () => [{ v: 2 }]) } as unknown as EntityManager;
+    const rows = await requestContext.run({ req: {} as never, validated: new Map(), manager }, () =>
+      db.prepared('auth.user', 'SELECT 2 AS v', []),
+    );
+    expect(rows).toEqual([{ v: 2 }]);
+    expect(manager.query).toHaveBeenCalledWith('SELECT 2 AS v', []);
+    expect(pool.query).not.toHaveBeenCalled();
+  });
+
+  it('reports a statement the server refused as QueryFailedError, like query()', async () => {
+    const { db, pool } = fakeDb(true);
+    pool.query.mockRejectedValueOnce(new DatabaseError('boom', 0, 'error'));
+    await expect(db.prepared('x', 'SELECT boom', [])).rejects.toBeInstanceOf(QueryFailedError);
+  });
+});
