@@ -646,6 +646,19 @@ export class Seeder {
         WHERE r.project_id = $1`,
       [projectId],
     );
+    // A run stores the snapshot as the service does on POST /test-runs: JSON.stringify of the
+    // revision's snapshot (compact text in a json column), not PostgreSQL's rendering of the jsonb.
+    await this.q(`ALTER TABLE bench_rev ADD COLUMN snap json`);
+    for (let from = 0; from < revisions; from += 100) {
+      const rows = await this.q<{ i: number; full_snapshot: unknown }>(
+        `SELECT i, full_snapshot FROM bench_rev WHERE i >= $1 AND i < $2`,
+        [from, from + 100],
+      );
+      await this.q(
+        `UPDATE bench_rev b SET snap = v.snap FROM unnest($1::int[], $2::json[]) AS v(i, snap) WHERE b.i = v.i`,
+        [rows.map((r) => r.i), rows.map((r) => JSON.stringify(r.full_snapshot))],
+      );
+    }
     await this.q(
       `WITH ms AS (SELECT array_agg(id ORDER BY created_at) AS ids FROM milestones WHERE project_id = $1),
        us AS (SELECT array_agg(user_id ORDER BY user_id) AS ids FROM project_members WHERE project_id = $1 AND role <> 'viewer'),
@@ -665,7 +678,7 @@ export class Seeder {
                      'Hotfix verification', 'Exploratory session'])[1 + g.g % 6] || ' #' || g.g,
               CASE WHEN g.g % 5 = 0 THEN 'Triggered by CI pipeline ' || g.g END,
               rv.environment_id, rv.name, rv.id, rv.revision_number, rv.snapshot_hash,
-              coalesce(rv.full_snapshot, '{}'::jsonb),
+              coalesce(rv.snap, '{}'::json),
               CASE WHEN g.g % 4 <> 0 THEN ms.ids[1 + (g.g * cardinality(ms.ids)) / ($2::int + 1)] END,
               'v' || (1 + g.g / 10000) || '.' || ((g.g / 100) % 100) || '.' || (g.g % 100),
               us.ids[1 + g.g % cardinality(us.ids)], us.ids[1 + (g.g / 7) % cardinality(us.ids)],

@@ -6,6 +6,7 @@ import { TestRuns1763700000400 } from './1763700000400-TestRuns';
 import { TestPlans1763700000500 } from './1763700000500-TestPlans';
 import { Imports1763700000600 } from './1763700000600-Imports';
 import { RunCounts1763700000700 } from './1763700000700-RunCounts';
+import { RunSnapshotJson1763700000800 } from './1763700000800-RunSnapshotJson';
 
 /**
  * Every migration, in order. Features append their class here (one line each); timestamps are
@@ -20,4 +21,5 @@ export const MIGRATIONS = [
   TestPlans1763700000500,
   Imports1763700000600,
   RunCounts1763700000700,
+  RunSnapshotJson1763700000800,
 ];

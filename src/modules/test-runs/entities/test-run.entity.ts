@@ -21,7 +21,7 @@ export class TestRunEntity {
   environmentRevisionNumber: number | null;
   @Column({ name: 'environment_snapshot_hash', type: 'varchar', length: 200, nullable: true })
   environmentSnapshotHash: string | null;
-  @Column({ name: 'environment_snapshot', type: 'jsonb', default: () => "'{}'::jsonb" })
+  @Column({ name: 'environment_snapshot', type: 'json', default: () => "'{}'::json" })
   environmentSnapshot: Record<string, unknown>;
   @Column({ name: 'milestone_id', type: 'uuid', nullable: true }) milestoneId: string | null;
   @Column({ type: 'varchar', length: 255, nullable: true }) build: string | null;
