@@ -2,21 +2,13 @@ import { dirname } from 'node:path';
 import { type INestApplication, NotFoundException } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { SwaggerModule } from '@nestjs/swagger';
-import express, { NextFunction, Request, RequestHandler, Response } from 'express';
-import { Logger as PinoNestLogger } from 'nestjs-pino';
+import express, { NextFunction, Request, Response } from 'express';
+import type { Logger } from 'pino';
 import { APP_CONFIG, AppConfig } from './config/config';
 import { ProblemFilter } from './common/errors/problem.filter';
-import { HTTP_LOGGER } from './common/http/logging';
+import { AppLogger, ROOT_LOGGER } from './common/http/logging';
 import { MetricsService } from './common/http/metrics.service';
-import {
-  deferBodyErrors,
-  jsonDepthMiddleware,
-  mediaTypeMiddleware,
-  metricsMiddleware,
-  optionsMiddleware,
-  requestIdMiddleware,
-  takesBody,
-} from './common/http/middleware';
+import { requestBodyMiddleware, requestMiddleware } from './common/http/middleware';
 import { installRawJsonResponses } from './common/http/raw-json';
 import { allowedMethodsFor, registerRoutes } from './common/http/route-table';
 import { buildOpenApiDocument, redocHtml } from './common/openapi/openapi';
@@ -33,11 +25,7 @@ export function setupApp(app: NestExpressApplication | INestApplication): INestA
   const expressApp = app as NestExpressApplication;
   const metrics = app.get(MetricsService);
 
-  try {
-    expressApp.useLogger(app.get(PinoNestLogger));
-  } catch {
-    // tests may run without the pino module
-  }
+  expressApp.useLogger(app.get(AppLogger));
   expressApp.disable('x-powered-by');
   // No ETags: hashing every (multi-megabyte) JSON body costs CPU on each request for a 304 that
   // API clients do not ask for.
@@ -46,9 +34,8 @@ export function setupApp(app: NestExpressApplication | INestApplication): INestA
   // res.json splices JSON text read from the database (RawJson) instead of re-serialising it.
   installRawJsonResponses(expressApp.getHttpAdapter().getInstance() as { response: object });
 
-  expressApp.use(requestIdMiddleware);
-  expressApp.use(app.get<RequestHandler>(HTTP_LOGGER));
-  expressApp.use(metricsMiddleware(metrics));
+  // Two application-level layers in front of Nest's router (each Express layer costs every request).
+  expressApp.use(requestMiddleware(app.get<Logger>(ROOT_LOGGER), metrics));
   if (config.corsOrigins.length > 0) {
     expressApp.enableCors({
       origin: config.corsOrigins.includes('*') ? '*' : config.corsOrigins,
@@ -56,20 +43,15 @@ export function setupApp(app: NestExpressApplication | INestApplication): INestA
       maxAge: 600,
     });
   }
-  expressApp.use(optionsMiddleware);
-  expressApp.use(mediaTypeMiddleware);
-  // Only bodies of POST, PUT and PATCH are read: a body on GET, HEAD, DELETE or OPTIONS is ignored.
-  const json = express.json({
-    limit: config.maxJsonBytes,
-    type: ['application/json', 'application/*+json'],
-    strict: true,
-  });
-  expressApp.use((req: Request, res: Response, next: NextFunction) =>
-    takesBody(req) && req.deferredError === undefined ? json(req, res, next) : next(),
+  expressApp.use(
+    requestBodyMiddleware(
+      express.json({
+        limit: config.maxJsonBytes,
+        type: ['application/json', 'application/*+json'],
+        strict: true,
+      }),
+    ),
   );
-  // Body-parser failures (413, malformed JSON) are raised by the RolesGuard after authentication.
-  expressApp.use(deferBodyErrors);
-  expressApp.use(jsonDepthMiddleware);
 
   app.setGlobalPrefix(API_PREFIX, { exclude: ['healthz', 'readyz', 'metrics'] });
   app.useGlobalPipes(new RequestValidationPipe());
@@ -97,19 +79,17 @@ export function setupApp(app: NestExpressApplication | INestApplication): INestA
     express.static(redocDir, { index: false, redirect: false, maxAge: '1d' }),
   );
   const redocPage = redocHtml();
-  expressApp.use((req: Request, res: Response, next: () => void) => {
-    if (req.method === 'GET' && (req.path === '/redoc' || req.path === '/redoc/')) {
-      res.type('html').send(redocPage);
-      return;
-    }
-    next();
-  });
-  // Outside /api/v1 Nest has no not-found handler: unknown paths and wrong methods become problems too.
+  // Outside /api/v1 Nest has no not-found handler: unknown paths and wrong methods become problems
+  // too. The ReDoc page is answered here as well (one layer less for every API request).
   const filter = app.get(ProblemFilter);
   const prefix = `/${API_PREFIX}`;
   expressApp.use((req: Request, res: Response, next: NextFunction) => {
     const path = req.path;
     if (path === prefix || path.startsWith(`${prefix}/`)) return next();
+    if (req.method === 'GET' && (path === '/redoc' || path === '/redoc/')) {
+      res.type('html').send(redocPage);
+      return;
+    }
     const allowed = allowedMethodsFor(path);
     if (allowed.includes(req.method)) return next();
     const p = filter.toProblem(new NotFoundException(), req);

@@ -1,46 +1,66 @@
 import { randomUUID } from 'node:crypto';
-import type { NextFunction, Request, Response } from 'express';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { Logger } from 'pino';
 import { requestContext } from '../persistence/request-context';
 import { AppException } from '../errors/app-exception';
+import { logCompletion } from './logging';
 import { MetricsService } from './metrics.service';
 import { allowedMethodsFor, routeTemplateFor } from './route-table';
 
 const REQUEST_ID_RE = /^[\x21-\x7e]{1,128}$/;
 
 /**
- * Outermost middleware: request id (reused from `X-Request-Id` when it is 1..128 visible ASCII
- * characters, else generated), echoed on every response; opens the per-request async context.
+ * Outermost middleware, one layer for everything every request needs: the request id (reused from
+ * `X-Request-Id` when it is 1..128 visible ASCII characters, else generated), echoed on every
+ * response; the per-request async context; and, when the response is finished, its metrics sample
+ * and its one completion log line (a single `finish` listener).
  */
-export function requestIdMiddleware(req: Request, res: Response, next: NextFunction): void {
-  const given = req.headers['x-request-id'];
-  const id = typeof given === 'string' && REQUEST_ID_RE.test(given) ? given : randomUUID();
-  req.requestId = id;
-  res.setHeader('X-Request-Id', id);
-  requestContext.run({ req, validated: new Map() }, () => next());
+export function requestMiddleware(logger: Logger, metrics: MetricsService) {
+  return (req: Request, res: Response, next: NextFunction): void => {
+    const start = process.hrtime.bigint();
+    const given = req.headers['x-request-id'];
+    const id = typeof given === 'string' && REQUEST_ID_RE.test(given) ? given : randomUUID();
+    req.requestId = id;
+    res.setHeader('X-Request-Id', id);
+    res.once('finish', () => {
+      const seconds = Number(process.hrtime.bigint() - start) / 1e9;
+      metrics.observe(req.method, routeLabel(req), res.statusCode, seconds);
+      logCompletion(logger, req, res, seconds * 1000);
+    });
+    requestContext.run({ req, validated: new Map() }, next);
+  };
 }
 
 /**
- * Records request count and latency by route template (not raw path: ids would explode cardinality).
- * Requests answered before or outside routing (405, OPTIONS, 404) are labelled by the template of the
- * known route they address, else `unmatched`.
+ * The metrics label of a request: its route template (not the raw path: ids would explode
+ * cardinality). Requests answered before or outside routing (405, OPTIONS, 404) are labelled by the
+ * template of the known route they address, else `unmatched`.
  */
-export function metricsMiddleware(metrics: MetricsService) {
+export function routeLabel(req: Request): string {
+  const route = (req.route as { path?: unknown } | undefined)?.path;
+  const routed =
+    typeof route === 'string' && !route.includes('*') ? `${req.baseUrl ?? ''}${route}` : null;
+  // originalUrl: a router mounted at a path (the not-found handler) leaves `req.path` stripped.
+  return routed ?? routeTemplateFor(req.originalUrl.split('?')[0]) ?? 'unmatched';
+}
+
+/**
+ * One layer for what comes before routing, in this order: OPTIONS on a known path (204 with
+ * `Allow`), the media type of a body (415, deferred), the JSON body of POST, PUT and PATCH (413 and
+ * malformed JSON deferred) and its nesting depth (422, deferred). A body on GET, HEAD, DELETE or
+ * OPTIONS is ignored. Deferred problems are raised by the RolesGuard after authentication.
+ */
+export function requestBodyMiddleware(parseJson: RequestHandler) {
   return (req: Request, res: Response, next: NextFunction): void => {
-    const start = process.hrtime.bigint();
-    res.on('finish', () => {
-      const route = (req.route as { path?: unknown } | undefined)?.path;
-      const routed =
-        typeof route === 'string' && !route.includes('*') ? `${req.baseUrl ?? ''}${route}` : null;
-      // originalUrl: a router mounted at a path (the not-found handler) leaves `req.path` stripped.
-      const label = routed ?? routeTemplateFor(req.originalUrl.split('?')[0]) ?? 'unmatched';
-      metrics.observe(
-        req.method,
-        label,
-        res.statusCode,
-        Number(process.hrtime.bigint() - start) / 1e9,
-      );
+    if (req.method === 'OPTIONS') return optionsMiddleware(req, res, next);
+    if (!takesBody(req)) return next();
+    mediaTypeMiddleware(req, res, () => {
+      if (req.deferredError !== undefined) return next();
+      void parseJson(req, res, (err?: unknown) => {
+        if (err !== undefined && err !== null) return deferBodyErrors(err, req, res, next);
+        jsonDepthMiddleware(req, res, next);
+      });
     });
-    next();
   };
 }
 
