@@ -1,4 +1,4 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac, createSecretKey, KeyObject, timingSafeEqual } from 'node:crypto';
 
 export interface TokenClaims {
   sub: string;
@@ -15,8 +15,12 @@ export type TokenCheck =
  */
 const HEADER = Buffer.from(JSON.stringify({ alg: 'HS256', typ: 'JWT' })).toString('base64url');
 
+/** The HMAC key of the last secret used (the configured one): imported once, not per request. */
+let cachedKey: { secret: string; key: KeyObject } | null = null;
+
 function sign(input: string, secret: string): Buffer {
-  return createHmac('sha256', secret).update(input).digest();
+  if (cachedKey?.secret !== secret) cachedKey = { secret, key: createSecretKey(Buffer.from(secret, 'utf8')) };
+  return createHmac('sha256', cachedKey.key).update(input).digest();
 }
 
 /** Signs an HS256 access token carrying the user id and its token version. */
