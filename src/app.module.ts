@@ -1,12 +1,12 @@
 import { DynamicModule, Module } from '@nestjs/common';
-import { APP_GUARD, APP_INTERCEPTOR } from '@nestjs/core';
+import { APP_GUARD } from '@nestjs/core';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import type { Writable } from 'node:stream';
 import { AppConfig } from './config/config';
 import { CommonModule } from './common/common.module';
 import { RolesGuard } from './common/access/roles.guard';
 import { AppLogger, createRootLogger, ROOT_LOGGER } from './common/http/logging';
-import { TransactionInterceptor } from './common/persistence/transaction.interceptor';
+import { bindTransactions } from './common/persistence/transaction.interceptor';
 import { dataSourceOptions } from './database/data-source-options';
 import { FEATURE_MODULES } from './modules';
 
@@ -15,6 +15,8 @@ export class AppModule {
   /** `logStream` replaces stdout as the log destination (tests capture logs with it). */
   static forRoot(config: AppConfig, databaseUrl: string, logStream?: Writable): DynamicModule {
     const logger = createRootLogger(config, logStream);
+    // Writing handlers run in a transaction; read handlers get no interceptor (see bindTransactions).
+    bindTransactions(FEATURE_MODULES);
     return {
       module: AppModule,
       imports: [
@@ -26,7 +28,6 @@ export class AppModule {
         { provide: ROOT_LOGGER, useValue: logger },
         AppLogger,
         { provide: APP_GUARD, useClass: RolesGuard },
-        { provide: APP_INTERCEPTOR, useClass: TransactionInterceptor },
       ],
     };
   }

@@ -1,4 +1,12 @@
-import { CallHandler, ExecutionContext, Injectable, NestInterceptor } from '@nestjs/common';
+import {
+  CallHandler,
+  ExecutionContext,
+  Injectable,
+  NestInterceptor,
+  RequestMethod,
+  Type,
+} from '@nestjs/common';
+import { INTERCEPTORS_METADATA, METHOD_METADATA, MODULE_METADATA } from '@nestjs/common/constants';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { Request } from 'express';
 import { from, lastValueFrom, Observable } from 'rxjs';
@@ -8,8 +16,8 @@ import { currentStore } from './request-context';
 /**
  * One database transaction per writing request (CONTRACT §2): POST, PUT, PATCH and DELETE handlers
  * run inside `dataSource.transaction`, so they apply completely or not at all; the response is sent
- * only after the commit. GET handlers are read-only and use the pool directly (no BEGIN/COMMIT
- * round trips on the hot read paths).
+ * only after the commit. It is bound to those handlers only ({@link bindTransactions}); GET handlers
+ * are read-only and use the pool directly (no BEGIN/COMMIT round trips on the hot read paths).
  */
 @Injectable()
 export class TransactionInterceptor implements NestInterceptor {
@@ -29,5 +37,32 @@ export class TransactionInterceptor implements NestInterceptor {
         }
       }),
     );
+  }
+}
+
+const READS = new Set<RequestMethod>([RequestMethod.GET, RequestMethod.HEAD]);
+
+/**
+ * Binds {@link TransactionInterceptor} to every handler of these modules' controllers that answers
+ * another method than GET or HEAD, as the innermost interceptor (it wraps the handler only).
+ * Read handlers get no interceptor at all, so Nest skips its rxjs interceptor chain for them (a
+ * global interceptor costs every GET about a tenth of its CPU). Must run before Nest scans the
+ * modules (AppModule.forRoot), so that Nest instantiates the interceptor; binding twice is a no-op.
+ */
+export function bindTransactions(modules: Array<Type<unknown>>): void {
+  for (const module of modules) {
+    const controllers = (Reflect.getMetadata(MODULE_METADATA.CONTROLLERS, module) ?? []) as Array<Type<unknown>>;
+    for (const controller of controllers) {
+      const proto = controller.prototype as Record<string, unknown>;
+      for (const name of Object.getOwnPropertyNames(proto)) {
+        const handler = proto[name];
+        if (name === 'constructor' || typeof handler !== 'function') continue;
+        const method = Reflect.getMetadata(METHOD_METADATA, handler) as RequestMethod | undefined;
+        if (method === undefined || READS.has(method)) continue;
+        const bound = (Reflect.getMetadata(INTERCEPTORS_METADATA, handler) ?? []) as unknown[];
+        if (bound.includes(TransactionInterceptor)) continue;
+        Reflect.defineMetadata(INTERCEPTORS_METADATA, [...bound, TransactionInterceptor], handler);
+      }
+    }
   }
 }
