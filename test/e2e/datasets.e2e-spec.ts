@@ -395,6 +395,18 @@ describe('datasets with revisions (CONTRACT §10)', () => {
       expect(expectProblem(bad, 422, 'validation_error').errors).toHaveProperty([
         'path.revision_number',
       ]);
+      // The request shape comes before the resource: 422 even for a non-member or an unknown id.
+      expectProblem(await t.req('get', `${API}/datasets/${d.id}/revisions/abc`), 401, 'unauthorized');
+      expectProblem(
+        await t.req('get', `${API}/datasets/${d.id}/revisions/abc`, f.outsider.token),
+        422,
+        'validation_error',
+      );
+      expectProblem(
+        await t.req('get', `${API}/datasets/${randomUUID()}/revisions/2147483648`, f.viewer.token),
+        422,
+        'validation_error',
+      );
       expectProblem(
         await t.req('get', `${API}/datasets/${d.id}/revisions/0`, f.viewer.token),
         422,

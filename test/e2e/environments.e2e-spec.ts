@@ -717,6 +717,24 @@ describe('environments', () => {
         'environment_revision_not_found',
       );
     });
+
+    it('checks the revision number with the request shape: 401, then 422, before 404', async () => {
+      const env = await create({ name: 'Revision number order' });
+      const url = `${API}/environments/${String(env.id)}/revisions/abc`;
+      expectProblem(await t.req('get', url), 401, 'unauthorized');
+      const outsider = expectProblem(await t.req('get', url, f.outsider.token), 422, 'validation_error');
+      expect(Object.keys(outsider.errors as Json)).toEqual(['path.revision_number']);
+      expectProblem(
+        await t.req('get', `${API}/environments/${randomUUID()}/revisions/0`, f.viewer.token),
+        422,
+        'validation_error',
+      );
+      expectProblem(
+        await t.req('get', `${API}/environments/${String(env.id)}/revisions/1`, f.outsider.token),
+        404,
+        'environment_not_found',
+      );
+    });
   });
 
   // -------------------------------------------------------------------------------------------

@@ -13,6 +13,8 @@ import { ProjectSource } from './project-access';
 import { ProjectRole } from './roles';
 
 export const ACCESS_KEY = 'tms:access';
+/** Path parameters of a route that must be whole numbers ≥ 1 (see EndpointOptions.pathIntegers). */
+export const PATH_INTEGERS_KEY = 'tms:path-integers';
 
 /** Who may call an endpoint. Every route has exactly one (set by @Endpoint). */
 export type AccessRule =
@@ -45,6 +47,11 @@ export interface EndpointOptions {
   responseDescription?: string;
   /** Domain problems this endpoint can answer beyond the standard 401/403/404/422. */
   problems?: ErrorCode[];
+  /**
+   * Path parameters that must be whole numbers from 1 to 2,147,483,647 (e.g. `revision_number`).
+   * The guard checks them with the request shape (422 `path.<name>`), before the 404/403 checks.
+   */
+  pathIntegers?: string[];
 }
 
 /**
@@ -69,6 +76,7 @@ export function Endpoint(o: EndpointOptions): MethodDecorator {
           : `Minimum project role: **${rule.minRole}** (administrators act as lead).`;
   const decorators: Array<MethodDecorator | ClassDecorator> = [
     SetMetadata(ACCESS_KEY, rule),
+    SetMetadata(PATH_INTEGERS_KEY, o.pathIntegers ?? []),
     HttpCode(status),
     ApiExtraModels(ProblemDto),
     ApiOperation({

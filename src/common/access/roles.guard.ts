@@ -5,12 +5,14 @@ import type { Request } from 'express';
 import { AuthenticationService } from '../auth/authentication.service';
 import { AppException } from '../errors/app-exception';
 import { currentStore } from '../persistence/request-context';
+import { isPathInteger, MAX_PATH_INTEGER } from '../validation/path-integer';
 import { isDtoClass, validateInput } from '../validation/validate';
 import { AccessService } from './access.service';
-import { ACCESS_KEY, AccessRule } from './endpoint.decorator';
+import { ACCESS_KEY, AccessRule, PATH_INTEGERS_KEY } from './endpoint.decorator';
 import { hasRole } from './roles';
 
 const BODY = 3;
+
 const QUERY = 4;
 
 /**
@@ -93,6 +95,12 @@ export class RolesGuard implements CanActivate {
         if (err instanceof AppException && err.code === 'validation_error' && err.errors) {
           for (const [k, v] of Object.entries(err.errors)) (errors[k] ??= []).push(...v);
         } else throw err;
+      }
+    }
+    const integers = (Reflect.getMetadata(PATH_INTEGERS_KEY, context.getHandler()) ?? []) as string[];
+    for (const name of integers) {
+      if (!isPathInteger(req.params[name])) {
+        (errors[`path.${name}`] ??= []).push(`${name} must be a whole number from 1 to ${MAX_PATH_INTEGER}`);
       }
     }
     if (Object.keys(errors).length > 0) throw AppException.validation(errors);

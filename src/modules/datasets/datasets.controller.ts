@@ -134,6 +134,7 @@ export class DatasetsController {
     minRole: 'viewer',
     project: dataset,
     response: DatasetRevisionDto,
+    pathIntegers: ['revision_number'],
   })
   revision(
     @Param('id') id: string,

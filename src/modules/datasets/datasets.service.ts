@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { isPathInteger } from '../../common/validation/path-integer';
 import { ProjectAccess } from '../../common/access/project-access';
 import { AuthenticatedUser } from '../../common/auth/authenticated-user';
 import { AppException } from '../../common/errors/app-exception';
@@ -275,7 +276,8 @@ export class DatasetsService {
   }
 
   async revision(id: string, revisionNumber: string): Promise<DatasetRevisionDto> {
-    if (!/^\d{1,9}$/.test(revisionNumber) || Number(revisionNumber) < 1) {
+    // Checked by the guard already (pathIntegers); kept for callers outside a request.
+    if (!isPathInteger(revisionNumber)) {
       throw AppException.validation({
         'path.revision_number': ['revision_number must be a positive integer'],
       });

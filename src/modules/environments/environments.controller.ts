@@ -178,6 +178,7 @@ export class EnvironmentsController {
     project: environment,
     response: EnvironmentRevisionDto,
     problems: ['environment_revision_not_found'],
+    pathIntegers: ['revision_number'],
   })
   revision(
     @Param('id') id: string,

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { isPathInteger } from '../../common/validation/path-integer';
 import { AccessService } from '../../common/access/access.service';
 import { ProjectAccess } from '../../common/access/project-access';
 import { AuthenticatedUser } from '../../common/auth/authenticated-user';
@@ -537,13 +538,13 @@ function nextRevisionNumber(current: EnvironmentRow): number {
 
 /** `path.revision_number` must be a positive integer (422 otherwise). */
 function parseRevisionNumber(raw: string): number {
-  const value = /^\d{1,10}$/.test(raw) ? Number(raw) : NaN;
-  if (!Number.isInteger(value) || value < 1 || value > MAX_REVISION_NUMBER) {
+  // Checked by the guard already (pathIntegers); kept for callers outside a request.
+  if (!isPathInteger(raw)) {
     throw AppException.validation({
       'path.revision_number': ['revision_number must be a positive integer'],
     });
   }
-  return value;
+  return Number(raw);
 }
 
 /** Runs a pure rule and turns its EnvironmentValidationError into a 422 validation_error. */

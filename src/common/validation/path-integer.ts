@@ -1,0 +1,12 @@
+/** Largest value of a whole-number path parameter (a PostgreSQL integer). */
+export const MAX_PATH_INTEGER = 2_147_483_647;
+
+/**
+ * A whole-number path parameter (such as `revision_number`): digits only, 1..MAX_PATH_INTEGER.
+ * Declared per route with `@Endpoint({ pathIntegers })`, checked by the RolesGuard.
+ */
+export function isPathInteger(raw: unknown): raw is string {
+  if (typeof raw !== 'string' || !/^\d{1,10}$/.test(raw)) return false;
+  const n = Number(raw);
+  return n >= 1 && n <= MAX_PATH_INTEGER;
+}
