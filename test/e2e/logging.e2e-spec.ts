@@ -1,3 +1,5 @@
+import { request } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { DEFAULT_PASSWORD } from '../support/constants';
 import { createTestApp, TestApp } from '../support/test-app';
@@ -37,5 +39,34 @@ describe('structured logs', () => {
     for (const secret of [key, key.slice(17), u.token, DEFAULT_PASSWORD, 'wrong password!', t.adminToken]) {
       expect(all).not.toContain(secret);
     }
+  });
+
+  it('logs a request the client abandoned as aborted, once', async () => {
+    const { port } = (t.app.getHttpServer() as { address(): AddressInfo }).address();
+    const req = request({
+      host: '127.0.0.1',
+      port,
+      method: 'POST',
+      path: '/api/v1/projects',
+      headers: {
+        authorization: `Bearer ${t.adminToken}`,
+        'content-type': 'application/json',
+        'content-length': '1000',
+        'x-request-id': 'log-abort-1',
+      },
+    });
+    req.on('error', () => undefined);
+    req.write('{"name":');
+    await new Promise((r) => setTimeout(r, 100));
+    req.destroy();
+    const mine = () => lines.filter((l) => l.includes('log-abort-1'));
+    for (let i = 0; i < 50 && mine().length === 0; i++) await new Promise((r) => setTimeout(r, 20));
+    await new Promise((r) => setTimeout(r, 100));
+    expect(mine()).toHaveLength(1);
+    expect(JSON.parse(mine()[0])).toMatchObject({
+      level: 40,
+      msg: 'request aborted',
+      req: { request_id: 'log-abort-1', method: 'POST', url: '/api/v1/projects' },
+    });
   });
 });

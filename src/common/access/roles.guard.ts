@@ -12,7 +12,6 @@ import { ACCESS_KEY, AccessRule, PATH_INTEGERS_KEY } from './endpoint.decorator'
 import { hasRole } from './roles';
 
 const BODY = 3;
-
 const QUERY = 4;
 
 /**

@@ -65,6 +65,7 @@ describe('ProblemFilter.toProblem', () => {
     [new HttpException('too big', 413), 413, 'payload_too_large'],
     [Object.assign(new Error('too large'), { type: 'entity.too.large', status: 413 }), 413, 'payload_too_large'],
     [Object.assign(new Error('bad json'), { type: 'entity.parse.failed', status: 400 }), 422, 'validation_error'],
+    [Object.assign(new Error('request aborted'), { type: 'request.aborted', status: 400 }), 422, 'validation_error'],
     [Object.assign(new Error('File too large'), { code: 'LIMIT_FILE_SIZE' }), 413, 'payload_too_large'],
   ])('maps %p to %i %s', (err, status, code) => {
     const p = filter.toProblem(err, req);

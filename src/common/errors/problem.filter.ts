@@ -112,6 +112,12 @@ export class ProblemFilter implements ExceptionFilter {
     if (e.type === 'entity.too.large' || status === 413 || e.code === 'LIMIT_FILE_SIZE') {
       return make('payload_too_large', 'The request body is larger than the configured limit');
     }
+    if (e.type === 'request.aborted') {
+      // The client closed the connection mid-body: nobody will read this answer, and it is no failure.
+      return make('validation_error', 'The request body was not received completely', {
+        body: ['The connection closed before the whole body arrived'],
+      });
+    }
     if (e.type === 'entity.parse.failed') {
       return make('validation_error', 'The request body is not valid JSON', { body: ['Malformed JSON'] });
     }

@@ -45,6 +45,15 @@ describe('logCompletion', () => {
     expect(lines[0]).toMatchObject({ level: 50, msg: 'request errored', res: { statusCode: 503 } });
   });
 
+  it('logs a request the client abandoned at warn', async () => {
+    const { logger, lines, flush } = capture('warn');
+    logCompletion(logger, req('/api/v1/test-runs/1/imports/junit'), res(200), 900, true);
+    await flush();
+    expect(lines).toEqual([
+      expect.objectContaining({ level: 40, msg: 'request aborted', responseTime: 900 }),
+    ]);
+  });
+
   it('does not log probes and scrapes', async () => {
     const { logger, lines, flush } = capture('info');
     logCompletion(logger, req('/healthz'), res(200), 1);

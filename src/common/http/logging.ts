@@ -35,13 +35,20 @@ export function createRootLogger(config: AppConfig, stream?: Writable): Logger {
 
 /**
  * The one completion line of a request (written by the request middleware when the response is
- * finished; every request gets one, including those answered before Nest routing), in pino-http's
+ * done; every request gets one, including those answered before Nest routing), in pino-http's
  * shape: `req` {request_id, method, url without its query}, `res` {statusCode}, `responseTime` in
- * ms. 5xx answers are logged at `error`, the others at `info`; nothing is built when the level is
- * off (no per-request child logger).
+ * ms. 5xx answers are logged at `error`, requests the client abandoned before the answer was sent
+ * at `warn` ("request aborted"), the others at `info`; nothing is built when the level is off (no
+ * per-request child logger).
  */
-export function logCompletion(logger: Logger, req: Request, res: Response, ms: number): void {
-  const level: Level = res.statusCode >= 500 ? 'error' : 'info';
+export function logCompletion(
+  logger: Logger,
+  req: Request,
+  res: Response,
+  ms: number,
+  aborted = false,
+): void {
+  const level: Level = aborted ? 'warn' : res.statusCode >= 500 ? 'error' : 'info';
   if (!logger.isLevelEnabled(level)) return;
   const url = (req.originalUrl ?? req.url ?? '').split('?')[0];
   if (IGNORED.has(url)) return;
@@ -51,7 +58,7 @@ export function logCompletion(logger: Logger, req: Request, res: Response, ms: n
       res: { statusCode: res.statusCode },
       responseTime: Math.round(ms),
     },
-    res.statusCode >= 500 ? 'request errored' : 'request completed',
+    aborted ? 'request aborted' : res.statusCode >= 500 ? 'request errored' : 'request completed',
   );
 }
 

@@ -12,8 +12,9 @@ const REQUEST_ID_RE = /^[\x21-\x7e]{1,128}$/;
 /**
  * Outermost middleware, one layer for everything every request needs: the request id (reused from
  * `X-Request-Id` when it is 1..128 visible ASCII characters, else generated), echoed on every
- * response; the per-request async context; and, when the response is finished, its metrics sample
- * and its one completion log line (a single `finish` listener).
+ * response; the per-request async context; and, when the response is done, its metrics sample and
+ * its one completion log line (a single `close` listener; a request the client abandoned is logged
+ * as aborted and not sampled).
  */
 export function requestMiddleware(logger: Logger, metrics: MetricsService) {
   return (req: Request, res: Response, next: NextFunction): void => {
@@ -22,10 +23,12 @@ export function requestMiddleware(logger: Logger, metrics: MetricsService) {
     const id = typeof given === 'string' && REQUEST_ID_RE.test(given) ? given : randomUUID();
     req.requestId = id;
     res.setHeader('X-Request-Id', id);
-    res.once('finish', () => {
+    // 'close' follows 'finish' for every answered request, and comes alone when the client left first.
+    res.once('close', () => {
       const seconds = Number(process.hrtime.bigint() - start) / 1e9;
-      metrics.observe(req.method, routeLabel(req), res.statusCode, seconds);
-      logCompletion(logger, req, res, seconds * 1000);
+      const aborted = !res.writableFinished;
+      if (!aborted) metrics.observe(req.method, routeLabel(req), res.statusCode, seconds);
+      logCompletion(logger, req, res, seconds * 1000, aborted);
     });
     requestContext.run({ req, validated: new Map() }, next);
   };
