@@ -809,6 +809,40 @@ describe('components', () => {
         'validation_error',
       );
     });
+
+    it('writes the same instants as the other component reads (rendered by SQL)', async () => {
+      const project = await t.createProject(f.lead.token);
+      const [a, b] = [await createComponent({}, project), await createComponent({}, project)];
+      await t
+        .req('put', `${API}/components/${a.id}/dependencies`, f.lead.token)
+        .send({ dependencies: [{ target_component_id: b.id }] })
+        .expect(200);
+      // Sub-millisecond digits are truncated, like a JS Date; the session time zone does not matter.
+      await t.db.query(
+        `UPDATE components SET updated_at = '2026-01-02 03:04:05.123999+00', created_at = '1999-12-31 23:59:59.9999+05'
+          WHERE id = $1`,
+        [a.id],
+      );
+      const graph = (
+        await t.req('get', `${API}/components/graph?project_id=${project}`, f.lead.token).expect(200)
+      ).body as { components: Json[]; dependencies: Json[] };
+      const one = (await t.req('get', `${API}/components/${a.id}`, f.lead.token).expect(200)).body as Json;
+      const inGraph = graph.components.find((c) => c.id === a.id) as Json;
+      expect(inGraph.updated_at).toBe('2026-01-02T03:04:05.123Z');
+      expect(inGraph.created_at).toBe('1999-12-31T18:59:59.999Z');
+      expect({ created_at: inGraph.created_at, updated_at: inGraph.updated_at }).toEqual({
+        created_at: one.created_at,
+        updated_at: one.updated_at,
+      });
+      for (const c of graph.components) {
+        const single = (await t.req('get', `${API}/components/${String(c.id)}`, f.lead.token)).body as Json;
+        expect([c.created_at, c.updated_at]).toEqual([single.created_at, single.updated_at]);
+      }
+      const deps = (await t.req('get', `${API}/components/${a.id}/dependencies`, f.lead.token).expect(200))
+        .body as Json[] | { items?: Json[] };
+      const list = Array.isArray(deps) ? deps : (deps.items ?? []);
+      expect(graph.dependencies.map((d) => d.created_at)).toEqual(list.map((d) => d.created_at));
+    });
   });
 
   describe('delete', () => {
