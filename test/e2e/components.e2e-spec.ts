@@ -8,6 +8,8 @@ import {
 
 const API = '/api/v1';
 
+type Json = Record<string, unknown>;
+
 describe('components', () => {
   let t: TestApp;
   let f: RoleFixture;
