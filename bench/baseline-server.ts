@@ -16,7 +16,7 @@ import { createSecretKey } from 'node:crypto';
 import { createServer, IncomingMessage, ServerResponse } from 'node:http';
 import jwt from 'jsonwebtoken';
 import { Pool } from 'pg';
-import { stringifyWithRawJson } from '../src/common/http/raw-json';
+import { jsonParts, STREAM_RAW_JSON_FROM } from '../src/common/http/raw-json';
 import {
   RUN_COLUMNS_RAW_SNAPSHOT,
   RUN_JOINS,
@@ -57,13 +57,24 @@ const pool = new Pool({
   application_name: 'tms-bench-baseline',
 });
 
+/** Like the service's res.json: large raw JSON is written in its parts, not joined first. */
 function send(res: ServerResponse, status: number, body: unknown): void {
-  const text = stringifyWithRawJson(body);
-  res.writeHead(status, {
-    'content-type': status >= 400 ? 'application/problem+json' : 'application/json; charset=utf-8',
-    'content-length': Buffer.byteLength(text),
-  });
-  res.end(text);
+  const parts = jsonParts(body);
+  let raw = 0;
+  for (let i = 1; i < parts.length; i += 2) raw += parts[i].length;
+  const type = status >= 400 ? 'application/problem+json' : 'application/json; charset=utf-8';
+  if (raw < STREAM_RAW_JSON_FROM) {
+    const text = parts.join('');
+    res.writeHead(status, { 'content-type': type, 'content-length': Buffer.byteLength(text) });
+    res.end(text);
+    return;
+  }
+  let length = 0;
+  for (const part of parts) length += Buffer.byteLength(part, 'utf8');
+  res.writeHead(status, { 'content-type': type, 'content-length': length });
+  res.cork();
+  for (const part of parts) res.write(part, 'utf8');
+  res.end();
 }
 
 async function authenticate(req: IncomingMessage): Promise<User> {

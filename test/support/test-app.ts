@@ -12,7 +12,7 @@ import { ProjectRole } from '../../src/common/access/roles';
 import { DEFAULT_PASSWORD, TEST_ADMIN, TEST_AUTH_SECRET } from './constants';
 import { readState } from './pg-server';
 
-export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
+export type Method = 'get' | 'head' | 'post' | 'put' | 'patch' | 'delete';
 
 export interface TestUser {
   id: string;

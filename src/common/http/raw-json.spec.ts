@@ -1,4 +1,10 @@
-import { installRawJsonResponses, RawJson, stringifyWithRawJson } from './raw-json';
+import {
+  installRawJsonResponses,
+  jsonParts,
+  RawJson,
+  STREAM_RAW_JSON_FROM,
+  stringifyWithRawJson,
+} from './raw-json';
 
 describe('RawJson', () => {
   const snapshot = '{"nodes": [{"id": "a", "count": 2}], "note": "quote \\" and \\\\u0000"}';
@@ -68,5 +74,71 @@ describe('RawJson', () => {
       { type: 'application/json', body: '{"s":{"a": 1}}' },
       { type: 'application/problem+json', body: '{"status":404}' },
     ]);
+  });
+
+  it('splits the JSON around each raw text', () => {
+    expect(jsonParts({ a: 1 })).toEqual(['{"a":1}']);
+    expect(jsonParts({ a: new RawJson('[1]'), b: [new RawJson('{}')] })).toEqual([
+      '{"a":',
+      '[1]',
+      ',"b":[',
+      '{}',
+      ']}',
+    ]);
+  });
+
+  describe('res.json with large raw JSON', () => {
+    const big = JSON.stringify({ nodes: Array.from({ length: 2000 }, (_, i) => ({ id: `n${i}`, é: 'ü' })) });
+    const make = (method: string, type?: string) => {
+      const app = { response: {} as Record<string, unknown> };
+      installRawJsonResponses(app);
+      const headers: Record<string, string | number> = type ? { 'Content-Type': type } : {};
+      const written: string[] = [];
+      const calls: string[] = [];
+      const res = Object.create(app.response) as Record<string, unknown> & { json(b: unknown): void };
+      Object.assign(res, {
+        req: { method },
+        statusCode: 200,
+        get: (f: string) => headers[f],
+        set: (f: string, v: string) => {
+          headers[f] = v;
+        },
+        setHeader: (f: string, v: string | number) => {
+          headers[f] = v;
+        },
+        send: () => calls.push('send'),
+        cork: () => calls.push('cork'),
+        write: (chunk: string) => {
+          written.push(chunk);
+          return true;
+        },
+        end: () => calls.push('end'),
+      });
+      return { res, headers, written, calls };
+    };
+
+    it('writes the parts without joining them, with length and charset', () => {
+      expect(big.length).toBeGreaterThanOrEqual(STREAM_RAW_JSON_FROM);
+      const { res, headers, written, calls } = make('GET');
+      const body = { id: 'r1', environment_snapshot: new RawJson(big) };
+      res.json(body);
+      expect(calls).toEqual(['cork', 'end']);
+      expect(written).toHaveLength(3);
+      const text = written.join('');
+      expect(text).toBe(stringifyWithRawJson(body));
+      expect(JSON.parse(text)).toEqual({ id: 'r1', environment_snapshot: JSON.parse(big) });
+      expect(headers['Content-Length']).toBe(Buffer.byteLength(text));
+      expect(headers['Content-Type']).toBe('application/json; charset=utf-8');
+    });
+
+    it('sends no body for HEAD, and keeps a Content-Type already set', () => {
+      const { res, headers, written, calls } = make('HEAD', 'application/vnd.x+json');
+      const body = { s: new RawJson(big) };
+      res.json(body);
+      expect(written).toEqual([]);
+      expect(calls).toEqual(['end']);
+      expect(headers['Content-Length']).toBe(Buffer.byteLength(stringifyWithRawJson(body)));
+      expect(headers['Content-Type']).toBe('application/vnd.x+json; charset=utf-8');
+    });
   });
 });
