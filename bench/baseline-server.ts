@@ -16,7 +16,12 @@ import { createSecretKey } from 'node:crypto';
 import { createServer, IncomingMessage, ServerResponse } from 'node:http';
 import jwt from 'jsonwebtoken';
 import { Pool } from 'pg';
-import { jsonParts, STREAM_RAW_JSON_FROM } from '../src/common/http/raw-json';
+import {
+  byteLengthOfParts,
+  jsonParts,
+  writeParts,
+  writesInParts,
+} from '../src/common/http/raw-json';
 import {
   RUN_COLUMNS_RAW_SNAPSHOT,
   RUN_JOINS,
@@ -60,21 +65,15 @@ const pool = new Pool({
 /** Like the service's res.json: large raw JSON is written in its parts, not joined first. */
 function send(res: ServerResponse, status: number, body: unknown): void {
   const parts = jsonParts(body);
-  let raw = 0;
-  for (let i = 1; i < parts.length; i += 2) raw += parts[i].length;
   const type = status >= 400 ? 'application/problem+json' : 'application/json; charset=utf-8';
-  if (raw < STREAM_RAW_JSON_FROM) {
+  if (!writesInParts(parts)) {
     const text = parts.join('');
     res.writeHead(status, { 'content-type': type, 'content-length': Buffer.byteLength(text) });
     res.end(text);
     return;
   }
-  let length = 0;
-  for (const part of parts) length += Buffer.byteLength(part, 'utf8');
-  res.writeHead(status, { 'content-type': type, 'content-length': length });
-  res.cork();
-  for (const part of parts) res.write(part, 'utf8');
-  res.end();
+  res.writeHead(status, { 'content-type': type, 'content-length': byteLengthOfParts(parts) });
+  writeParts(res, parts);
 }
 
 async function authenticate(req: IncomingMessage): Promise<User> {

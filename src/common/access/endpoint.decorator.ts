@@ -13,15 +13,17 @@ import { ProjectSource } from './project-access';
 import { ProjectRole } from './roles';
 
 export const ACCESS_KEY = 'tms:access';
-/** Path parameters of a route that must be whole numbers ≥ 1 (see EndpointOptions.pathIntegers). */
-export const PATH_INTEGERS_KEY = 'tms:path-integers';
 
 /** Who may call an endpoint. Every route has exactly one (set by @Endpoint). */
-export type AccessRule =
+export type AccessRule = (
   | { kind: 'public' }
   | { kind: 'authenticated' }
   | { kind: 'admin' }
-  | { kind: 'project'; minRole: ProjectRole; project: ProjectSource };
+  | { kind: 'project'; minRole: ProjectRole; project: ProjectSource }
+) & {
+  /** Path parameters checked as whole numbers with the request shape (EndpointOptions.pathIntegers). */
+  pathIntegers?: readonly string[];
+};
 
 /** Role metadata alone (the RolesGuard enforces it). Prefer @Endpoint, which also documents it. */
 export const MinRole = (minRole: ProjectRole, project: ProjectSource) =>
@@ -75,8 +77,7 @@ export function Endpoint(o: EndpointOptions): MethodDecorator {
           ? 'Administrators only.'
           : `Minimum project role: **${rule.minRole}** (administrators act as lead).`;
   const decorators: Array<MethodDecorator | ClassDecorator> = [
-    SetMetadata(ACCESS_KEY, rule),
-    SetMetadata(PATH_INTEGERS_KEY, o.pathIntegers ?? []),
+    SetMetadata(ACCESS_KEY, o.pathIntegers?.length ? { ...rule, pathIntegers: o.pathIntegers } : rule),
     HttpCode(status),
     ApiExtraModels(ProblemDto),
     ApiOperation({

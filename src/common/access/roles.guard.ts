@@ -8,7 +8,7 @@ import { currentStore } from '../persistence/request-context';
 import { isPathInteger, MAX_PATH_INTEGER } from '../validation/path-integer';
 import { isDtoClass, validateInput } from '../validation/validate';
 import { AccessService } from './access.service';
-import { ACCESS_KEY, AccessRule, PATH_INTEGERS_KEY } from './endpoint.decorator';
+import { ACCESS_KEY, AccessRule } from './endpoint.decorator';
 import { hasRole } from './roles';
 
 const BODY = 3;
@@ -40,7 +40,7 @@ export class RolesGuard implements CanActivate {
     // A body problem found before routing (415, 413, malformed JSON) surfaces after authentication.
     if (req.deferredError !== undefined) throw req.deferredError;
 
-    const validated = this.validateArguments(context, req);
+    const validated = this.validateArguments(context, req, rule.pathIntegers ?? []);
 
     if (rule.kind === 'admin' && !req.user?.isAdmin) {
       throw new AppException('admin_required', 'This operation requires an administrator');
@@ -70,8 +70,15 @@ export class RolesGuard implements CanActivate {
     return true;
   }
 
-  /** Validates @Body() and @Query() DTO arguments now, caching them for the validation pipe. */
-  private validateArguments(context: ExecutionContext, req: Request): Map<string, unknown> {
+  /**
+   * Validates @Body() and @Query() DTO arguments now, caching them for the validation pipe, and the
+   * whole-number path parameters the route declares; all their errors are reported together.
+   */
+  private validateArguments(
+    context: ExecutionContext,
+    req: Request,
+    pathIntegers: readonly string[],
+  ): Map<string, unknown> {
     const store = currentStore();
     const validated = store?.validated ?? new Map<string, unknown>();
     const args: Record<string, { index: number; data?: unknown }> =
@@ -96,8 +103,7 @@ export class RolesGuard implements CanActivate {
         } else throw err;
       }
     }
-    const integers = (Reflect.getMetadata(PATH_INTEGERS_KEY, context.getHandler()) ?? []) as string[];
-    for (const name of integers) {
+    for (const name of pathIntegers) {
       if (!isPathInteger(req.params[name])) {
         (errors[`path.${name}`] ??= []).push(`${name} must be a whole number from 1 to ${MAX_PATH_INTEGER}`);
       }

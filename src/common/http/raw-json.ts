@@ -63,17 +63,42 @@ export function stringifyWithRawJson(value: unknown): string {
  */
 export const STREAM_RAW_JSON_FROM = 16 * 1024;
 
+/** True when `parts` ({@link jsonParts}) carry enough raw JSON to be written part by part. */
+export function writesInParts(parts: readonly string[]): boolean {
+  let raw = 0;
+  for (let i = 1; i < parts.length; i += 2) raw += parts[i].length;
+  return raw >= STREAM_RAW_JSON_FROM;
+}
+
+/** The UTF-8 byte length of the JSON that `parts` spell (its Content-Length). */
+export function byteLengthOfParts(parts: readonly string[]): number {
+  let length = 0;
+  for (const part of parts) length += Buffer.byteLength(part, 'utf8');
+  return length;
+}
+
+/** A response the parts are written to (its headers already set). */
+interface PartsSink {
+  cork(): void;
+  write(chunk: string, encoding: BufferEncoding): boolean;
+  end(): unknown;
+}
+
+/** Writes `parts` and ends the response: corked, so one writev (`end()` uncorks). */
+export function writeParts(res: PartsSink, parts: readonly string[]): unknown {
+  res.cork();
+  for (const part of parts) res.write(part, 'utf8');
+  return res.end();
+}
+
 /** The part of an Express response `installRawJsonResponses` uses. */
-interface JsonResponse {
+interface JsonResponse extends PartsSink {
   req: { method: string };
   statusCode: number;
   get(field: string): string | undefined;
   set(field: string, value: string): unknown;
   send(body: string): unknown;
   setHeader(field: string, value: string | number): unknown;
-  cork(): void;
-  write(chunk: string, encoding: BufferEncoding): boolean;
-  end(): unknown;
 }
 
 /**
@@ -90,22 +115,14 @@ export function installRawJsonResponses(app: { response: object }): void {
     value: function json(this: JsonResponse, body: unknown): unknown {
       const parts = jsonParts(body);
       if (this.get('Content-Type') === undefined) this.set('Content-Type', 'application/json');
-      let raw = 0;
-      for (let i = 1; i < parts.length; i += 2) raw += parts[i].length;
-      if (raw < STREAM_RAW_JSON_FROM || this.statusCode === 204 || this.statusCode === 304) {
+      if (!writesInParts(parts) || this.statusCode === 204 || this.statusCode === 304) {
         return this.send(parts.join(''));
       }
-
       const type = this.get('Content-Type') as string;
       if (!/;\s*charset=/i.test(type)) this.set('Content-Type', `${type}; charset=utf-8`);
-      let length = 0;
-      for (const part of parts) length += Buffer.byteLength(part, 'utf8');
-      this.setHeader('Content-Length', length);
+      this.setHeader('Content-Length', byteLengthOfParts(parts));
       if (this.req.method === 'HEAD') return this.end();
-      // One writev for all parts: end() uncorks.
-      this.cork();
-      for (const part of parts) this.write(part, 'utf8');
-      return this.end();
+      return writeParts(this, parts);
     },
   });
 }

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { isPathInteger } from '../../common/validation/path-integer';
+import { isPathInteger, MAX_PATH_INTEGER } from '../../common/validation/path-integer';
 import { AccessService } from '../../common/access/access.service';
 import { ProjectAccess } from '../../common/access/project-access';
 import { AuthenticatedUser } from '../../common/auth/authenticated-user';
@@ -41,8 +41,8 @@ import {
 /** The status value that means "archived" (CONTRACT §8). */
 export const ARCHIVED_STATUS = 'archived';
 
-/** Largest revision number PostgreSQL `integer` holds. */
-const MAX_REVISION_NUMBER = 2_147_483_647;
+/** Largest revision number: what PostgreSQL `integer` holds, and the path accepts. */
+const MAX_REVISION_NUMBER = MAX_PATH_INTEGER;
 
 /** An environment joined with its current revision, as every environment response reads it. */
 interface EnvironmentRow {
