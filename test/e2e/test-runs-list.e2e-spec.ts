@@ -1,3 +1,4 @@
+import { STREAM_RAW_JSON_FROM } from '../../src/common/http/raw-json';
 import { statementsDuring } from '../support/query-count';
 import { createTestApp, expectProblem, RoleFixture, TestApp } from '../support/test-app';
 
@@ -265,5 +266,48 @@ describe('GET /test-runs: filters, search, sorting, paging', () => {
       { status: 'archived', n: 1 },
       { status: 'in_progress', n: 1 },
     ]);
+  });
+
+  it('answers a large environment snapshot (written in parts) whole, with its exact length, for GET, HEAD and the list', async () => {
+    const g = await t.roleFixture(); // a project of its own: the list holds this run only
+    const nodes = Array.from({ length: 300 }, (_, i) => ({
+      name: `node-${i}`,
+      host_type: 'vm',
+      role: 'app',
+      tags: [`zone-${i % 3}`, 'Grüße ☕'],
+    }));
+    const env = await t
+      .req('post', `/api/v1/environments`, g.tester.token)
+      .send({
+        project_id: g.projectId,
+        name: 'Large topology',
+        topology: { system_under_test: [{ name: 'svc', nodes }] },
+      })
+      .expect(201);
+    const revision = await t
+      .req('get', `/api/v1/environments/${String(env.body.id)}/revisions/1`, g.viewer.token)
+      .expect(200);
+    expect(JSON.stringify(revision.body.full_snapshot).length).toBeGreaterThan(STREAM_RAW_JSON_FROM);
+    const run = await t
+      .req('post', `/api/v1/test-runs`, g.tester.token)
+      .send({ project_id: g.projectId, name: 'With a large snapshot', environment_id: env.body.id })
+      .expect(201);
+
+    const got = await t.req('get', `/api/v1/test-runs/${String(run.body.id)}`, g.viewer.token).expect(200);
+    expect(got.headers['content-type']).toBe('application/json; charset=utf-8');
+    expect(Number(got.headers['content-length'])).toBe(Buffer.byteLength(got.text));
+    expect(got.body.environment_snapshot).toEqual(revision.body.full_snapshot);
+    expect(got.body).toMatchObject({ id: run.body.id, name: 'With a large snapshot' });
+
+    const head = await t.req('head', `/api/v1/test-runs/${String(run.body.id)}`, g.viewer.token).expect(200);
+    expect(head.text ?? '').toBe('');
+    expect(head.headers['content-length']).toBe(got.headers['content-length']);
+
+    const list = await t
+      .req('get', `/api/v1/test-runs?project_id=${g.projectId}`, g.viewer.token)
+      .expect(200);
+    expect(Number(list.headers['content-length'])).toBe(Buffer.byteLength(list.text));
+    expect(list.body.items).toHaveLength(1);
+    expect(list.body.items[0].environment_snapshot).toEqual(revision.body.full_snapshot);
   });
 });
