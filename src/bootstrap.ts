@@ -2,6 +2,7 @@ import type { Writable } from 'node:stream';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { AppModule } from './app.module';
+import { ExpressServerAdapter } from './common/http/express-server';
 import { AppConfig } from './config/config';
 import { setupApp } from './setup-app';
 
@@ -13,10 +14,11 @@ export async function createApp(
   databaseUrl: string,
   logStream?: Writable,
 ): Promise<NestExpressApplication> {
-  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config, databaseUrl, logStream), {
-    bodyParser: false,
-    bufferLogs: true,
-  });
+  const app = await NestFactory.create<NestExpressApplication>(
+    AppModule.forRoot(config, databaseUrl, logStream),
+    new ExpressServerAdapter(),
+    { bodyParser: false, bufferLogs: true },
+  );
   setupApp(app);
   return app;
 }

@@ -1,3 +1,4 @@
+import type { Server } from 'node:http';
 import { Writable } from 'node:stream';
 import request from 'supertest';
 import { createTestApp, expectProblem, RoleFixture, TestApp } from '../support/test-app';
@@ -203,6 +204,26 @@ describe('foundation: HTTP behaviour', () => {
       expect(text).toMatch(
         /http_request_duration_seconds_count\{method="GET",route="\/api\/v1\/auth\/me",status="200"\} \d+/,
       );
+    });
+  });
+
+  describe('HTTP server', () => {
+    it('creates requests and responses with the Express prototypes (no per-request prototype change)', async () => {
+      const expressApp = t.app.getHttpAdapter().getInstance() as { request: object; response: object };
+      const server = t.server as Server;
+      const born: Array<[object, object]> = [];
+      const listener = (req: object, res: object) => {
+        born.push([Object.getPrototypeOf(req) as object, Object.getPrototypeOf(res) as object]);
+      };
+      server.prependListener('request', listener);
+      try {
+        const res = await t.req('get', `/api/v1/projects/${f.projectId}`, f.viewer.token);
+        expect(res.status).toBe(200);
+        expect(res.body.id).toBe(f.projectId);
+      } finally {
+        server.removeListener('request', listener);
+      }
+      expect(born).toEqual([[expressApp.request, expressApp.response]]);
     });
   });
 
