@@ -12,8 +12,9 @@ function isFunctionConstructor(base: Constructor): boolean {
 /**
  * A constructor whose instances are initialised by the function constructor `base` (Node's
  * `IncomingMessage` and `ServerResponse` are plain functions) but are born with `prototype`.
- * (`Reflect.construct` with a new target would do the same for classes, but measured five times
- * slower per request than the request it saves.)
+ * (`Reflect.construct` with a new target would also work for classes, but measured on a bare
+ * Express app it cost more than the prototype swap it avoids: 0.15 against 0.085 ms of CPU per
+ * request, 0.025 ms with this constructor.)
  */
 export function constructorWithPrototype(base: Constructor, prototype: object): Constructor {
   const init = base as unknown as (this: object, ...args: unknown[]) => void;
