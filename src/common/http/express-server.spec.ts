@@ -16,7 +16,10 @@ describe('constructorWithPrototype', () => {
     };
     const proto = Object.create(Point.prototype as object) as object;
     const Made = constructorWithPrototype(Point as unknown as Constructor, proto);
-    const p = new (Made as unknown as new (x: number, y: number) => { x: number; sum(): number })(2, 3);
+    const p = new (Made as unknown as new (x: number, y: number) => { x: number; sum(): number })(
+      2,
+      3,
+    );
     expect(Object.getPrototypeOf(p)).toBe(proto);
     expect(p.x).toBe(2);
     expect(p.sum()).toBe(5);

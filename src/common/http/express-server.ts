@@ -46,7 +46,12 @@ export class ExpressServerAdapter extends ExpressAdapter {
     const plain =
       isFunctionConstructor(http.IncomingMessage as unknown as Constructor) &&
       isFunctionConstructor(http.ServerResponse as unknown as Constructor);
-    if (!plain || options?.httpsOptions || options?.return503OnClosing || options?.forceCloseConnections) {
+    if (
+      !plain ||
+      options?.httpsOptions ||
+      options?.return503OnClosing ||
+      options?.forceCloseConnections
+    ) {
       super.initHttpServer(options);
       return;
     }
