@@ -19,7 +19,7 @@ import {
   DependencyListDto,
   ReplaceDependenciesDto,
 } from './dto/dependency.dto';
-import { type DependencyEdge, validateDependencyReplacement } from './dependency-graph';
+import { numberIdPairs, validateDependencyReplacement } from './dependency-graph';
 import { ComponentEntity } from './entities/component.entity';
 import {
   computeRisk,
@@ -265,8 +265,8 @@ export class ComponentsService {
    * Replaces all outgoing dependencies. Under a per-project advisory lock (so two concurrent
    * replacements cannot together close a cycle): duplicates → 422, self → 422
    * `component_dependency_cycle`, a target outside the project → 422 `component_project_mismatch`,
-   * then every edge of the project is loaded in one query and checked in memory for a cycle through
-   * this component; finally the old edges are deleted and the new ones inserted in one statement.
+   * then every edge of the project is loaded in one query (one text of id pairs, numbered in memory)
+   * and checked for a cycle through this component; finally the old edges are deleted and the new ones inserted in one statement.
    */
   async replaceDependencies(
     projectId: string,
@@ -302,8 +302,11 @@ export class ComponentsService {
       edges: [],
     });
     if (result.ok && targets.length > 0) {
-      const edges = await this.db.query<{ s: string; t: string }>(
-        `SELECT source_component_id AS s, target_component_id AS t
+      // One text of uuid pairs instead of a row per edge: 50,000 edges as rows (an object and two
+      // strings each, then pairs) were ~90 ms of CPU while the lock is held. Numbering the components
+      // in SQL instead moved twice that work into the database.
+      const [graph] = await this.db.query<{ edges: string | null }>(
+        `SELECT string_agg(source_component_id::text || target_component_id::text, '') AS edges
            FROM component_dependencies WHERE project_id = $1`,
         [projectId],
       );
@@ -311,7 +314,7 @@ export class ComponentsService {
         componentId: id,
         targets,
         projectComponentIds,
-        edges: edges.map((e): DependencyEdge => [e.s, e.t]),
+        edges: numberIdPairs(graph.edges ?? ''),
       });
     }
     if (!result.ok) throw new AppException(result.code, result.detail, result.errors);

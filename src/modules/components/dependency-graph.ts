@@ -20,6 +20,78 @@ export function buildAdjacency(edges: Iterable<DependencyEdge>): Map<string, str
 }
 
 /**
+ * A project's dependency edges with its components numbered 0 … ids.length − 1: edge k goes from
+ * component `sources[k]` to component `targets[k]`. The compact form a cycle check over a large
+ * graph reads from SQL (two arrays of numbers instead of an object and two id strings per edge).
+ */
+export interface NumberedGraph {
+  ids: readonly string[];
+  sources: Int32Array;
+  targets: Int32Array;
+}
+
+function isNumberedGraph(edges: Iterable<DependencyEdge> | NumberedGraph): edges is NumberedGraph {
+  return (edges as NumberedGraph).sources instanceof Int32Array;
+}
+
+/** Numbers the components of `edges` and of `extraIds`, in order of appearance. */
+export function numberGraph(
+  edges: Iterable<DependencyEdge>,
+  extraIds: Iterable<string> = [],
+): NumberedGraph {
+  const index = new Map<string, number>();
+  const ids: string[] = [];
+  const number = (id: string): number => {
+    let i = index.get(id);
+    if (i === undefined) {
+      i = ids.length;
+      index.set(id, i);
+      ids.push(id);
+    }
+    return i;
+  };
+  const sources: number[] = [];
+  const targets: number[] = [];
+  for (const [source, target] of edges) {
+    sources.push(number(source));
+    targets.push(number(target));
+  }
+  for (const id of extraIds) number(id);
+  return { ids, sources: Int32Array.from(sources), targets: Int32Array.from(targets) };
+}
+
+/**
+ * Numbers the edges given as one text of ids of `idLength` characters each, source then target,
+ * edge after edge (as SQL's `string_agg(source::text || target::text, '')` writes uuids: 36
+ * characters each), in order of appearance. `''` is no edge.
+ */
+export function numberIdPairs(text: string, idLength = 36): NumberedGraph {
+  const pairLength = 2 * idLength;
+  if (text.length % pairLength !== 0) throw new Error('edge list: not a whole number of id pairs');
+  const count = text.length / pairLength;
+  const index = new Map<string, number>();
+  const ids: string[] = [];
+  const numbers = new Int32Array(2 * count);
+  for (let k = 0; k < 2 * count; k++) {
+    const id = text.slice(k * idLength, (k + 1) * idLength);
+    let i = index.get(id);
+    if (i === undefined) {
+      i = ids.length;
+      index.set(id, i);
+      ids.push(id);
+    }
+    numbers[k] = i;
+  }
+  const sources = new Int32Array(count);
+  const targets = new Int32Array(count);
+  for (let k = 0; k < count; k++) {
+    sources[k] = numbers[2 * k];
+    targets[k] = numbers[2 * k + 1];
+  }
+  return { ids, sources, targets };
+}
+
+/**
  * Finds a dependency cycle created by replacing all outgoing edges of `replaceFrom` with edges to
  * `newTargets`. The old outgoing edges of `replaceFrom` are ignored; every other edge is kept.
  *
@@ -28,57 +100,75 @@ export function buildAdjacency(edges: Iterable<DependencyEdge>): Map<string, str
  * resulting graph has no cycle through `replaceFrom`. A cycle elsewhere in the existing graph
  * that does not pass through `replaceFrom` is not reported: this replacement does not create it.
  *
- * Breadth-first search from the new targets, O(V + E), no recursion.
+ * Breadth-first search from the new targets over numbered components (typed arrays, adjacency in
+ * edge order), O(V + E), no recursion. `edges` may be given already numbered ({@link NumberedGraph},
+ * which must number every endpoint of its edges).
  */
 export function findCycle(
-  edges: Iterable<DependencyEdge>,
+  edges: Iterable<DependencyEdge> | NumberedGraph,
   replaceFrom: string,
   newTargets: readonly string[],
 ): string[] | null {
   if (newTargets.includes(replaceFrom)) return [replaceFrom, replaceFrom];
   if (newTargets.length === 0) return null;
+  const graph = isNumberedGraph(edges) ? edges : numberGraph(edges, [replaceFrom]);
+  const { ids, sources, targets } = graph;
+  const n = ids.length;
+  const index = new Map<string, number>();
+  for (let i = 0; i < n; i++) index.set(ids[i], i);
+  const from = index.get(replaceFrom);
+  // A component without a number is the endpoint of no edge: nothing leads back to it.
+  if (from === undefined) return null;
 
-  const adjacency = new Map<string, string[]>();
-  for (const [source, target] of edges) {
-    if (source === replaceFrom) continue;
-    const list = adjacency.get(source);
-    if (list) list.push(target);
-    else adjacency.set(source, [target]);
+  // Outgoing adjacency (compressed rows), without the replaced edges of replaceFrom.
+  const start = new Int32Array(n + 1);
+  for (let k = 0; k < sources.length; k++) if (sources[k] !== from) start[sources[k] + 1]++;
+  for (let i = 0; i < n; i++) start[i + 1] += start[i];
+  const next = start.slice(0, n);
+  const adjacent = new Int32Array(start[n]);
+  for (let k = 0; k < sources.length; k++) {
+    const s = sources[k];
+    if (s !== from) adjacent[next[s]++] = targets[k];
   }
 
-  // parent of each visited node on its BFS path from replaceFrom
-  const parent = new Map<string, string>();
-  const queue: string[] = [];
+  // parent of each visited component on its BFS path from replaceFrom (-1: not visited)
+  const parent = new Int32Array(n).fill(-1);
+  const queue = new Int32Array(n);
+  let tail = 0;
   for (const target of newTargets) {
-    if (parent.has(target)) continue;
-    parent.set(target, replaceFrom);
-    queue.push(target);
+    const t = index.get(target);
+    if (t === undefined || parent[t] !== -1) continue; // without a number: no outgoing edge
+    parent[t] = from;
+    queue[tail++] = t;
   }
-
-  for (let head = 0; head < queue.length; head++) {
+  for (let head = 0; head < tail; head++) {
     const node = queue[head];
-    const next = adjacency.get(node);
-    if (!next) continue;
-    for (const target of next) {
-      if (target === replaceFrom) return buildPath(parent, replaceFrom, node);
-      if (parent.has(target)) continue;
-      parent.set(target, node);
-      queue.push(target);
+    for (let e = start[node]; e < start[node + 1]; e++) {
+      const target = adjacent[e];
+      if (target === from) return buildPath(ids, parent, from, node);
+      if (parent[target] !== -1) continue;
+      parent[target] = node;
+      queue[tail++] = target;
     }
   }
   return null;
 }
 
 /** replaceFrom → … → last → replaceFrom, following parent links back from `last`. */
-function buildPath(parent: Map<string, string>, replaceFrom: string, last: string): string[] {
+function buildPath(
+  ids: readonly string[],
+  parent: Int32Array,
+  from: number,
+  last: number,
+): string[] {
   const reversed: string[] = [];
   let node = last;
-  while (node !== replaceFrom) {
-    reversed.push(node);
-    node = parent.get(node) as string;
+  while (node !== from) {
+    reversed.push(ids[node]);
+    node = parent[node];
   }
   reversed.reverse();
-  return [replaceFrom, ...reversed, replaceFrom];
+  return [ids[from], ...reversed, ids[from]];
 }
 
 /**
@@ -134,8 +224,11 @@ export interface DependencyReplacementInput {
   targets: readonly string[];
   /** Ids of all components of the component's project. */
   projectComponentIds: ReadonlySet<string>;
-  /** Every dependency edge of the project (the current outgoing edges of `componentId` included). */
-  edges: Iterable<DependencyEdge>;
+  /**
+   * Every dependency edge of the project (the current outgoing edges of `componentId` included),
+   * as pairs or numbered.
+   */
+  edges: Iterable<DependencyEdge> | NumberedGraph;
 }
 
 function fieldPath(index: number): string {
