@@ -34,11 +34,8 @@ function isNumberedGraph(edges: Iterable<DependencyEdge> | NumberedGraph): edges
   return (edges as NumberedGraph).sources instanceof Int32Array;
 }
 
-/** Numbers the components of `edges` and of `extraIds`, in order of appearance. */
-export function numberGraph(
-  edges: Iterable<DependencyEdge>,
-  extraIds: Iterable<string> = [],
-): NumberedGraph {
+/** Numbers ids 0, 1, … in order of first appearance; `ids[i]` is the id numbered `i`. */
+function numbering(): { ids: string[]; number: (id: string) => number } {
   const index = new Map<string, number>();
   const ids: string[] = [];
   const number = (id: string): number => {
@@ -50,6 +47,15 @@ export function numberGraph(
     }
     return i;
   };
+  return { ids, number };
+}
+
+/** Numbers the components of `edges` and of `extraIds`, in order of appearance. */
+export function numberGraph(
+  edges: Iterable<DependencyEdge>,
+  extraIds: Iterable<string> = [],
+): NumberedGraph {
+  const { ids, number } = numbering();
   const sources: number[] = [];
   const targets: number[] = [];
   for (const [source, target] of edges) {
@@ -69,24 +75,13 @@ export function numberIdPairs(text: string, idLength = 36): NumberedGraph {
   const pairLength = 2 * idLength;
   if (text.length % pairLength !== 0) throw new Error('edge list: not a whole number of id pairs');
   const count = text.length / pairLength;
-  const index = new Map<string, number>();
-  const ids: string[] = [];
-  const numbers = new Int32Array(2 * count);
-  for (let k = 0; k < 2 * count; k++) {
-    const id = text.slice(k * idLength, (k + 1) * idLength);
-    let i = index.get(id);
-    if (i === undefined) {
-      i = ids.length;
-      index.set(id, i);
-      ids.push(id);
-    }
-    numbers[k] = i;
-  }
+  const { ids, number } = numbering();
   const sources = new Int32Array(count);
   const targets = new Int32Array(count);
   for (let k = 0; k < count; k++) {
-    sources[k] = numbers[2 * k];
-    targets[k] = numbers[2 * k + 1];
+    const at = k * pairLength;
+    sources[k] = number(text.slice(at, at + idLength));
+    targets[k] = number(text.slice(at + idLength, at + pairLength));
   }
   return { ids, sources, targets };
 }
