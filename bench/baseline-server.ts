@@ -10,6 +10,10 @@
  * it sends the fixed statements (user, run, membership) as named prepared statements and the
  * list's dynamic ones as plain queries.
  *
+ * It also answers GET /bench/constant?bytes=N with N bytes of JSON built once and kept in memory
+ * (no authentication, no database, no serialisation): what this machine can do at all for a
+ * response of that size, with the load driver on the same cores. See {@link constantBody}.
+ *
  * Environment: PORT, HOST (default 127.0.0.1), DATABASE_URL, AUTH_SECRET, DB_POOL_SIZE (20).
  */
 import { createSecretKey } from 'node:crypto';
@@ -197,9 +201,41 @@ async function listRuns(user: User, q: URLSearchParams, res: ServerResponse): Pr
   });
 }
 
+/** The last constant body built: its size and its 64 KB Buffers (a run's snapshot is about that size). */
+let constant: { bytes: number; parts: Buffer[] } | null = null;
+
+/**
+ * A JSON body of exactly `bytes` bytes, `{"items":["xxx…"]}`, in 64 KB Buffers. Built once per
+ * size; every request writes the same Buffers, corked (one writev), like the list writes its parts.
+ */
+function constantBody(bytes: number): Buffer[] {
+  if (constant?.bytes === bytes) return constant.parts;
+  const whole = Buffer.from(`{"items":["${'x'.repeat(bytes - 14)}"]}`, 'utf8');
+  const parts: Buffer[] = [];
+  for (let at = 0; at < whole.length; at += 64 * 1024)
+    parts.push(whole.subarray(at, at + 64 * 1024));
+  constant = { bytes, parts };
+  return parts;
+}
+
+function sendConstant(q: URLSearchParams, res: ServerResponse): void {
+  const bytes = Number(q.get('bytes'));
+  if (!Number.isSafeInteger(bytes) || bytes < 14 || bytes > 64 * 1024 * 1024)
+    throw new HttpError(422, 'validation_error');
+  const parts = constantBody(bytes);
+  res.writeHead(200, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': bytes,
+  });
+  res.cork();
+  for (const p of parts) res.write(p);
+  res.end(); // uncorks
+}
+
 async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
   const url = new URL(req.url ?? '/', 'http://localhost');
   if (url.pathname === '/healthz') return send(res, 200, { status: 'ok' });
+  if (url.pathname === '/bench/constant') return sendConstant(url.searchParams, res);
   if (req.method !== 'GET') throw new HttpError(405, 'method_not_allowed');
   if (url.pathname === '/api/v1/test-runs') {
     return listRuns(await authenticate(req), url.searchParams, res);
