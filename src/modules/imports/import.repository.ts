@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Db } from '../../common/persistence/db.service';
+import { RUN_ITEMS_BY_CASE_SQL } from '../run-items/run-items.service';
 import type { RunStatus } from '../test-runs/run-status';
 import type { CandidateCase, SuiteRow } from './matching';
 import type { ExistingRow } from './row-plan';
@@ -125,10 +126,10 @@ export class ImportRepository {
   /** Run items of `runId` for the given cases: case id → item id. */
   async loadRunItems(runId: string, caseIds: string[]): Promise<Map<string, string>> {
     if (caseIds.length === 0) return new Map();
-    const rows = await this.db.query<{ id: string; test_case_id: string }>(
-      `SELECT id, test_case_id FROM run_items WHERE test_run_id = $1 AND test_case_id = ANY($2::uuid[])`,
-      [runId, caseIds],
-    );
+    const rows = await this.db.query<{ id: string; test_case_id: string }>(RUN_ITEMS_BY_CASE_SQL, [
+      runId,
+      caseIds,
+    ]);
     return new Map(rows.map((r) => [r.test_case_id, r.id]));
   }
 

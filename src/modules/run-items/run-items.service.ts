@@ -59,6 +59,23 @@ registerUniqueConstraints({
 /** `page_size` of the empty page a rerun answers when nothing was selected (reference §3.8). */
 const EMPTY_RERUN_PAGE_SIZE = 50;
 
+/**
+ * The items of run `$1` for the cases `$2` (`uuid[]`), as rows `{id, test_case_id}`: one probe of
+ * the (test_run_id, test_case_id) unique index per case. Written as LATERAL … LIMIT 1 so that the
+ * planner cannot walk all of the run's items instead: for a run whose items were inserted earlier
+ * in the same transaction (an import, batch by batch), the statistics say the run has none, and
+ * `test_run_id = $1 AND test_case_id = ANY($2)` then scanned the run's index range and filtered
+ * (17 ms per 1,000 cases on average in the 100,000-testcase import, growing with the run; this
+ * form takes 1–2 ms whatever the run's size).
+ */
+export const RUN_ITEMS_BY_CASE_SQL = `SELECT x.id, c.id AS test_case_id
+   FROM unnest($2::uuid[]) AS c(id)
+  CROSS JOIN LATERAL (
+        SELECT ri.id FROM run_items ri
+         WHERE ri.test_run_id = $1 AND ri.test_case_id = c.id
+         LIMIT 1
+       ) x`;
+
 /** Rows inserted per statement when adding cases (keeps parameters a sane size). */
 const ROW_CHUNK = 5000;
 
@@ -346,8 +363,7 @@ export class RunItemsService {
     const field = options.field ?? 'test_case_ids';
     const cases = preloaded ?? (await this.loadCases(run.projectId, ids, field));
     const existing = await this.db.query<{ id: string; test_case_id: string }>(
-      `SELECT id, test_case_id FROM run_items
-        WHERE test_run_id = $1 AND test_case_id = ANY($2::uuid[])`,
+      RUN_ITEMS_BY_CASE_SQL,
       [runId, ids],
     );
     const itemIdByCase = new Map<string, string>(existing.map((e) => [e.test_case_id, e.id]));
