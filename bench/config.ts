@@ -104,6 +104,8 @@ export interface BenchConfig {
   /** Log statements slower than this (embedded PostgreSQL only), to `pgLogPath`. */
   pgSlowMs: number | null;
   pgLogPath: string;
+  /** Record each scenario's costliest statements (pg_stat_statements; profiling, adds overhead). */
+  pgStatements: boolean;
 }
 
 type Env = Record<string, string | undefined>;
@@ -145,5 +147,6 @@ export function loadBenchConfig(env: Env, defaultResultsPath: string): BenchConf
     serviceNodeArgs: (env.BENCH_SERVICE_NODE_ARGS ?? '').split(/\s+/).filter(Boolean),
     pgSlowMs: env.BENCH_PG_SLOW_MS?.trim() ? positive(env, 'BENCH_PG_SLOW_MS', 100) : null,
     pgLogPath: env.BENCH_PG_LOG?.trim() || '/tmp/tms-bench-postgres.log',
+    pgStatements: env.BENCH_PG_STATEMENTS === '1' || env.BENCH_PG_STATEMENTS === 'true',
   };
 }

@@ -61,6 +61,8 @@ interface ScenarioRecord {
   result?: LoadResult;
   /** One connection: the service time of a request without queueing. */
   solo?: LoadResult;
+  /** With BENCH_PG_STATEMENTS: the costliest statements of the scenario (all its servers). */
+  statements?: StatementCost[];
 }
 
 interface ImportRecord {
@@ -77,6 +79,49 @@ interface ImportRecord {
   otherCores: number | null;
   summary: unknown;
   error?: unknown;
+  statements?: StatementCost[];
+}
+
+interface StatementCost {
+  calls: number;
+  total_ms: number;
+  ms_per_call: number;
+  rows: number;
+  query: string;
+}
+
+/**
+ * pg_stat_statements around a scenario (BENCH_PG_STATEMENTS=1): reset before, the ten statements
+ * with the most execution time after. Nested statements count too (`track=all`: the foreign-key
+ * checks and functions a statement runs; their time is also part of their caller's).
+ */
+class StatementStats {
+  constructor(private readonly client: Client | null) {}
+
+  async reset(): Promise<void> {
+    if (this.client) await this.client.query('SELECT pg_stat_statements_reset()');
+  }
+
+  /** Prints the three costliest statements of a scenario. */
+  static print(statements: StatementCost[] | undefined): void {
+    for (const st of statements?.slice(0, 3) ?? []) {
+      log(`    db ${fixed(st.total_ms, 0)} ms in ${st.calls} calls: ${st.query.slice(0, 110)}`);
+    }
+  }
+
+  async top(): Promise<StatementCost[] | undefined> {
+    if (!this.client) return undefined;
+    const { rows } = await this.client.query<StatementCost>(
+      `SELECT calls::int AS calls, round(total_exec_time::numeric, 1)::float8 AS total_ms,
+              round((total_exec_time / calls)::numeric, 3)::float8 AS ms_per_call, rows::int AS rows,
+              left(regexp_replace(query, '[[:space:]]+', ' ', 'g'), 300) AS query
+         FROM pg_stat_statements
+        WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
+          AND query NOT LIKE '%pg_stat_statements%'
+        ORDER BY total_exec_time DESC LIMIT 10`,
+    );
+    return rows;
+  }
 }
 
 interface TargetRecord {
@@ -98,6 +143,7 @@ class Bench {
     private readonly baseline: Server,
     private readonly tmp: string,
     private readonly postmasterPid: number | null,
+    private readonly stats: StatementStats,
   ) {}
 
   private selected(name: string): boolean {
@@ -198,6 +244,7 @@ class Bench {
       live.push({ server, record });
     }
     if (live.length === 0) return;
+    await this.stats.reset();
     const idle = async () => {
       for (const l of live) await waitIdle(l.server.pid, this.postmasterPid);
     };
@@ -232,9 +279,12 @@ class Bench {
       { ...this.cfg, warmup, slices: live.length > 1 ? 2 : 1 },
       idle,
     );
+    const statements = await this.stats.top();
+    StatementStats.print(statements);
     for (const [k, l] of live.entries()) {
       const r = results[k];
       l.record.result = r;
+      if (statements) l.record.statements = statements;
       log(
         `  ${name} @ ${l.server.name}: ${fixed(r.rps)} req/s, p50 ${r.latencyMs.p50} ms, p99 ${r.latencyMs.p99} ms, ` +
           `CPU/request ${fixed(r.cpuMsPerRequest.server, 2)} ms + db ${fixed(r.cpuMsPerRequest.db, 2)} ms, ` +
@@ -436,6 +486,7 @@ class Bench {
     const runId = (run.body as { id?: string }).id;
     if (run.status !== 201 || !runId)
       throw new Error(`could not create a run for ${name}: ${run.status}`);
+    await this.stats.reset();
     const watch = new MemoryWatch(this.app.pid);
     const cpu = new CpuWatch(this.app.pid, this.postmasterPid);
     let up: Awaited<ReturnType<typeof uploadJunit>>;
@@ -468,12 +519,15 @@ class Bench {
     };
     if (up.status !== 201)
       record.error = typeof up.body === 'string' ? up.body.slice(0, 500) : up.body;
+    const statements = await this.stats.top();
+    if (statements) record.statements = statements;
     this.imports.push(record);
     log(
       `  ${name}: ${testcases} testcases (${mb(fileBytes)}) → ${up.status} in ${(up.ms / 1000).toFixed(2)} s, ` +
         `peak RSS ${mb(mem.peakRss)} (from ${mb(mem.startRss)}), ` +
         `CPU ${fixed((used.serverMs ?? 0) / 1000)} s + db ${fixed((used.dbMs ?? 0) / 1000)} s`,
     );
+    StatementStats.print(statements);
   }
 }
 
@@ -671,6 +725,14 @@ async function main(): Promise<void> {
           'checkpoint_timeout=30min',
           '-c',
           'work_mem=16MB',
+          ...(cfg.pgStatements
+            ? [
+                '-c',
+                'shared_preload_libraries=pg_stat_statements',
+                '-c',
+                'pg_stat_statements.track=all',
+              ]
+            : []),
           ...(cfg.pgSlowMs !== null
             ? [
                 '-c',
@@ -755,7 +817,25 @@ async function main(): Promise<void> {
     });
     cleanups.push(() => baseline.stop());
 
-    const bench = new Bench(cfg, seed, app, baseline, tmp, postmasterPid);
+    let statsClient: Client | null = null;
+    if (cfg.pgStatements) {
+      statsClient = new Client({ connectionString: url, application_name: 'tms-bench-stats' });
+      await statsClient.connect();
+      const c = statsClient;
+      cleanups.push(() => c.end());
+      // An external database must already load the library (shared_preload_libraries).
+      await statsClient.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
+      log('pg_stat_statements: on (BENCH_PG_STATEMENTS); figures include its overhead');
+    }
+    const bench = new Bench(
+      cfg,
+      seed,
+      app,
+      baseline,
+      tmp,
+      postmasterPid,
+      new StatementStats(statsClient),
+    );
     await bench.login();
     await bench.compareShapes();
     if (process.env.BENCH_HOLD === '1') {
@@ -797,6 +877,7 @@ async function main(): Promise<void> {
         pool_size: cfg.poolSize,
         service_node_args: [...productionNodeArgs(ROOT), ...cfg.serviceNodeArgs],
         external_database: cfg.databaseUrl !== null,
+        pg_statements: cfg.pgStatements,
       },
       sizes: cfg.sizes,
       seed: { total_ms: seed.totalMs, steps_ms: seed.timings, rows: seed.counts },
