@@ -612,6 +612,177 @@ describe('JUnit import (CONTRACT §6)', () => {
     });
   });
 
+  describe('items the import adds to the run', () => {
+    /** Everything an import stores for a run, without ids and times (they differ between runs). */
+    async function stored(runId: string): Promise<Record<string, unknown>> {
+      const rows = await t.db.query(
+        `SELECT tc.title, w.row_order, w.scenario_label, w.row_snapshot, w.status, w.comment,
+                w.system_out, w.system_err, w.duration_ms::int AS duration_ms, w.execution_count,
+                w.executed_by_id, w.defect_ids, w.actual_result,
+                w.last_executed_at IS NOT NULL AS executed, w.finished_at IS NOT NULL AS finished,
+                w.started_at IS NOT NULL AS started
+           FROM run_item_rows w JOIN run_items ri ON ri.id = w.run_item_id
+           JOIN test_cases tc ON tc.id = ri.test_case_id
+          WHERE ri.test_run_id = $1 ORDER BY tc.key_number, w.row_order`,
+        [runId],
+      );
+      const items = await t.db.query(
+        `SELECT tc.title, ri.status, ri.rows_total, ri.rows_passed, ri.rows_failed, ri.comment,
+                ri.last_executed_at IS NOT NULL AS executed, ri.dataset_snapshot,
+                ri.test_case_key, ri.assignee_id
+           FROM run_items ri JOIN test_cases tc ON tc.id = ri.test_case_id
+          WHERE ri.test_run_id = $1 ORDER BY tc.key_number`,
+        [runId],
+      );
+      const history = await t.db.query(
+        `SELECT tc.title, h.from_status, h.to_status, h.comment, h.system_out, h.system_err,
+                h.duration_ms::int AS duration_ms, h.executed_by_id, h.changed_by_id,
+                w.scenario_label AS row_label, h.finished_at IS NOT NULL AS finished
+           FROM run_item_history h JOIN run_items ri ON ri.id = h.run_item_id
+           JOIN test_cases tc ON tc.id = ri.test_case_id
+           LEFT JOIN run_item_rows w ON w.id = h.run_item_row_id
+          WHERE ri.test_run_id = $1 ORDER BY tc.key_number, h.id`,
+        [runId],
+      );
+      const run = await t.req('get', `/api/v1/test-runs/${runId}`, f.viewer.token);
+      return {
+        rows,
+        items,
+        history,
+        summary: run.body.summary,
+        breakdown: run.body.status_breakdown,
+      };
+    }
+
+    it('are stored exactly as when the cases were in the run before the import', async () => {
+      const projectId = await newProject();
+      const dataset = await t.req('post', '/api/v1/datasets', f.tester.token).send({
+        project_id: projectId,
+        name: 'Accounts',
+        columns: [{ column_key: 'user' }],
+        rows: [
+          { row_key: 'admin', values: { user: 'admin' } },
+          { row_key: 'guest', values: { user: 'guest' } },
+          { row_key: 'bot', values: { user: 'bot' } },
+        ],
+      });
+      expect(dataset.status).toBe(201);
+      const bound: string[] = [];
+      for (const [title, id] of [
+        ['Keyed rows', 'rows.keyed'],
+        ['Taken over', 'rows.taken'],
+        ['Keyed and new', 'rows.mixed'],
+      ]) {
+        const caseId = await createCase(projectId, { title, automation_id: id });
+        const binding = await t
+          .req('post', `/api/v1/test-cases/${caseId}/dataset-bindings`, f.tester.token)
+          .send({ dataset_id: dataset.body.id, dataset_alias: 'acc' });
+        expect(binding.status).toBe(201);
+        bound.push(caseId);
+      }
+      const plain = await createCase(projectId, { title: 'Plain', automation_id: 'rows.plain' });
+      const property = (id: string, key?: string) =>
+        `<properties><property name="automation_id" value="${id}"/>` +
+        (key ? `<property name="tms_dataset_key" value="${key}"/>` : '') +
+        '</properties>';
+      const report = Buffer.from(`<testsuite name="s">
+        <testcase classname="k" name="admin" time="0.5">${property('rows.keyed', 'acc:admin')}</testcase>
+        <testcase classname="k" name="bot" time="1">${property('rows.keyed', 'acc:bot')}
+          <failure message="bot refused">trace</failure><system-out>bot out</system-out></testcase>
+        <testcase classname="t" name="one">${property('rows.taken')}<skipped message="later"/></testcase>
+        <testcase classname="t" name="two" time="2">${property('rows.taken')}</testcase>
+        <testcase classname="m" name="guest">${property('rows.mixed', 'acc:guest')}
+          <error message="first">x</error></testcase>
+        <testcase classname="m" name="guest again" time="0.25">${property('rows.mixed', 'acc:guest')}</testcase>
+        <testcase classname="m" name="extra">${property('rows.mixed', 'acc:extra')}
+          <system-err>err text</system-err></testcase>
+        <testcase classname="p" name="plain" time="0.1">${property('rows.plain')}
+          <failure message="plain failed"/></testcase>
+      </testsuite>`);
+
+      // The cases are added by the import (items and rows inserted with their results) …
+      const fresh = await createRun(projectId);
+      const first = await importInto(fresh, report, 'rows.xml', '?create_missing_cases=true');
+      expect(first.status).toBe(201);
+      // … or were in the run already (rows planned against the stored ones and updated).
+      const prepared = await createRun(projectId);
+      await addToRun(prepared, [...bound, plain]);
+      const second = await importInto(prepared, report, 'rows.xml', '?create_missing_cases=true');
+      expect(second.status).toBe(201);
+      expect(second.body.summary).toEqual(first.body.summary);
+
+      const a = await stored(fresh);
+      const b = await stored(prepared);
+      expect(a).toEqual(b);
+      // And what both store is the reference's row rule (§4.10), not merely the same mistake.
+      expect(
+        (a.rows as Array<Record<string, unknown>>).map((r) => [
+          r.title,
+          r.row_order,
+          r.scenario_label,
+          r.status,
+          r.execution_count,
+        ]),
+      ).toEqual([
+        ['Keyed rows', 1, 'acc:admin', 'passed', 1],
+        ['Keyed rows', 2, 'acc:guest', 'untested', 0],
+        ['Keyed rows', 3, 'acc:bot', 'failure', 1],
+        ['Taken over', 1, 'one', 'skipped', 1],
+        ['Taken over', 2, 'two', 'passed', 1],
+        ['Keyed and new', 1, 'acc:admin', 'untested', 0],
+        ['Keyed and new', 2, 'acc:guest', 'passed', 1],
+        ['Keyed and new', 3, 'acc:bot', 'untested', 0],
+        ['Keyed and new', 4, 'acc:extra', 'passed', 1],
+        ['Plain', 1, 'plain', 'failure', 1],
+      ]);
+      expect(a.items).toEqual([
+        expect.objectContaining({
+          title: 'Keyed rows',
+          status: 'failure',
+          rows_total: 3,
+          rows_passed: 1,
+          rows_failed: 1,
+          comment: 'bot refused\n\ntrace',
+          executed: true,
+        }),
+        expect.objectContaining({
+          title: 'Taken over',
+          status: 'passed',
+          rows_total: 2,
+          rows_passed: 1,
+          comment: null,
+        }),
+        expect.objectContaining({
+          title: 'Keyed and new',
+          status: 'untested', // rows still untested keep the item untested (roll-up precedence)
+          rows_total: 4,
+          rows_passed: 2,
+          comment: null,
+        }),
+        expect.objectContaining({
+          title: 'Plain',
+          status: 'failure',
+          rows_total: 1,
+          rows_failed: 1,
+          comment: 'plain failed',
+        }),
+      ]);
+      expect(
+        (a.history as Array<Record<string, unknown>>).map((h) => [
+          h.title,
+          h.from_status,
+          h.to_status,
+          h.row_label,
+          h.changed_by_id,
+        ]),
+      ).toEqual([
+        ['Keyed rows', 'untested', 'failure', 'acc:bot', f.tester.id],
+        ['Taken over', 'untested', 'passed', 'two', f.tester.id],
+        ['Plain', 'untested', 'failure', 'plain', f.tester.id],
+      ]);
+    });
+  });
+
   describe('dry run', () => {
     it('writes nothing at all (query parameter or form field) and previews the same summary', async () => {
       const projectId = await newProject();

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Db } from '../../common/persistence/db.service';
+import type { RunItemStatus } from '../run-items/roll-up';
 import { RUN_ITEMS_BY_CASE_SQL } from '../run-items/run-items.service';
 import type { RunStatus } from '../test-runs/run-status';
 import type { CandidateCase, SuiteRow } from './matching';
@@ -34,7 +35,7 @@ export interface NewCase {
 
 /** What an import writes into one row. */
 export interface RowWrite {
-  status: string;
+  status: RunItemStatus;
   comment: string | null;
   system_out: string | null;
   system_err: string | null;
@@ -68,7 +69,7 @@ export interface ImportRecordRow {
   created_at: Date;
 }
 
-const DEFAULT_ROW_SNAPSHOT = JSON.stringify({ datasets: [] });
+export const DEFAULT_ROW_SNAPSHOT = JSON.stringify({ datasets: [] });
 
 /**
  * SQL of the JUnit import: set-based lookups (one query per kind, `= ANY($n)` for batches) and bulk

@@ -7,7 +7,7 @@ import { offsetOf, Page, pageOf } from '../../common/pagination/page';
 import { Db } from '../../common/persistence/db.service';
 import { uuidv7 } from '../../common/persistence/ids';
 import { APP_CONFIG, AppConfig } from '../../config/config';
-import { RowCause, RunItemsService } from '../run-items/run-items.service';
+import { NewItemRows, PlannedRow, RowCause, RunItemsService } from '../run-items/run-items.service';
 import { allocateCounter, formatCaseKey, TEST_CASE_KEY_COUNTER } from '../test-cases/case-keys';
 import { CreateTestRunFields, UpdateTestRunDto } from '../test-runs/dto/test-run.dto';
 import { TestRunsService } from '../test-runs/test-runs.service';
@@ -22,6 +22,7 @@ import {
   ListImportsQueryDto,
 } from './dto/import.dto';
 import {
+  DEFAULT_ROW_SNAPSHOT,
   ImportRecordRow,
   ImportRepository,
   NewCase,
@@ -31,7 +32,7 @@ import {
   RowWrite,
   RunRef,
 } from './import.repository';
-import type { JunitResult } from './junit/dialects';
+import type { JunitResult, JunitStatus } from './junit/dialects';
 import { NAMELESS_TESTCASE_REASON, type ParsedReport } from './junit/junit-parser';
 import {
   MatchIndex,
@@ -74,7 +75,7 @@ interface ResultMatch {
   by: MatchKind;
   /** Row label ({@link rowLabel}). */
   label: string;
-  status: string;
+  status: JunitStatus;
   comment: string | null;
   system_out: string | null;
   system_err: string | null;
@@ -653,10 +654,11 @@ export class ImportsService {
   }
 
   /**
-   * Applies the results of some cases: run items (added to the run when missing), rows planned
-   * per item and written in three bulk statements, then the shared roll-up (status, counters,
-   * history, and each item's comment from its last row). The run counters are refreshed by the
-   * caller.
+   * Applies the results of some cases. Cases not yet in the run get their items and rows inserted
+   * with the results already in them (`addCases` with `results`: one INSERT each, no update);
+   * items already in the run get their rows planned against the stored ones and written in three
+   * bulk statements, then the shared roll-up (status, counters, history, and each item's comment
+   * from its last row). The run counters are refreshed by the caller.
    */
   private async applyBatch(
     projectId: string,
@@ -669,13 +671,21 @@ export class ImportsService {
     const items = await this.repo.loadRunItems(run.id, caseIds);
     const missing = caseIds.filter((id) => !items.has(id));
     if (missing.length > 0) {
-      const added = await this.runItems.addCases(run.id, missing, { deferCounters: true });
-      for (const [caseId, itemId] of added.itemIdByCase) items.set(caseId, itemId);
+      const matchesOf = new Map(batch);
+      const added = await this.runItems.addCases(run.id, missing, {
+        deferCounters: true,
+        changedById: user.id,
+        results: (caseId, planned) =>
+          storedRows(planned, labelled(matchesOf.get(caseId) ?? [], now), user.id, now),
+      });
+      const created = new Set(added.createdIds);
+      for (const [caseId, itemId] of added.itemIdByCase) {
+        if (!created.has(itemId)) items.set(caseId, itemId);
+      }
     }
+    if (items.size === 0) return;
 
-    const itemIds = [...new Set(caseIds.map((id) => items.get(id) ?? ''))].filter(
-      (id) => id !== '',
-    );
+    const itemIds = [...new Set(items.values())];
     const existingRows = await this.repo.loadRows(itemIds);
     const rowsByItem = new Map<string, typeof existingRows>();
     for (const row of existingRows) {
@@ -690,18 +700,7 @@ export class ImportsService {
     for (const [caseId, matches] of batch) {
       const itemId = items.get(caseId);
       if (itemId === undefined) continue;
-      const results = matches.map((r) => ({
-        label: r.label,
-        payload: {
-          status: r.status,
-          comment: r.comment,
-          system_out: r.system_out,
-          system_err: r.system_err,
-          duration_ms: r.duration_ms,
-          started_at: r.duration_ms === null ? now : new Date(now.getTime() - r.duration_ms),
-        } satisfies RowWrite,
-      }));
-      const rowPlan = planRowWrites(rowsByItem.get(itemId) ?? [], results);
+      const rowPlan = planRowWrites(rowsByItem.get(itemId) ?? [], labelled(matches, now));
       deletes.push(...rowPlan.deletes);
       for (const u of rowPlan.updates) {
         updates.push({ id: u.rowId, label: u.label, relabel: u.relabel, ...u.payload });
@@ -725,18 +724,7 @@ export class ImportsService {
 
     const causes = new Map<string, RowCause>();
     for (const [itemId, last] of lastRow) {
-      causes.set(itemId, {
-        rowId: last.rowId,
-        comment: last.write.comment,
-        defectIds: [],
-        actualResult: null,
-        systemOut: last.write.system_out,
-        systemErr: last.write.system_err,
-        executedById: user.id,
-        startedAt: last.write.started_at,
-        finishedAt: now,
-        durationMs: last.write.duration_ms,
-      });
+      causes.set(itemId, rowCause(last.rowId, last.write, user.id, now));
     }
     await this.runItems.rollUpItems(run.id, itemIds, user.id, causes, {
       deferCounters: true,
@@ -758,6 +746,102 @@ export class ImportsService {
       Object.assign(new UpdateTestRunDto(), { status: 'in_progress' }),
     );
   }
+}
+
+/** A case's matched results as row writes labelled for {@link planRowWrites} (report order). */
+function labelled(matches: ResultMatch[], now: Date): Array<{ label: string; payload: RowWrite }> {
+  return matches.map((r) => ({
+    label: r.label,
+    payload: {
+      status: r.status,
+      comment: r.comment,
+      system_out: r.system_out,
+      system_err: r.system_err,
+      duration_ms: r.duration_ms,
+      started_at: r.duration_ms === null ? now : new Date(now.getTime() - r.duration_ms),
+    },
+  }));
+}
+
+/** The result a row write leaves in its item's history when it changes the item's status. */
+function rowCause(rowId: string, write: RowWrite, userId: string, now: Date): RowCause {
+  return {
+    rowId,
+    comment: write.comment,
+    defectIds: [],
+    actualResult: null,
+    systemOut: write.system_out,
+    systemErr: write.system_err,
+    executedById: userId,
+    startedAt: write.started_at,
+    finishedAt: now,
+    durationMs: write.duration_ms,
+  };
+}
+
+/**
+ * The rows of an item the import adds to the run, as they are to be stored: the same plan as for
+ * stored rows ({@link planRowWrites} on the expanded rows, all pristine) applied before the first
+ * write. Written rows carry their result (what `updateRows`/`insertRows` store for an item already
+ * in the run); a taken-over row gets its new label and a plain snapshot; surplus rows are dropped.
+ */
+function storedRows(
+  planned: PlannedRow[],
+  results: Array<{ label: string; payload: RowWrite }>,
+  userId: string,
+  now: Date,
+): NewItemRows {
+  const plan = planRowWrites(
+    planned.map((r) => ({ ...r, status: 'untested', execution_count: 0 })),
+    results,
+  );
+  const result = (write: RowWrite) => ({
+    status: write.status,
+    comment: write.comment,
+    system_out: write.system_out,
+    system_err: write.system_err,
+    executed_by_id: userId,
+    started_at: write.started_at,
+    finished_at: now,
+    duration_ms: write.duration_ms,
+  });
+  const updates = new Map(plan.updates.map((u) => [u.rowId, u]));
+  const deleted = new Set(plan.deletes);
+  const rows: NewItemRows['rows'] = [];
+  let last: { rowId: string; write: RowWrite } | undefined;
+  for (const row of planned) {
+    if (deleted.has(row.id)) continue;
+    const u = updates.get(row.id);
+    if (u === undefined) {
+      rows.push({ ...row, result: null });
+      continue;
+    }
+    rows.push({
+      ...row,
+      scenario_label: u.label,
+      row_snapshot: u.relabel ? DEFAULT_ROW_SNAPSHOT : row.row_snapshot,
+      result: result(u.payload),
+    });
+  }
+  // The item's last written row: its last insert, else its last update (as for stored rows).
+  const lastUpdate = plan.updates.at(-1);
+  if (lastUpdate) last = { rowId: lastUpdate.rowId, write: lastUpdate.payload };
+  for (const ins of plan.inserts) {
+    const id = uuidv7();
+    rows.push({
+      id,
+      row_order: ins.row_order,
+      scenario_label: ins.label,
+      row_snapshot: DEFAULT_ROW_SNAPSHOT,
+      result: result(ins.payload),
+    });
+    last = { rowId: id, write: ins.payload };
+  }
+  return {
+    rows,
+    comment: last?.write.comment ?? null,
+    cause: last ? rowCause(last.rowId, last.write, userId, now) : undefined,
+  };
 }
 
 function toRecordDto(row: ImportRecordRow): JunitImportRecordDto {

@@ -109,6 +109,13 @@ export interface RowCause {
   durationMs: number | null;
 }
 
+/** An item whose status moved (a history record). */
+interface HistoryEntry {
+  id: string;
+  from: RunItemStatus;
+  status: RunItemStatus;
+}
+
 /** Options of `addCases`. */
 export interface AddCasesOptions {
   /** Assignee of new items; default the run's assignee. */
@@ -122,6 +129,47 @@ export interface AddCasesOptions {
    * refreshes them once at the end, in the same transaction.
    */
   deferCounters?: boolean;
+  /**
+   * Results to store with the new items (the JUnit import): called once per new item with its
+   * rows as expanded, it returns the rows to insert and their results. Items and rows are then
+   * inserted in their final state, with the roll-up (status, row counters, last execution,
+   * comment) and a history record for an item whose status is not the initial one, instead of
+   * being inserted untested and updated afterwards.
+   */
+  results?: (caseId: string, planned: PlannedRow[]) => NewItemRows;
+  /** `changed_by_id` of the history records written for `results`. */
+  changedById?: string | null;
+}
+
+/** A new item's row as expanded from its case's dataset bindings, before it is written. */
+export interface PlannedRow {
+  id: string;
+  row_order: number;
+  scenario_label: string;
+  /** JSON text. */
+  row_snapshot: string;
+}
+
+/** A result stored in a new row (one execution, by `executed_by_id`, ending at `finished_at`). */
+export interface NewRowResult {
+  status: RunItemStatus;
+  comment: string | null;
+  system_out: string | null;
+  system_err: string | null;
+  executed_by_id: string | null;
+  started_at: Date | null;
+  finished_at: Date;
+  duration_ms: number | null;
+}
+
+/** A new item's rows as they are stored (`AddCasesOptions.results`). */
+export interface NewItemRows {
+  /** In row order; `result` null for a row left untested. */
+  rows: Array<PlannedRow & { result: NewRowResult | null }>;
+  /** The item's comment. */
+  comment: string | null;
+  /** The row result its history record copies when the item's status is not the initial one. */
+  cause?: RowCause;
 }
 
 /** Result of `addCases`: item ids in the order of the requested cases. */
@@ -372,6 +420,7 @@ export class RunItemsService {
       run,
       fresh,
       options.assigneeId !== undefined ? options.assigneeId : run.assigneeId,
+      options,
     );
     fresh.forEach((c, i) => itemIdByCase.set(c.id, createdIds[i]));
     if (createdIds.length > 0 && options.deferCounters !== true) {
@@ -437,90 +486,138 @@ export class RunItemsService {
     );
   }
 
-  /** Inserts items and their expanded rows in bulk; returns the new item ids in case order. */
+  /**
+   * Inserts items and their expanded rows in bulk (with `options.results`, in their final state);
+   * returns the new item ids in case order.
+   */
   private async insertItems(
     run: LockedRun,
     cases: CaseRecord[],
     assigneeId: string | null,
+    options: Pick<AddCasesOptions, 'results' | 'changedById'> = {},
   ): Promise<string[]> {
     if (cases.length === 0) return [];
     const expanded = await this.expansion.expandForCasesDetailed(
       run.projectId,
       cases.map((c) => c.id),
     );
-    const itemIds: string[] = [];
-    const statuses: RunItemStatus[] = [];
-    const rowsTotal: number[] = [];
-    const snapshots: string[] = [];
-    const rowIds: string[] = [];
-    const rowItemIds: string[] = [];
-    const rowOrders: number[] = [];
-    const rowLabels: string[] = [];
-    const rowSnapshots: string[] = [];
+    const items: Array<{
+      id: string;
+      rollUp: ReturnType<typeof rollUpRunItem>;
+      last: Date | null;
+      comment: string | null;
+      snapshot: string;
+    }> = [];
+    const rows: Array<{ itemId: string; row: PlannedRow; result: NewRowResult | null }> = [];
+    const moved: HistoryEntry[] = [];
+    const causes = new Map<string, RowCause>();
     for (const c of cases) {
       const id = uuidv7();
       const e = expanded.get(c.id);
-      const rows = e?.rows ?? [];
-      itemIds.push(id);
-      const rollUp = rollUpRunItem(rows.map((): RunItemStatus => 'untested'));
-      statuses.push(rollUp.status);
-      rowsTotal.push(rollUp.rows_total);
-      snapshots.push(JSON.stringify(e?.dataset_snapshot ?? { bindings: [] }));
-      rows.forEach((r, i) => {
-        rowIds.push(uuidv7());
-        rowItemIds.push(id);
-        rowOrders.push(i + 1);
-        rowLabels.push(r.scenario_label);
-        rowSnapshots.push(JSON.stringify(r.row_snapshot));
+      const planned: PlannedRow[] = (e?.rows ?? []).map((r, i) => ({
+        id: uuidv7(),
+        row_order: i + 1,
+        scenario_label: r.scenario_label,
+        row_snapshot: JSON.stringify(r.row_snapshot),
+      }));
+      const initial = rollUpRunItem(planned.map((): RunItemStatus => 'untested')).status;
+      const stored = options.results?.(c.id, planned) ?? {
+        rows: planned.map((r) => ({ ...r, result: null })),
+        comment: null,
+      };
+      let last: Date | null = null;
+      for (const r of stored.rows) {
+        rows.push({ itemId: id, row: r, result: r.result });
+        const at = r.result?.finished_at ?? null;
+        if (at !== null && (last === null || at.getTime() > last.getTime())) last = at;
+      }
+      const rollUp = rollUpRunItem(stored.rows.map((r) => r.result?.status ?? 'untested'));
+      items.push({
+        id,
+        rollUp,
+        last,
+        comment: stored.comment,
+        snapshot: JSON.stringify(e?.dataset_snapshot ?? { bindings: [] }),
       });
+      if (rollUp.status !== initial) {
+        moved.push({ id, from: initial, status: rollUp.status });
+        if (stored.cause) causes.set(id, stored.cause);
+      }
     }
     await this.db.query(
       `INSERT INTO run_items (id, project_id, test_run_id, test_case_id, assignee_id, status,
-                              rows_total, test_case_key, test_case_title, test_case_priority,
+                              rows_total, rows_passed, rows_failed, last_executed_at, comment,
+                              test_case_key, test_case_title, test_case_priority,
                               test_case_tags, suite_id, suite_name, dataset_snapshot)
-       SELECT u.id, $1, $2, u.case_id, $3, u.status, u.rows_total, u.key, u.title, u.priority,
+       SELECT u.id, $1, $2, u.case_id, $3, u.status, u.rows_total, u.rows_passed, u.rows_failed,
+              u.last, u.comment, u.key, u.title, u.priority,
               ARRAY(SELECT jsonb_array_elements_text(u.tags)), u.suite_id, u.suite_name,
               u.dataset_snapshot
-         FROM unnest($4::uuid[], $5::uuid[], $6::varchar[], $7::int[], $8::text[], $9::text[],
-                     $10::text[], $11::jsonb[], $12::uuid[], $13::text[], $14::jsonb[])
-              AS u(id, case_id, status, rows_total, key, title, priority, tags, suite_id,
-                   suite_name, dataset_snapshot)`,
+         FROM unnest($4::uuid[], $5::uuid[], $6::varchar[], $7::int[], $8::int[], $9::int[],
+                     $10::timestamptz[], $11::text[], $12::text[], $13::text[], $14::text[],
+                     $15::jsonb[], $16::uuid[], $17::text[], $18::jsonb[])
+              AS u(id, case_id, status, rows_total, rows_passed, rows_failed, last, comment, key,
+                   title, priority, tags, suite_id, suite_name, dataset_snapshot)`,
       [
         run.projectId,
         run.id,
         assigneeId,
-        itemIds,
+        items.map((i) => i.id),
         cases.map((c) => c.id),
-        statuses,
-        rowsTotal,
+        items.map((i) => i.rollUp.status),
+        items.map((i) => i.rollUp.rows_total),
+        items.map((i) => i.rollUp.rows_passed),
+        items.map((i) => i.rollUp.rows_failed),
+        items.map((i) => i.last),
+        items.map((i) => i.comment),
         cases.map((c) => c.key),
         cases.map((c) => c.title),
         cases.map((c) => c.priority),
         cases.map((c) => JSON.stringify(c.tags ?? [])),
         cases.map((c) => c.suite_id),
         cases.map((c) => c.suite_name),
-        snapshots,
+        items.map((i) => i.snapshot),
       ],
     );
-    for (let start = 0; start < rowIds.length; start += ROW_CHUNK) {
-      const end = start + ROW_CHUNK;
+    for (let start = 0; start < rows.length; start += ROW_CHUNK) {
+      const chunk = rows.slice(start, start + ROW_CHUNK);
+      const result = <K extends keyof NewRowResult>(key: K) =>
+        chunk.map((r) => (r.result === null ? null : r.result[key]));
+      // A row with a result is one execution: execution_count 1, last executed when it finished.
       await this.db.query(
         `INSERT INTO run_item_rows (id, project_id, run_item_id, row_order, scenario_label,
-                                    row_snapshot)
-         SELECT u.id, $1, u.item_id, u.row_order, u.label, u.snapshot
-           FROM unnest($2::uuid[], $3::uuid[], $4::int[], $5::text[], $6::jsonb[])
-                AS u(id, item_id, row_order, label, snapshot)`,
+                                    row_snapshot, status, comment, system_out, system_err,
+                                    executed_by_id, execution_count, last_executed_at, started_at,
+                                    finished_at, duration_ms)
+         SELECT u.id, $1, u.item_id, u.row_order, u.label, u.snapshot, coalesce(u.status, 'untested'),
+                u.comment, u.system_out, u.system_err, u.executed_by,
+                CASE WHEN u.status IS NULL THEN 0 ELSE 1 END, u.finished_at, u.started_at,
+                u.finished_at, u.duration_ms
+           FROM unnest($2::uuid[], $3::uuid[], $4::int[], $5::text[], $6::jsonb[], $7::varchar[],
+                       $8::text[], $9::text[], $10::text[], $11::uuid[], $12::timestamptz[],
+                       $13::timestamptz[], $14::bigint[])
+                AS u(id, item_id, row_order, label, snapshot, status, comment, system_out,
+                     system_err, executed_by, started_at, finished_at, duration_ms)`,
         [
           run.projectId,
-          rowIds.slice(start, end),
-          rowItemIds.slice(start, end),
-          rowOrders.slice(start, end),
-          rowLabels.slice(start, end),
-          rowSnapshots.slice(start, end),
+          chunk.map((r) => r.row.id),
+          chunk.map((r) => r.itemId),
+          chunk.map((r) => r.row.row_order),
+          chunk.map((r) => r.row.scenario_label),
+          chunk.map((r) => r.row.row_snapshot),
+          result('status'),
+          result('comment'),
+          result('system_out'),
+          result('system_err'),
+          result('executed_by_id'),
+          result('started_at'),
+          result('finished_at'),
+          result('duration_ms'),
         ],
       );
     }
-    return itemIds;
+    await this.insertHistory(options.changedById ?? null, moved, causes);
+    return items.map((i) => i.id);
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -893,6 +990,17 @@ export class RunItemsService {
     );
     const moved = changed.filter((c) => c.status !== c.from);
     if (moved.length === 0) return;
+    await this.insertHistory(changedById, moved, causes);
+    if (options.deferCounters !== true) await this.runs.refreshCounters(runId);
+  }
+
+  /** One history record per item whose status moved, copying the causing row result if any. */
+  private async insertHistory(
+    changedById: string | null,
+    moved: HistoryEntry[],
+    causes: Map<string, RowCause>,
+  ): Promise<void> {
+    if (moved.length === 0) return;
     const cause = (id: string) => causes.get(id);
     await this.db.query(
       `INSERT INTO run_item_history (id, project_id, run_item_id, run_item_row_id, from_status,
@@ -928,7 +1036,6 @@ export class RunItemsService {
         moved.map((m) => cause(m.id)?.durationMs ?? null),
       ],
     );
-    if (options.deferCounters !== true) await this.runs.refreshCounters(runId);
   }
 
   // ---------------------------------------------------------------------------------------------
