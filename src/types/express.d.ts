@@ -2,7 +2,6 @@ import type { AuthenticatedUser } from '../common/auth/authenticated-user';
 import type { ProjectAccess } from '../common/access/project-access';
 
 declare global {
-  // eslint-disable-next-line @typescript-eslint/no-namespace
   namespace Express {
     interface Request {
       requestId?: string;

@@ -10,7 +10,6 @@ import { freePort, newDataDir, writeState } from './pg-server';
 import { TEST_ADMIN, TEST_AUTH_SECRET } from './constants';
 
 declare global {
-  // eslint-disable-next-line no-var
   var __TMS_PG_STOP__: (() => Promise<void>) | undefined;
 }
 
