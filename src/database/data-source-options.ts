@@ -1,8 +1,12 @@
 import type { DataSourceOptions } from 'typeorm';
+import { DetachedClient } from './detached-client';
 import { MIGRATIONS } from './migrations';
 
 /** TypeORM options shared by the app, the CLI (ormconfig.ts) and the tests. Never `synchronize`. */
-export function dataSourceOptions(url: string, extra: Partial<DataSourceOptions> = {}): DataSourceOptions {
+export function dataSourceOptions(
+  url: string,
+  extra: Partial<DataSourceOptions> = {},
+): DataSourceOptions {
   return {
     type: 'postgres',
     url,
@@ -16,6 +20,8 @@ export function dataSourceOptions(url: string, extra: Partial<DataSourceOptions>
       connectionTimeoutMillis: 5000,
       idleTimeoutMillis: 30000,
       application_name: 'tms-service',
+      // Connections opened outside the request that needs them (see DetachedClient).
+      Client: DetachedClient,
     },
     ...extra,
   } as DataSourceOptions;

@@ -1,6 +1,10 @@
 import type { Server } from 'node:http';
 import { Writable } from 'node:stream';
+import { Client } from 'pg';
 import request from 'supertest';
+import { DataSource } from 'typeorm';
+import { requestContext, RequestStore } from '../../src/common/persistence/request-context';
+import { DetachedClient } from '../../src/database/detached-client';
 import { createTestApp, expectProblem, RoleFixture, TestApp } from '../support/test-app';
 
 /**
@@ -209,7 +213,10 @@ describe('foundation: HTTP behaviour', () => {
 
   describe('HTTP server', () => {
     it('creates requests and responses with the Express prototypes (no per-request prototype change)', async () => {
-      const expressApp = t.app.getHttpAdapter().getInstance() as { request: object; response: object };
+      const expressApp = t.app.getHttpAdapter().getInstance() as {
+        request: object;
+        response: object;
+      };
       const server = t.server as Server;
       const born: Array<[object, object]> = [];
       const listener = (req: object, res: object) => {
@@ -224,6 +231,38 @@ describe('foundation: HTTP behaviour', () => {
         server.removeListener('request', listener);
       }
       expect(born).toEqual([[expressApp.request, expressApp.response]]);
+    });
+  });
+
+  describe('database connections', () => {
+    /** The store a connection's socket callbacks run with, when it was opened inside a request. */
+    async function storeSeenBy(client: Client): Promise<RequestStore | undefined> {
+      const store = { req: {}, validated: new Map() } as unknown as RequestStore;
+      try {
+        return await requestContext.run(store, async () => {
+          await client.connect();
+          return new Promise<RequestStore | undefined>((resolve, reject) => {
+            // A callback is called from the socket's events: it sees the socket's context.
+            client.query('SELECT 1', (err: Error | null) =>
+              err ? reject(err) : resolve(requestContext.getStore()),
+            );
+          });
+        });
+      } finally {
+        await client.end();
+      }
+    }
+
+    it('are opened outside the request that needs them: a pooled connection keeps no request', async () => {
+      const plain = await storeSeenBy(new Client({ connectionString: t.databaseUrl }));
+      expect(plain).toBeDefined(); // what a plain client opened in a request keeps while it lives
+      const detached = await storeSeenBy(new DetachedClient({ connectionString: t.databaseUrl }));
+      expect(detached).toBeUndefined();
+      const pool = (t.app.get(DataSource).driver as unknown as { master: { Client: unknown } })
+        .master;
+      expect(pool.Client).toBe(DetachedClient);
+      const res = await t.req('get', `/api/v1/projects/${f.projectId}`, f.viewer.token);
+      expect(res.status).toBe(200);
     });
   });
 
