@@ -508,7 +508,7 @@ export class RunItemsService {
       comment: string | null;
       snapshot: string;
     }> = [];
-    const rows: Array<{ itemId: string; row: PlannedRow; result: NewRowResult | null }> = [];
+    const rows: Array<{ itemId: string; row: NewItemRows['rows'][number] }> = [];
     const moved: HistoryEntry[] = [];
     const causes = new Map<string, RowCause>();
     for (const c of cases) {
@@ -527,7 +527,7 @@ export class RunItemsService {
       };
       let last: Date | null = null;
       for (const r of stored.rows) {
-        rows.push({ itemId: id, row: r, result: r.result });
+        rows.push({ itemId: id, row: r });
         const at = r.result?.finished_at ?? null;
         if (at !== null && (last === null || at.getTime() > last.getTime())) last = at;
       }
@@ -582,7 +582,7 @@ export class RunItemsService {
     for (let start = 0; start < rows.length; start += ROW_CHUNK) {
       const chunk = rows.slice(start, start + ROW_CHUNK);
       const result = <K extends keyof NewRowResult>(key: K) =>
-        chunk.map((r) => (r.result === null ? null : r.result[key]));
+        chunk.map((r) => (r.row.result === null ? null : r.row.result[key]));
       // A row with a result is one execution: execution_count 1, last executed when it finished.
       await this.db.query(
         `INSERT INTO run_item_rows (id, project_id, run_item_id, row_order, scenario_label,
