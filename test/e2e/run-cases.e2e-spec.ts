@@ -1167,6 +1167,71 @@ describe('run cases, rows and history', () => {
         to_status: 'untested',
       });
     });
+
+    it('use_latest_revisions rebuilds rows from the current revision, ignoring a pin', async () => {
+      const c = await createCase();
+      const ds = await ok(
+        await t.req('post', api('/datasets'), f.tester.token).send({
+          project_id: f.projectId,
+          name: t.unique('pinned '),
+          columns: [{ column_key: 'v' }],
+          rows: [
+            { row_key: 'a', scenario_label: 'A', values: { v: 'old a' } },
+            { row_key: 'b', scenario_label: 'B', values: { v: 'old b' } },
+          ],
+        }),
+        201,
+      );
+      await ok(
+        await t
+          .req('post', api(`/test-cases/${String(c.id)}/dataset-bindings`), f.tester.token)
+          .send({
+            dataset_id: ds.id,
+            dataset_alias: 'd',
+            mode: 'pin_revision',
+            pinned_revision_number: 1,
+          }),
+        201,
+      );
+      const run = await createRun();
+      const item = await ok(await addCase(run.id, c.id), 201);
+      const [rowA, rowB] = await rowsOf(item.id);
+      // Revision 2 changes both rows; the binding stays pinned to revision 1.
+      await ok(
+        await t.req('patch', api(`/datasets/${String(ds.id)}`), f.tester.token).send({
+          rows: [
+            { row_key: 'a', scenario_label: 'A', values: { v: 'new a' } },
+            { row_key: 'b', scenario_label: 'B', values: { v: 'new b' } },
+          ],
+        }),
+        200,
+      );
+      await ok(await patchRow(rowA.id, { status: 'failure' }), 200);
+      await ok(await patchRow(rowB.id, { status: 'passed' }), 200);
+      type Snapshot = { datasets: Array<{ revision_number: number; values: Json }> };
+      const rerun = (body: Json) =>
+        t.req('post', api(`/run-cases/${String(item.id)}/rerun`), f.tester.token).send(body);
+
+      const copied = ((await ok(await rerun({}), 201)).items as Json[])[0];
+      expect(copied).toMatchObject({ parent_row_id: rowA.id, scenario_label: 'd:A' });
+      expect(copied.row_snapshot).toEqual(rowA.row_snapshot);
+
+      const latest = (await ok(await rerun({ use_latest_revisions: true }), 201)).items as Json[];
+      // Only the failed row's label is rerun, from revision 2 although the binding pins revision 1.
+      expect(latest).toHaveLength(1);
+      expect(latest[0]).toMatchObject({ parent_row_id: rowA.id, scenario_label: 'd:A' });
+      const snapshot = latest[0].row_snapshot as Snapshot;
+      expect(snapshot.datasets).toHaveLength(1);
+      expect(snapshot.datasets[0]).toMatchObject({ revision_number: 2, values: { v: 'new a' } });
+      expect((rowA.row_snapshot as Snapshot).datasets[0]).toMatchObject({
+        revision_number: 1,
+        values: { v: 'old a' },
+      });
+      // Adding the case to a new run still uses the pinned revision.
+      const other = await ok(await addCase((await createRun()).id, c.id), 201);
+      const [pinned] = await rowsOf(other.id);
+      expect((pinned.row_snapshot as Snapshot).datasets[0]).toMatchObject({ revision_number: 1 });
+    });
   });
 
   describe('listing', () => {

@@ -222,8 +222,10 @@ export class RunItemsController {
       'ignored). Nothing selected answers 201 with an empty page. Each ' +
       'selected row gets a new `untested` row pointing at it (`parent_row_id`), numbered after ' +
       'the last row; the old rows are kept. `use_latest_revisions` rebuilds the rows from the ' +
-      'case’s current dataset bindings and keeps those whose label matches a selected row. ' +
-      'Answers the new rows. ' +
+      'case’s dataset bindings, each at its dataset’s current revision (a pinned revision is ' +
+      'ignored), and keeps those whose label matches a selected row. When the new rows change ' +
+      'the run case’s status, the change is recorded in its history, as every status change ' +
+      'is (the reference implementation records none for a rerun). Answers the new rows. ' +
       CLOSED,
     minRole: 'tester',
     project: item,

@@ -839,7 +839,10 @@ export class RunItemsService {
           use_latest_revisions: ['the test case of this run case no longer exists'],
         });
       }
-      const expanded = await this.expansion.expandForCases(run.projectId, [item.test_case_id]);
+      // Pins are ignored: every binding resolves to its dataset's current revision (reference §3.8).
+      const expanded = await this.expansion.expandForCases(run.projectId, [item.test_case_id], {
+        useLatestRevisions: true,
+      });
       const byLabel = new Map(selected.map((r) => [r.scenario_label, r.id]));
       fresh = (expanded.get(item.test_case_id) ?? [])
         .filter((r) => byLabel.has(r.scenario_label))
