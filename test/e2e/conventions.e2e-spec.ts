@@ -131,6 +131,69 @@ describe('conventions, errors and operations (CONTRACT §2, §3, §11)', () => {
     });
   });
 
+  describe('datetime inputs (CONTRACT §2)', () => {
+    const api = (path: string) => `/api/v1${path}`;
+    /** ISO 8601 forms a JavaScript Date cannot read (week and ordinal dates, basic format), a date where a datetime is wanted, impossible values. */
+    const NOT_DATETIMES = ['2026-W01-1', '2026-W18-5T10:00:00Z', '2026-032T10:00:00Z', '20260501T100000Z', '2026-05-01', '2026-05', '2026-02-30T10:00:00Z', '2026-05-01T24:00:00Z'];
+
+    async function runWithRow(): Promise<{ runId: string; itemId: string; rowId: string }> {
+      const run = await t.req('post', api('/test-runs'), f.tester.token).send({ project_id: f.projectId, name: t.unique('dates ') });
+      const tc = await t.req('post', api('/test-cases'), f.tester.token).send({ project_id: f.projectId, title: t.unique('case ') });
+      const item = await t.req('post', api('/run-cases'), f.tester.token).send({ test_run_id: run.body.id, test_case_id: tc.body.id });
+      const rows = await t.req('get', api(`/run-cases/${item.body.id}/rows`), f.viewer.token);
+      expect(rows.status).toBe(200);
+      return { runId: run.body.id, itemId: item.body.id, rowId: rows.body.items[0].id };
+    }
+
+    it('every datetime field refuses the rest with a 422 naming it, and changes nothing', async () => {
+      const { runId, itemId, rowId } = await runWithRow();
+      const milestone = await t.req('post', api('/milestones'), f.tester.token).send({ project_id: f.projectId, name: t.unique('m ') });
+      expect(milestone.status).toBe(201);
+      const key = (expires_at: string) => t.req('post', api('/users/me/api-keys'), f.tester.token).send({ name: 'k', expires_at });
+      for (const value of NOT_DATETIMES) {
+        const attempts: Array<[Promise<{ status: number; body: Record<string, unknown> }>, string]> = [
+          [t.req('patch', api(`/test-runs/${runId}`), f.tester.token).send({ status: 'in_progress', started_at: value }), 'started_at'],
+          [t.req('patch', api(`/test-runs/${runId}`), f.lead.token).send({ status: 'archived', archived_at: value }), 'archived_at'],
+          [t.req('patch', api(`/run-cases/rows/${rowId}`), f.tester.token).send({ status: 'in_progress', started_at: value }), 'started_at'],
+          [t.req('patch', api(`/run-cases/rows/${rowId}`), f.tester.token).send({ status: 'passed', finished_at: value }), 'finished_at'],
+          [t.req('post', api('/milestones'), f.tester.token).send({ project_id: f.projectId, name: t.unique('m '), completed_at: value }), 'completed_at'],
+          [t.req('patch', api(`/milestones/${milestone.body.id}`), f.tester.token).send({ completed_at: value }), 'completed_at'],
+          [key(value), 'expires_at'],
+        ];
+        for (const [attempt, field] of attempts) {
+          const res = await attempt;
+          const errors = expectProblem(res as never, 422, 'validation_error').errors as Record<string, string[]>;
+          expect([value, Object.keys(errors)]).toEqual([value, [field]]);
+          expect(errors[field][0]).toMatch(/ISO 8601 datetime/);
+        }
+      }
+      const run = await t.req('get', api(`/test-runs/${runId}`), f.viewer.token);
+      expect(run.body).toMatchObject({ status: 'not_started', started_at: null, archived_at: null });
+      const rows = await t.req('get', api(`/run-cases/${itemId}/rows`), f.viewer.token);
+      expect(rows.body.items).toEqual([expect.objectContaining({ id: rowId, status: 'untested', started_at: null, finished_at: null })]);
+      const keys = await t.req('get', api('/users/me/api-keys'), f.tester.token);
+      expect(keys.body.items).toEqual([]);
+    });
+
+    it('any offset is read as the instant it names; a datetime without one is UTC', async () => {
+      const { runId, rowId } = await runWithRow();
+      const started = await t.req('patch', api(`/test-runs/${runId}`), f.tester.token).send({ status: 'in_progress', started_at: '2026-01-01T12:00:00+0200' });
+      expect(started.status).toBe(200);
+      expect(started.body.started_at).toBe('2026-01-01T10:00:00.000Z');
+      const row = await t.req('patch', api(`/run-cases/rows/${rowId}`), f.tester.token).send({ status: 'passed', started_at: '2026-01-01T10:00:00', finished_at: '2026-01-01T05:00:30,5-05' });
+      expect(row.status).toBe(200);
+      expect(row.body).toMatchObject({ started_at: '2026-01-01T10:00:00.000Z', finished_at: '2026-01-01T10:00:30.500Z' });
+      const key = await t.req('post', api('/users/me/api-keys'), f.tester.token).send({ name: 'k', expires_at: '2030-05-01T12:00:00+02' });
+      expect(key.status).toBe(201);
+      expect(key.body.key.expires_at).toBe('2030-05-01T10:00:00.000Z');
+      // A date is accepted where api.md says so: the run list's created_from / created_to.
+      const list = await t.req('get', api(`/test-runs?project_id=${f.projectId}&created_from=2026-01-01&created_to=2999-12-31T23:59:59%2B01:00`), f.viewer.token);
+      expect(list.status).toBe(200);
+      const bad = await t.req('get', api(`/test-runs?project_id=${f.projectId}&created_from=2026-W01-1`), f.viewer.token);
+      expect(Object.keys(expectProblem(bad, 422, 'validation_error').errors as object)).toEqual(['query.created_from']);
+    });
+  });
+
   describe('operations endpoints', () => {
     it('/healthz and /readyz', async () => {
       expect((await t.req('get', '/healthz')).body).toEqual({ status: 'ok' });

@@ -15,6 +15,7 @@ import {
   UpdateMilestoneDto,
 } from './dto/milestone.dto';
 import type { MilestoneStatus } from './entities/milestone.entity';
+import { toInstant } from '../../common/validation/datetime';
 
 interface MilestoneRow {
   id: string;
@@ -103,7 +104,7 @@ export class MilestonesService {
     const status = dto.status ?? 'planned';
     const completedAt =
       dto.completed_at !== undefined && dto.completed_at !== null
-        ? new Date(dto.completed_at)
+        ? toInstant(dto.completed_at)
         : status === 'completed'
           ? new Date()
           : null;
@@ -164,7 +165,7 @@ export class MilestonesService {
     if (dto.owner_id !== undefined) set('owner_id', dto.owner_id);
     if (dto.release_label !== undefined) set('release_label', dto.release_label);
     if (dto.completed_at !== undefined) {
-      set('completed_at', dto.completed_at === null ? null : new Date(dto.completed_at));
+      set('completed_at', dto.completed_at === null ? null : toInstant(dto.completed_at));
     } else if (
       dto.status === 'completed' &&
       current.status !== 'completed' &&

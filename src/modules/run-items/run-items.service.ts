@@ -47,6 +47,7 @@ import {
   toRowDto,
   toRunCaseDto,
 } from './run-item.mapper';
+import { toInstant } from '../../common/validation/datetime';
 
 registerUniqueConstraints({
   uq_run_items_run_case: {
@@ -1094,5 +1095,5 @@ export class RunItemsService {
 }
 
 function toDate(value: string | null): Date | null {
-  return value === null ? null : new Date(value);
+  return value === null ? null : toInstant(value);
 }

@@ -28,6 +28,7 @@ import {
   TestRunRow,
   toTestRunDto,
 } from './test-run.mapper';
+import { isDateOnly, toInstant } from '../../common/validation/datetime';
 
 /** The environment revision captured on a run. */
 interface EnvironmentCapture {
@@ -58,15 +59,6 @@ const SORT_EXPRESSIONS: Record<RunSortKey, string> = {
   build: "lower(coalesce(r.build, ''))",
   environment: "lower(coalesce(r.environment_name, ''))",
 };
-
-const DATE_ONLY_RE = /^\d{4}-\d{2}-\d{2}$/;
-const HAS_OFFSET_RE = /(?:Z|[+-]\d{2}(?::?\d{2})?)$/i;
-
-/** A `created_from`/`created_to` value as an instant; a datetime without offset is UTC. */
-function parseInstant(value: string): Date {
-  if (DATE_ONLY_RE.test(value)) return new Date(`${value}T00:00:00.000Z`);
-  return new Date(HAS_OFFSET_RE.test(value) ? value : `${value}Z`);
-}
 
 /** Blank-after-trim ids count as absent. */
 function blankToNull(value: string | null | undefined): string | null {
@@ -111,14 +103,14 @@ export class TestRunsService {
       const p = add(likePattern(q.search));
       where.push(`(r.name ILIKE ${p} OR r.build ILIKE ${p} OR r.environment_name ILIKE ${p})`);
     }
-    if (q.created_from) where.push(`r.created_at >= ${add(parseInstant(q.created_from))}`);
+    if (q.created_from) where.push(`r.created_at >= ${add(toInstant(q.created_from))}`);
     if (q.created_to) {
-      if (DATE_ONLY_RE.test(q.created_to)) {
-        const end = parseInstant(q.created_to);
+      if (isDateOnly(q.created_to)) {
+        const end = toInstant(q.created_to);
         end.setUTCDate(end.getUTCDate() + 1);
         where.push(`r.created_at < ${add(end)}`);
       } else {
-        where.push(`r.created_at <= ${add(parseInstant(q.created_to))}`);
+        where.push(`r.created_at <= ${add(toInstant(q.created_to))}`);
       }
     }
     const dir = (q.sort_order ?? 'desc') === 'asc' ? 'ASC' : 'DESC';
@@ -272,9 +264,9 @@ export class TestRunsService {
   ): Promise<TestRunDto> {
     const to = dto.status ?? null;
     const explicit: Partial<Record<RunTimestampField, Date | null>> = {
-      started_at: dto.started_at ? new Date(dto.started_at) : null,
-      completed_at: dto.completed_at ? new Date(dto.completed_at) : null,
-      archived_at: dto.archived_at ? new Date(dto.archived_at) : null,
+      started_at: dto.started_at ? toInstant(dto.started_at) : null,
+      completed_at: dto.completed_at ? toInstant(dto.completed_at) : null,
+      archived_at: dto.archived_at ? toInstant(dto.archived_at) : null,
     };
     const shape = checkRunTimestampFields(to, explicit);
     if (shape) throw new AppException(shape.code, shape.detail, shape.errors);

@@ -26,6 +26,7 @@ import {
 } from './dto/user.dto';
 import { ApiKeyEntity } from './entities/api-key.entity';
 import { UserEntity } from './entities/user.entity';
+import { toInstant } from '../../common/validation/datetime';
 
 @Injectable()
 export class UsersService {
@@ -204,7 +205,7 @@ export class UsersService {
   async createApiKey(caller: AuthenticatedUser, dto: CreateApiKeyDto): Promise<CreatedApiKeyDto> {
     let expiresAt: Date | null = null;
     if (dto.expires_at) {
-      expiresAt = new Date(dto.expires_at);
+      expiresAt = toInstant(dto.expires_at);
       if (expiresAt.getTime() <= Date.now()) {
         throw AppException.validation({ expires_at: ['expires_at must be in the future'] });
       }

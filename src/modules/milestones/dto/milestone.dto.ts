@@ -12,6 +12,7 @@ import {
 import { PageQueryDto } from '../../../common/pagination/page';
 import { Nullable, OptionalNotNull, QueryArray } from '../../../common/validation/decorators';
 import type { MilestoneStatus } from '../entities/milestone.entity';
+import { IsDateTime } from '../../../common/validation/datetime';
 
 export const MILESTONE_STATUSES = ['planned', 'active', 'completed', 'archived'] as const;
 
@@ -76,7 +77,7 @@ export class CreateMilestoneDto {
 
   @ApiPropertyOptional({ nullable: true, type: String, format: 'date-time' })
   @Nullable()
-  @IsISO8601({ strict: true })
+  @IsDateTime()
   completed_at?: string | null;
 
   @ApiPropertyOptional({ nullable: true, type: String, format: 'uuid' })
@@ -124,7 +125,7 @@ export class UpdateMilestoneDto {
 
   @ApiPropertyOptional({ nullable: true, type: String, format: 'date-time' })
   @Nullable()
-  @IsISO8601({ strict: true })
+  @IsDateTime()
   completed_at?: string | null;
 
   @ApiPropertyOptional({ nullable: true, type: String, format: 'uuid' })

@@ -6,7 +6,6 @@ import {
   IsBoolean,
   IsIn,
   IsInt,
-  IsISO8601,
   IsOptional,
   IsString,
   IsUUID,
@@ -29,6 +28,7 @@ import {
 } from '../../../common/validation/decorators';
 import { RUN_STATUSES, RunStatus } from '../../test-runs/run-status';
 import { RUN_ITEM_STATUSES, RunItemStatus } from '../roll-up';
+import { IsDateTime } from '../../../common/validation/datetime';
 
 /** PostgreSQL text cannot hold NUL characters: a query value with one is a 422, never a 500. */
 const NO_NUL = /^[^\u0000]*$/;
@@ -407,7 +407,7 @@ export class UpdateRowDto {
 
   @ApiPropertyOptional({ nullable: true, type: String, format: 'date-time' })
   @Nullable()
-  @IsISO8601({ strict: true })
+  @IsDateTime()
   started_at?: string | null;
 
   @ApiPropertyOptional({
@@ -417,7 +417,7 @@ export class UpdateRowDto {
     description: 'Defaults to now when a final status is set without it; not before started_at',
   })
   @Nullable()
-  @IsISO8601({ strict: true })
+  @IsDateTime()
   finished_at?: string | null;
 
   @ApiPropertyOptional({ nullable: true, type: Number, minimum: 0 })

@@ -3,7 +3,6 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import {
   IsIn,
   IsInt,
-  IsISO8601,
   IsNotEmpty,
   IsOptional,
   IsString,
@@ -17,6 +16,7 @@ import { PageQueryDto, SORT_ORDERS, SortOrder } from '../../../common/pagination
 import { Nullable, OptionalNotNull, QueryArray } from '../../../common/validation/decorators';
 import { RUN_ITEM_STATUSES, RunItemStatus } from '../../run-items/roll-up';
 import { RUN_STATUSES, RunStatus } from '../run-status';
+import { IsDateOrDateTime, IsDateTime } from '../../../common/validation/datetime';
 
 /** PostgreSQL text cannot hold NUL characters: a query value with one is a 422, never a 500. */
 const NO_NUL = /^[^\u0000]*$/;
@@ -24,10 +24,6 @@ const NO_NUL_MESSAGE = '$property must not contain NUL characters';
 
 /** Largest `planned_item_count` (the column is a PostgreSQL integer). */
 export const MAX_PLANNED_ITEM_COUNT = 2_147_483_647;
-
-/** A date (`YYYY-MM-DD`) or an ISO 8601 datetime (offset optional; none means UTC). */
-export const DATE_OR_DATETIME_RE =
-  /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}(?::?\d{2})?)?)?$/i;
 
 export class RunSummaryDto {
   @ApiProperty({ description: 'All run items, untested included', example: 4 }) total: number;
@@ -356,7 +352,7 @@ export class UpdateTestRunDto {
     description: 'Only with status=in_progress; default now',
   })
   @Nullable()
-  @IsISO8601({ strict: true })
+  @IsDateTime()
   started_at?: string | null;
 
   @ApiPropertyOptional({
@@ -366,7 +362,7 @@ export class UpdateTestRunDto {
     description: 'Only with status=completed; default now; not before started_at',
   })
   @Nullable()
-  @IsISO8601({ strict: true })
+  @IsDateTime()
   completed_at?: string | null;
 
   @ApiPropertyOptional({
@@ -376,7 +372,7 @@ export class UpdateTestRunDto {
     description: 'Only with status=archived; default now; not before completed_at',
   })
   @Nullable()
-  @IsISO8601({ strict: true })
+  @IsDateTime()
   archived_at?: string | null;
 
   @ApiPropertyOptional({
@@ -443,8 +439,7 @@ export class ListTestRunsQueryDto extends PageQueryDto {
     example: '2026-05-01',
   })
   @IsOptional()
-  @Matches(DATE_OR_DATETIME_RE, { message: '$property must be a date or an ISO 8601 datetime' })
-  @IsISO8601({ strict: true }, { message: '$property must be a date or an ISO 8601 datetime' })
+  @IsDateOrDateTime()
   created_from?: string;
 
   @ApiPropertyOptional({
@@ -453,8 +448,7 @@ export class ListTestRunsQueryDto extends PageQueryDto {
     example: '2026-05-31',
   })
   @IsOptional()
-  @Matches(DATE_OR_DATETIME_RE, { message: '$property must be a date or an ISO 8601 datetime' })
-  @IsISO8601({ strict: true }, { message: '$property must be a date or an ISO 8601 datetime' })
+  @IsDateOrDateTime()
   created_to?: string;
 
   @ApiPropertyOptional({ enum: RUN_SORT_KEYS, default: 'created_at' })

@@ -3,7 +3,6 @@ import {
   IsBoolean,
   IsEmail,
   IsIn,
-  IsISO8601,
   IsNotEmpty,
   IsOptional,
   IsString,
@@ -15,6 +14,7 @@ import { MaxChars, Nullable, OptionalNotNull } from '../../../common/validation/
 import { NoTrim } from '../../../common/validation/validate';
 import { UserEntity } from '../entities/user.entity';
 import { ApiKeyEntity } from '../entities/api-key.entity';
+import { IsDateTime } from '../../../common/validation/datetime';
 
 /** Any printable text without line breaks, tabs or other control characters. */
 const USERNAME_RE = /^[^\p{Cc}\p{Cf}\p{Zl}\p{Zp}]+$/u;
@@ -210,7 +210,7 @@ export class CreateApiKeyDto {
     description: 'Must be in the future; null or absent: never expires',
   })
   @Nullable()
-  @IsISO8601({ strict: true })
+  @IsDateTime()
   expires_at?: string | null;
 }
 
