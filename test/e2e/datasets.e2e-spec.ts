@@ -114,6 +114,23 @@ describe('datasets with revisions (CONTRACT §10)', () => {
         'dataset_not_found',
       );
     });
+    it('POST /datasets/bulk needs lead (project from the body)', async () => {
+      const d = await createDataset();
+      const ok = await expectRoleMatrix(t, f, {
+        method: 'post',
+        url: `${API}/datasets/bulk`,
+        body: () => ({ project_id: f.projectId, dataset_ids: [d.id], action: 'delete' }),
+        minRole: 'lead',
+        okStatus: 200,
+        notFoundCode: 'project_not_found',
+      });
+      expect(ok.body).toEqual({ affected_count: 1 });
+      expectProblem(
+        await t.req('get', `${API}/datasets/${d.id}`, f.lead.token),
+        404,
+        'dataset_not_found',
+      );
+    });
     it('GET /datasets/{id}/revisions needs viewer', async () => {
       const d = await createDataset();
       await expectRoleMatrix(t, f, {
@@ -585,5 +602,188 @@ describe('datasets with revisions (CONTRACT §10)', () => {
       f.viewer.token,
     );
     expect(bindings.body.items).toEqual([]);
+  });
+
+  describe('bulk delete (POST /datasets/bulk)', () => {
+    const bulk = (body: Record<string, unknown>, token = f.lead.token) =>
+      t.req('post', `${API}/datasets/bulk`, token).send(body);
+    const exists = async (id: string) => {
+      const res = await t.req('get', `${API}/datasets/${id}`, f.lead.token);
+      if (res.status === 200) return true;
+      expectProblem(res, 404, 'dataset_not_found');
+      return false;
+    };
+    const bindTo = async (datasetIds: string[]) => {
+      const tc = await t
+        .req('post', `${API}/test-cases`, f.tester.token)
+        .send({ project_id: f.projectId, title: t.unique('bulk case ') });
+      expect(tc.status).toBe(201);
+      for (const [i, id] of datasetIds.entries()) {
+        await t
+          .req('post', `${API}/test-cases/${tc.body.id}/dataset-bindings`, f.tester.token)
+          .send({ dataset_id: id, dataset_alias: `d${i}` })
+          .expect(201);
+      }
+      return tc.body.id as string;
+    };
+    const boundDatasets = async (caseId: string) => {
+      const res = await t.req(
+        'get',
+        `${API}/test-cases/${caseId}/dataset-bindings`,
+        f.viewer.token,
+      );
+      expect(res.status).toBe(200);
+      return res.body.items.map((b: { dataset_id: string }) => b.dataset_id) as string[];
+    };
+    const revisionCount = async (ids: string[]) =>
+      (
+        await t.db.query(
+          `SELECT count(*)::int AS n FROM dataset_revisions WHERE dataset_id = ANY($1::uuid[])`,
+          [ids],
+        )
+      )[0].n as number;
+
+    it('deletes every listed dataset with its revisions and bindings; others stay', async () => {
+      const [a, b, keep] = await Promise.all([createDataset(), createDataset(), createDataset()]);
+      expect((await patch(a.id, { rows: [{ row_key: 'r2' }] })).body.current_revision_number).toBe(
+        2,
+      );
+      const caseId = await bindTo([a.id, b.id, keep.id]);
+      expect(await revisionCount([a.id, b.id])).toBe(3);
+
+      const res = await bulk({
+        project_id: f.projectId,
+        dataset_ids: [a.id, b.id],
+        action: 'delete',
+      });
+      expect(res.status).toBe(200);
+      expect(res.body).toEqual({ affected_count: 2 });
+
+      expect(await exists(a.id)).toBe(false);
+      expect(await exists(b.id)).toBe(false);
+      expect(await exists(keep.id)).toBe(true);
+      expectProblem(
+        await t.req('get', `${API}/datasets/${a.id}/revisions`, f.viewer.token),
+        404,
+        'dataset_not_found',
+      );
+      expect(await revisionCount([a.id, b.id])).toBe(0);
+      expect(await revisionCount([keep.id])).toBe(1);
+      expect(await boundDatasets(caseId)).toEqual([keep.id]);
+    });
+
+    it('uses the same number of statements for 2 ids as for 8 (no per-id round trips)', async () => {
+      const two = await Promise.all(Array.from({ length: 2 }, () => createDataset()));
+      const eight = await Promise.all(Array.from({ length: 8 }, () => createDataset()));
+      const run = (ds: Array<{ id: string }>) =>
+        statementsDuring(() =>
+          bulk({ project_id: f.projectId, dataset_ids: ds.map((d) => d.id), action: 'delete' }),
+        );
+      const small = await run(two);
+      const large = await run(eight);
+      expect(small.result.body).toEqual({ affected_count: 2 });
+      expect(large.result.body).toEqual({ affected_count: 8 });
+      expect(large.statements.length).toBe(small.statements.length);
+    });
+
+    it('duplicate ids, in any letter case, count once', async () => {
+      const [a, b] = await Promise.all([createDataset(), createDataset()]);
+      const res = await bulk({
+        project_id: f.projectId,
+        dataset_ids: [a.id, a.id, a.id.toUpperCase(), b.id, ` ${b.id.toUpperCase()} `],
+        action: 'delete',
+      });
+      expect(res.status).toBe(200);
+      expect(res.body).toEqual({ affected_count: 2 });
+      expect(await exists(a.id)).toBe(false);
+      expect(await exists(b.id)).toBe(false);
+    });
+
+    it('any unknown id (a non-uuid one included) is 404 dataset_not_found, its detail listing them; nothing is deleted', async () => {
+      const a = await createDataset();
+      const caseId = await bindTo([a.id]);
+      const missing = randomUUID();
+      const res = await bulk({
+        project_id: f.projectId,
+        dataset_ids: [a.id, missing, 'not-a-uuid', missing.toUpperCase()],
+        action: 'delete',
+      });
+      // A 404 carries no `errors` (CONTRACT §3): the detail lists the unknown ids.
+      const listed = String(expectProblem(res, 404, 'dataset_not_found').detail);
+      expect(listed).toContain(missing);
+      expect(listed).toContain('not-a-uuid');
+      expect(listed).not.toContain(a.id);
+      expect(await exists(a.id)).toBe(true);
+      expect(await revisionCount([a.id])).toBe(1);
+      expect(await boundDatasets(caseId)).toEqual([a.id]);
+      // Unknown ids are reported before datasets of another project.
+      const foreign = await createDataset({}, other);
+      expectProblem(
+        await bulk({
+          project_id: f.projectId,
+          dataset_ids: [foreign.id, missing],
+          action: 'delete',
+        }),
+        404,
+        'dataset_not_found',
+      );
+    });
+
+    it('a dataset of another project is 422 dataset_project_mismatch listing it; nothing is deleted', async () => {
+      const [mine, foreign] = await Promise.all([createDataset(), createDataset({}, other)]);
+      const res = await bulk({
+        project_id: f.projectId,
+        dataset_ids: [mine.id, foreign.id],
+        action: 'delete',
+      });
+      const body = expectProblem(res, 422, 'dataset_project_mismatch');
+      const listed = (body.errors as Record<string, string[]>).dataset_ids.join(' ');
+      expect(listed).toContain(foreign.id);
+      expect(listed).not.toContain(mine.id);
+      expect(await exists(mine.id)).toBe(true);
+      const theirs = await t.req('get', `${API}/datasets/${foreign.id}`, other.viewer.token);
+      expect(theirs.status).toBe(200);
+      expect(await revisionCount([mine.id, foreign.id])).toBe(2);
+    });
+
+    it('the request shape is checked first: bad action, empty or oversized list, unknown or missing fields → 422', async () => {
+      const d = await createDataset();
+      const base = { project_id: f.projectId, dataset_ids: [d.id], action: 'delete' };
+      const cases: Array<[Record<string, unknown>, string]> = [
+        [{ ...base, action: 'archive' }, 'action'],
+        [{ ...base, action: null }, 'action'],
+        [{ project_id: f.projectId, dataset_ids: [d.id] }, 'action'],
+        [{ ...base, dataset_ids: [] }, 'dataset_ids'],
+        [{ ...base, dataset_ids: d.id }, 'dataset_ids'],
+        [{ ...base, dataset_ids: [d.id, 7] }, 'dataset_ids'],
+        [{ ...base, dataset_ids: Array.from({ length: 1001 }, () => d.id) }, 'dataset_ids'],
+        [{ ...base, dataset_ids: ['x'.repeat(101)] }, 'dataset_ids'],
+        [{ project_id: f.projectId, action: 'delete' }, 'dataset_ids'],
+        [{ ...base, force: true }, 'force'],
+        [{ ...base, project_id: 'nope' }, 'project_id'],
+      ];
+      for (const [body, key] of cases) {
+        const res = await bulk(body);
+        const problem = expectProblem(res, 422, 'validation_error');
+        expect(Object.keys(problem.errors as object).some((k) => k.split('.')[0] === key)).toBe(
+          true,
+        );
+      }
+      // Before the project (non-member) and the role (tester) checks.
+      expectProblem(
+        await bulk({ ...base, action: 'archive' }, f.outsider.token),
+        422,
+        'validation_error',
+      );
+      expectProblem(
+        await bulk({ ...base, action: 'archive' }, f.tester.token),
+        422,
+        'validation_error',
+      );
+      expect(await exists(d.id)).toBe(true);
+      // 1,000 ids are accepted.
+      const ok = await bulk({ ...base, dataset_ids: Array.from({ length: 1000 }, () => d.id) });
+      expect(ok.body).toEqual({ affected_count: 1 });
+    });
   });
 });

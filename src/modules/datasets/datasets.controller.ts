@@ -14,10 +14,14 @@ import { DATASETS } from './datasets.resource';
 import { DatasetsService } from './datasets.service';
 import {
   CreateDatasetDto,
+  DatasetBulkDto,
+  DatasetBulkResultDto,
   DatasetDto,
+  DATASET_ID_MAX_LENGTH,
   DatasetRevisionDto,
   ListDatasetsQueryDto,
   ListRevisionsQueryDto,
+  MAX_BULK_DATASETS,
   UpdateDatasetDto,
 } from './dto/dataset.dto';
 
@@ -64,6 +68,32 @@ export class DatasetsController {
     @Body() dto: CreateDatasetDto,
   ): Promise<DatasetDto> {
     return this.datasets.create(access, user, dto);
+  }
+
+  @Post('bulk')
+  @Endpoint({
+    summary: 'Delete many datasets of a project at once',
+    description:
+      '`action` is `delete` (the only action; anything else is 422 `validation_error`). `dataset_ids` ' +
+      `holds 1 to ${MAX_BULK_DATASETS} entries (duplicates count toward the limit), each a string of at most ` +
+      `${DATASET_ID_MAX_LENGTH} characters; anything else is 422 \`validation_error\`. Ids are compared ` +
+      'case-insensitively and duplicates count once. ' +
+      'All or nothing, in this order: any id that is not a dataset (an id that is not a uuid is simply ' +
+      'unknown) → 404 `dataset_not_found`, its `detail` listing the unknown ids; any dataset ' +
+      'of another project → 422 `dataset_project_mismatch` with `errors.dataset_ids` listing them; ' +
+      'otherwise every dataset is deleted exactly as by `DELETE /datasets/{id}` (revisions and bindings ' +
+      'go with it; run rows keep their snapshots). `affected_count` is the number of distinct datasets ' +
+      'deleted. The project is the body’s `project_id` (non-members get 404 `project_not_found`).',
+    minRole: 'lead',
+    project: fromBody(),
+    response: DatasetBulkResultDto,
+    problems: ['dataset_not_found', 'dataset_project_mismatch'],
+  })
+  bulk(
+    @CurrentAccess() access: ProjectAccess,
+    @Body() dto: DatasetBulkDto,
+  ): Promise<DatasetBulkResultDto> {
+    return this.datasets.bulk(access, dto);
   }
 
   @Get(':id')

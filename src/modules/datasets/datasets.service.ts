@@ -6,10 +6,12 @@ import { AppException } from '../../common/errors/app-exception';
 import { registerUniqueConstraints } from '../../common/errors/error-codes';
 import { likePattern, offsetOf, Page, pageOf } from '../../common/pagination/page';
 import { Db } from '../../common/persistence/db.service';
-import { uuidv7 } from '../../common/persistence/ids';
+import { isUuid, uuidv7 } from '../../common/persistence/ids';
 import { normalizeColumns, normalizeRows, sameTable, validateTable } from './dataset-table';
 import {
   CreateDatasetDto,
+  DatasetBulkDto,
+  DatasetBulkResultDto,
   DatasetColumnDto,
   DatasetDto,
   DatasetRevisionDto,
@@ -259,6 +261,57 @@ export class DatasetsService {
   /** Hard delete: revisions and bindings go with it (run rows keep their snapshots). */
   async remove(id: string): Promise<void> {
     await this.db.query(`DELETE FROM datasets WHERE id = $1`, [id]);
+  }
+
+  /**
+   * `POST /datasets/bulk` (role and project checked by the guard). Every id must name a dataset
+   * (404 `dataset_not_found`, the detail listing the unknown ids) of the body's project (422
+   * `dataset_project_mismatch`); then all of them are deleted like `DELETE /datasets/{id}`
+   * (revisions and bindings cascade). Two statements whatever the number of ids; the rows are
+   * locked first, so a dataset deleted concurrently is reported unknown instead of miscounted.
+   */
+  async bulk(access: ProjectAccess, dto: DatasetBulkDto): Promise<DatasetBulkResultDto> {
+    // Uuids are case-insensitive: compare them lower-cased. Anything else cannot be an id and is
+    // simply unknown (never sent to PostgreSQL, whose uuid cast would refuse it).
+    const requested = new Map<string, string>(); // canonical id → first spelling sent
+    for (const raw of dto.dataset_ids) {
+      const key = isUuid(raw) ? raw.toLowerCase() : raw;
+      if (!requested.has(key)) requested.set(key, raw);
+    }
+    const uuids = [...requested.keys()].filter(isUuid);
+    const found =
+      uuids.length > 0
+        ? await this.db.query<{ id: string; project_id: string }>(
+            `SELECT id, project_id FROM datasets WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE`,
+            [uuids],
+          )
+        : [];
+    const projectOf = new Map(found.map((r) => [r.id, r.project_id]));
+    const unknown = [...requested].filter(([key]) => !projectOf.has(key)).map(([, raw]) => raw);
+    if (unknown.length > 0) {
+      // A 404 has no `errors` (CONTRACT §3: only validation failures do), so the detail lists them.
+      throw new AppException(
+        'dataset_not_found',
+        `${unknown.length === 1 ? 'Dataset' : 'Datasets'} not found: ${unknown.join(', ')}`,
+      );
+    }
+    const foreign = [...requested]
+      .filter(([key]) => projectOf.get(key) !== access.projectId)
+      .map(([, raw]) => raw);
+    if (foreign.length > 0) {
+      throw new AppException(
+        'dataset_project_mismatch',
+        'Some datasets belong to another project',
+        { dataset_ids: [`not datasets of this project: ${foreign.join(', ')}`] },
+      );
+    }
+    if (dto.action === 'delete') {
+      await this.db.query(`DELETE FROM datasets WHERE project_id = $1 AND id = ANY($2::uuid[])`, [
+        access.projectId,
+        [...projectOf.keys()],
+      ]);
+    }
+    return { affected_count: projectOf.size };
   }
 
   async revisions(id: string, q: ListRevisionsQueryDto): Promise<Page<DatasetRevisionDto>> {

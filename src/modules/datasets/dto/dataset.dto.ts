@@ -2,6 +2,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import {
   ArrayMaxSize,
+  ArrayNotEmpty,
   IsArray,
   IsBoolean,
   IsIn,
@@ -32,6 +33,12 @@ export type DatasetSortField = (typeof DATASET_SORT_FIELDS)[number];
 export const MAX_DATASET_ROWS = 10000;
 /** Most columns one revision may hold. */
 export const MAX_DATASET_COLUMNS = 200;
+/** Most ids one `POST /datasets/bulk` may name (duplicates included). */
+export const MAX_BULK_DATASETS = 1000;
+/** Longest dataset id accepted in a bulk body (ids are opaque: anything else is simply unknown). */
+export const DATASET_ID_MAX_LENGTH = 100;
+export const DATASET_BULK_ACTIONS = ['delete'] as const;
+export type DatasetBulkAction = (typeof DATASET_BULK_ACTIONS)[number];
 
 export class DatasetColumnInputDto {
   @ApiProperty({ maxLength: 128, example: 'username' })
@@ -245,6 +252,36 @@ export class UpdateDatasetDto {
   @IsString()
   @MaxLength(2000)
   change_summary?: string | null;
+}
+
+export class DatasetBulkDto {
+  @ApiProperty({ format: 'uuid' })
+  @IsUUID()
+  project_id: string;
+
+  @ApiProperty({
+    type: [String],
+    minItems: 1,
+    maxItems: MAX_BULK_DATASETS,
+    description:
+      'Datasets of the project. Ids are compared case-insensitively; duplicates count once. ' +
+      'An id that is not a dataset (including one that is not a uuid) is unknown.',
+  })
+  @IsArray()
+  @ArrayNotEmpty()
+  @ArrayMaxSize(MAX_BULK_DATASETS)
+  @IsString({ each: true })
+  @MaxLength(DATASET_ID_MAX_LENGTH, { each: true })
+  dataset_ids: string[];
+
+  @ApiProperty({ enum: DATASET_BULK_ACTIONS, description: 'Only `delete` for now' })
+  @IsIn(DATASET_BULK_ACTIONS)
+  action: DatasetBulkAction;
+}
+
+export class DatasetBulkResultDto {
+  @ApiProperty({ description: 'Distinct datasets the action applied to', example: 2 })
+  affected_count: number;
 }
 
 export class DatasetColumnDto {
