@@ -309,7 +309,8 @@ describe('datasets with revisions (CONTRACT §10)', () => {
     const dup = await t
       .req('post', `${API}/datasets`, f.tester.token)
       .send({ project_id: f.projectId, name: '  Unique Name ' });
-    expect(expectProblem(dup, 409, 'dataset_already_exists').errors).toHaveProperty('name');
+    // A conflict carries no `errors` (CONTRACT §3: only validation failures do).
+    expect(expectProblem(dup, 409, 'dataset_already_exists')).not.toHaveProperty('errors');
     await createDataset({ name: 'Unique Name' }, other);
     // Reference §4.1: the (project_id, name) uniqueness is exact, so names differing in case coexist.
     const lower = await createDataset({ name: 'unique name' });

@@ -160,6 +160,8 @@ export function expectProblem(res: Response, status: number, code: string): Reco
   expect(typeof res.body.detail).toBe('string');
   expect(typeof res.body.instance).toBe('string');
   expect(res.body.request_id).toBe(res.headers['x-request-id']);
+  // CONTRACT §3: `errors` only on validation failures (the 422s).
+  if (status !== 422) expect(res.body).not.toHaveProperty('errors');
   return res.body as Record<string, unknown>;
 }
 

@@ -75,7 +75,9 @@ export class ProblemFilter implements ExceptionFilter {
         code,
         request_id: req.requestId ?? '',
       };
-      if (errors && Object.keys(errors).length > 0) body.errors = errors;
+      // CONTRACT §3: `errors` only on validation failures, which are the 422s. A conflict (409) or a
+      // missing resource (404) names what is wrong in its detail.
+      if (errors && Object.keys(errors).length > 0 && entry.status === 422) body.errors = errors;
       if (entry.status === 401) headers['WWW-Authenticate'] = 'Bearer';
       return { status: entry.status, body, headers };
     };
