@@ -371,6 +371,25 @@ describe('test plans (CONTRACT §7; reference runs-imports-plans.md §6)', () =>
       case_ids: [covered.id],
     });
     expect(manual.body.generation_config.component_ids).toEqual([]);
+    // Back to product_generated: a manual plan has no config to reuse, so the body needs one.
+    const noConfig = await t
+      .req('patch', `${API}/test-plans/${p.id}`, f.tester.token)
+      .send({ generation_source: 'product_generated', case_ids: [other1.id] });
+    expect(expectProblem(noConfig, 422, 'validation_error').errors).toHaveProperty(
+      'generation_config',
+    );
+    const unchanged = await t.req('get', `${API}/test-plans/${p.id}`, f.viewer.token);
+    expect(unchanged.body).toMatchObject({ generation_source: 'manual', case_ids: [covered.id] });
+    const regenerated = await t
+      .req('patch', `${API}/test-plans/${p.id}`, f.tester.token)
+      .send({
+        generation_source: 'product_generated',
+        generation_config: { component_ids: [compId] },
+      });
+    expect(regenerated.body).toMatchObject({
+      generation_source: 'product_generated',
+      case_ids: [covered.id],
+    });
   });
 
   it('lists with search, tag, milestone and generation_source filters', async () => {

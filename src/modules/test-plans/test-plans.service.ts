@@ -191,10 +191,11 @@ export class TestPlansService {
       dto.generation_source !== undefined || dto.generation_config !== undefined;
     const scope = await this.resolveScope(projectId, {
       source,
+      // A manual plan stores `{}`: switching it to product_generated needs a config in the body.
       config:
         dto.generation_config !== undefined
           ? dto.generation_config
-          : sourceOrConfigChanged
+          : sourceOrConfigChanged && plan.generation_source === 'product_generated'
             ? plan.generation_config
             : undefined,
       suiteIds: dto.suite_ids,
