@@ -538,6 +538,19 @@ describe('test runs', () => {
       expect(admin.body.assignee).toBe(t.adminId);
       const cleared = await patchRun(run.id, { assignee: null });
       expect(cleared.body.assignee).toBeNull();
+      // A deactivated member has no access any more, nor a deactivated administrator.
+      const [member, admin2] = [await t.createUser(), await t.createUser({ isAdmin: true })];
+      await t.addMember(f.projectId, member.id, 'tester', f.lead.token);
+      expect((await patchRun(run.id, { assignee: member.id })).status).toBe(200);
+      expect((await patchRun(run.id, { assignee: admin2.id })).status).toBe(200);
+      expect((await patchRun(run.id, { assignee: null })).status).toBe(200);
+      for (const u of [member, admin2]) {
+        const off = await t
+          .req('patch', `/api/v1/users/${u.id}`, t.adminToken)
+          .send({ is_active: false });
+        expect(off.status).toBe(200);
+        expectProblem(await patchRun(run.id, { assignee: u.id }), 422, 'invalid_assignee');
+      }
     });
 
     it('a refused reference changes nothing, whatever else the PATCH carries', async () => {

@@ -53,11 +53,16 @@ export class AccessService {
     }
   }
 
-  /** True when `userId` may see the project (member, or an administrator). */
+  /**
+   * True when `userId` may see the project: an active user who is a member or an administrator. A
+   * deactivated user has no access to anything (it cannot sign in, its tokens and keys are revoked).
+   */
   async canAccess(userId: string, projectId: string): Promise<boolean> {
     const rows = await this.db.query<{ ok: boolean }>(
-      `SELECT EXISTS (SELECT 1 FROM project_members WHERE project_id = $1 AND user_id = $2)
-           OR EXISTS (SELECT 1 FROM users WHERE id = $2 AND is_admin AND is_active) AS ok`,
+      `SELECT EXISTS (SELECT 1 FROM users u
+                       WHERE u.id = $2 AND u.is_active
+                         AND (u.is_admin OR EXISTS (SELECT 1 FROM project_members m
+                                                     WHERE m.project_id = $1 AND m.user_id = u.id))) AS ok`,
       [projectId, userId],
     );
     return rows[0]?.ok === true;
