@@ -388,6 +388,12 @@ describe('dataset bindings (api.md §2.7, §4.5; CONTRACT §10)', () => {
       409,
       'dataset_already_bound',
     );
+    // Uuids are case-insensitive: the same dataset spelled in capitals is still bound already.
+    expectProblem(
+      await bind(c.id, { dataset_id: d1.id.toUpperCase(), dataset_alias: 'other' }),
+      409,
+      'dataset_already_bound',
+    );
     expectProblem(
       await bind(c.id, { dataset_id: d2.id, dataset_alias: 'one' }),
       409,

@@ -98,9 +98,11 @@ export class BindingsService {
     testCaseId: string,
     dto: CreateDatasetBindingDto,
   ): Promise<DatasetBindingDto> {
+    // Uuids are case-insensitive; the stored spelling is lower-case (compared below in JavaScript).
+    const datasetId = dto.dataset_id.toLowerCase();
     const datasets = await this.db.query<{ project_id: string; current_revision_number: number }>(
       `SELECT project_id, current_revision_number FROM datasets WHERE id = $1 FOR KEY SHARE`,
-      [dto.dataset_id],
+      [datasetId],
     );
     const dataset = datasets[0];
     if (!dataset) {
@@ -117,15 +119,15 @@ export class BindingsService {
     const taken = await this.db.query<{ dataset_id: string; dataset_alias: string }>(
       `SELECT dataset_id, dataset_alias FROM test_case_dataset_bindings
         WHERE test_case_id = $1 AND (dataset_id = $2 OR dataset_alias = $3)`,
-      [testCaseId, dto.dataset_id, dto.dataset_alias],
+      [testCaseId, datasetId, dto.dataset_alias],
     );
-    if (taken.some((b) => b.dataset_id === dto.dataset_id)) throw conflict('dataset_already_bound');
+    if (taken.some((b) => b.dataset_id === datasetId)) throw conflict('dataset_already_bound');
     if (taken.length > 0) throw conflict('dataset_alias_already_exists');
     const state = resolveOrThrow(
       { dataset_alias: dto.dataset_alias, ...NEW_BINDING_DEFAULTS },
       dto,
     );
-    await this.assertResolvable(dto.dataset_id, dataset.current_revision_number, state);
+    await this.assertResolvable(datasetId, dataset.current_revision_number, state);
     const id = uuidv7();
     await this.db.query(
       `INSERT INTO test_case_dataset_bindings (id, project_id, test_case_id, dataset_id, dataset_alias, mode,
@@ -135,7 +137,7 @@ export class BindingsService {
         id,
         access.projectId,
         testCaseId,
-        dto.dataset_id,
+        datasetId,
         state.dataset_alias,
         state.mode,
         state.pinned_revision_number,
