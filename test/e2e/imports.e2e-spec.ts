@@ -1,7 +1,6 @@
-import { readFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
+import { fixture, importHelpers } from '../support/import-fixture';
 import {
   createTestApp,
   expectProblem,
@@ -10,9 +9,6 @@ import {
   TestApp,
 } from '../support/test-app';
 import { APPLY_BATCH } from '../../src/modules/imports/imports.service';
-
-const FIXTURES = join(__dirname, '..', 'fixtures', 'junit');
-const fixture = (name: string): Buffer => readFileSync(join(FIXTURES, name));
 
 interface Summary {
   total_cases: number;
@@ -29,6 +25,9 @@ interface Summary {
 describe('JUnit import (CONTRACT §6)', () => {
   let t: TestApp;
   let f: RoleFixture;
+  const { newProject, createRun, createCase, addToRun, snapshot, rowsOfRun } = importHelpers(
+    () => ({ t, f }),
+  );
 
   beforeAll(async () => {
     t = await createTestApp();
@@ -37,36 +36,6 @@ describe('JUnit import (CONTRACT §6)', () => {
   afterAll(async () => {
     await t.close();
   });
-
-  async function newProject(): Promise<string> {
-    const projectId = await t.createProject(f.lead.token);
-    await t.addMember(projectId, f.tester.id, 'tester', f.lead.token);
-    await t.addMember(projectId, f.viewer.id, 'viewer', f.lead.token);
-    return projectId;
-  }
-
-  async function createRun(projectId: string, name = t.unique('Run ')): Promise<string> {
-    const res = await t
-      .req('post', '/api/v1/test-runs', f.tester.token)
-      .send({ project_id: projectId, name });
-    expect(res.status).toBe(201);
-    return res.body.id as string;
-  }
-
-  async function createCase(projectId: string, body: Record<string, unknown>): Promise<string> {
-    const res = await t
-      .req('post', '/api/v1/test-cases', f.tester.token)
-      .send({ project_id: projectId, ...body });
-    expect(res.status).toBe(201);
-    return res.body.id as string;
-  }
-
-  async function addToRun(runId: string, caseIds: string[]): Promise<void> {
-    const res = await t
-      .req('post', '/api/v1/run-cases/bulk', f.tester.token)
-      .send({ test_run_id: runId, test_case_ids: caseIds });
-    expect(res.status).toBe(201);
-  }
 
   async function setRunStatus(
     runId: string,
@@ -100,38 +69,6 @@ describe('JUnit import (CONTRACT §6)', () => {
       await t.db.query(`DROP TRIGGER fail_junit_import ON junit_imports`);
       await t.db.query(`DROP FUNCTION fail_junit_import()`);
     }
-  }
-
-  /** Everything an import may write in a project, plus the state of one run. */
-  async function snapshot(projectId: string, runId: string): Promise<Record<string, unknown>> {
-    const rows = await t.db.query(
-      `SELECT (SELECT count(*) FROM test_cases WHERE project_id = $1)::int AS cases,
-              (SELECT count(*) FROM suites WHERE project_id = $1)::int AS suites,
-              (SELECT count(*) FROM test_runs WHERE project_id = $1)::int AS runs,
-              (SELECT count(*) FROM run_items WHERE project_id = $1)::int AS items,
-              (SELECT count(*) FROM run_item_rows WHERE project_id = $1)::int AS rows,
-              (SELECT count(*) FROM run_item_history WHERE project_id = $1)::int AS history,
-              (SELECT count(*) FROM junit_imports WHERE project_id = $1)::int AS imports,
-              (SELECT coalesce(max(updated_at), 'epoch')::text FROM run_items WHERE project_id = $1) AS items_updated,
-              (SELECT coalesce(max(updated_at), 'epoch')::text FROM run_item_rows WHERE project_id = $1) AS rows_updated,
-              (SELECT status || ' ' || coalesce(started_at::text, '-') || ' ' || updated_at::text
-                 FROM test_runs WHERE id = $2) AS run,
-              (SELECT value FROM project_counters WHERE project_id = $1 AND name = 'test_case_key') AS counter`,
-      [projectId, runId],
-    );
-    return rows[0] as Record<string, unknown>;
-  }
-
-  async function rowsOfRun(runId: string): Promise<Array<Record<string, unknown>>> {
-    return t.db.query(
-      `SELECT tc.title, tc.automation_id, ri.status AS item_status, ri.comment AS item_comment,
-              w.scenario_label, w.status, w.comment, w.system_out, w.system_err, w.duration_ms::int AS duration_ms,
-              w.execution_count, w.executed_by_id, w.finished_at, ri.last_executed_at
-         FROM run_items ri JOIN test_cases tc ON tc.id = ri.test_case_id
-         JOIN run_item_rows w ON w.run_item_id = ri.id
-        WHERE ri.test_run_id = $1 ORDER BY tc.key_number, w.row_order`,
-      [runId],
-    );
   }
 
   describe('access', () => {
@@ -938,7 +875,6 @@ describe('JUnit import (CONTRACT §6)', () => {
     });
 
     it.each([
-      ['not XML', 'not-xml.txt', /malformed XML/],
       ['malformed XML', 'malformed.xml', /malformed XML/],
       ['a root that is not a test suite', 'wrong-root.xml', /unsupported JUnit XML root element/],
       [
@@ -965,6 +901,17 @@ describe('JUnit import (CONTRACT §6)', () => {
         expect(JSON.stringify(body)).not.toContain('root:');
       },
     );
+
+    it('content that is neither XML nor JSON → 422 unsupported_report_format (reference §4.1)', async () => {
+      const res = await importInto(
+        runId,
+        fixture('not-xml.txt'),
+        'not-xml.txt',
+        '?create_missing_cases=true',
+      );
+      const body = expectProblem(res, 422, 'unsupported_report_format');
+      expect((body.errors as { file: string[] }).file[0]).toMatch(/unsupported report format/);
+    });
 
     it('a completed or archived run → 409 run_import_not_allowed', async () => {
       const closed = await createRun(projectId);
@@ -1056,6 +1003,36 @@ describe('JUnit import (CONTRACT §6)', () => {
         `SELECT (SELECT count(*) FROM test_cases)::int AS cases, (SELECT count(*) FROM junit_imports)::int AS imports`,
       );
       expect(counts[0]).toEqual({ cases: 1, imports: 1 });
+    });
+
+    it('refuses a results JSON report over the limit with 413 too, and accepts one under it', async () => {
+      const run = await small
+        .req('post', '/api/v1/test-runs', g.tester.token)
+        .send({ project_id: g.projectId, name: 'r' });
+      const url = `/api/v1/test-runs/${run.body.id}/imports/junit?create_missing_cases=true`;
+      const pad = (n: number) =>
+        Buffer.from(
+          JSON.stringify({
+            padding: 'x'.repeat(n),
+            cases: [{ name: 'json', classname: 'c', status: 'passed' }],
+          }),
+        );
+      const count = async () =>
+        (
+          await small.db.query(
+            `SELECT (SELECT count(*) FROM test_cases)::int AS cases, (SELECT count(*) FROM junit_imports)::int AS imports`,
+          )
+        )[0] as { cases: number; imports: number };
+      const before = await count();
+      expectProblem(
+        await small.req('post', url, g.tester.token).attach('file', pad(2100), 'over.json'),
+        413,
+        'payload_too_large',
+      );
+      expect(await count()).toEqual(before);
+      const ok = await small.req('post', url, g.tester.token).attach('file', pad(1000), 'ok.json');
+      expect(ok.status).toBe(201);
+      expect(await count()).toEqual({ cases: before.cases + 1, imports: before.imports + 1 });
     });
   });
 
@@ -1323,7 +1300,9 @@ describe('JUnit import (CONTRACT §6)', () => {
       for (const code of [
         'payload_too_large',
         'empty_upload',
+        'unsupported_report_format',
         'invalid_junit_xml',
+        'invalid_tms_results_json',
         'run_import_not_allowed',
       ]) {
         expect(JSON.stringify(runImport.responses)).toContain(code);

@@ -86,6 +86,8 @@ export const ERROR_CATALOGUE = {
   suite_depth_limit_exceeded: { status: 422, title: 'Suite depth limit exceeded' },
   empty_upload: { status: 422, title: 'Empty upload' },
   invalid_junit_xml: { status: 422, title: 'Invalid JUnit XML' },
+  unsupported_report_format: { status: 422, title: 'Unsupported report format' },
+  invalid_tms_results_json: { status: 422, title: 'Invalid results JSON' },
   no_active_cases: { status: 422, title: 'No active cases' },
   // 5xx
   internal_error: { status: 500, title: 'Internal server error' },

@@ -46,8 +46,13 @@ import {
   storageTitle,
 } from './matching';
 import { planRowWrites } from './row-plan';
+import { ResultsJsonError } from './results-json/results-json';
 import { pickTargetRun, targetRunName } from './target-run';
 import { FILE_PART, FORM_FIELDS, readJunitUpload, UploadedReport } from './upload';
+
+/** `errors.file` of 422 `unsupported_report_format`. */
+export const UNSUPPORTED_FORMAT_REASON =
+  'unsupported report format: the first character (after whitespace and a byte order mark) must be "<" (JUnit XML) or "{" / "[" (Karvio results JSON)';
 
 /** Testcases whose cases are created, or whose results are applied, per batch of statements. */
 export const APPLY_BATCH = 1000;
@@ -254,7 +259,7 @@ export class ImportsService {
       }
     }
     if (form.file === null && errors[FILE_PART] === undefined) {
-      errors[FILE_PART] = ['A "file" part with the JUnit XML report is required'];
+      errors[FILE_PART] = ['A "file" part with the report (JUnit XML or results JSON) is required'];
     }
     if (Object.keys(errors).length > 0 || form.file === null) throw AppException.validation(errors);
     return {
@@ -285,14 +290,33 @@ export class ImportsService {
   }
 
   /**
-   * Empty upload, invalid XML, a named-class testcase without a name → 422 (nothing changes).
-   * Answers the report's name and timestamp (the parsed report stays on `file` for planning).
+   * Empty upload, a format that is neither JUnit XML nor results JSON, an invalid report, a
+   * named-class testcase without a name → 422 (nothing changes). Answers the report's name and
+   * timestamp (the parsed report stays on `file` for planning).
    */
   private checkReport(file: UploadedReport): Pick<ParsedReport, 'name' | 'timestamp'> {
     if (file.blank)
       throw new AppException('empty_upload', 'The uploaded file is empty', {
         file: ['empty file'],
       });
+    if (file.format === 'unsupported') {
+      throw new AppException(
+        'unsupported_report_format',
+        'The file is neither a JUnit XML report nor a Karvio results JSON report',
+        { file: [UNSUPPORTED_FORMAT_REASON] },
+      );
+    }
+    if (file.format === 'tms_results_json' && (file.parseError !== null || file.report === null)) {
+      const reasons =
+        file.parseError instanceof ResultsJsonError
+          ? file.parseError.reasons
+          : [file.parseError?.message ?? 'unreadable report'];
+      throw new AppException(
+        'invalid_tms_results_json',
+        `The file is not an acceptable Karvio results JSON report: ${reasons[0] ?? ''}`,
+        { file: reasons },
+      );
+    }
     if (file.parseError !== null || file.report === null) {
       const message = file.parseError?.message ?? 'unreadable report';
       throw new AppException(

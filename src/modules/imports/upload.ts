@@ -1,15 +1,18 @@
 /**
- * Multipart upload of a JUnit report, streamed straight into the parser (CONTRACT §6).
+ * Multipart upload of a test report, streamed straight into its reader (CONTRACT §6).
  *
  * multer reads the `multipart/form-data` body with a custom storage engine: the bytes of the `file`
- * part are hashed (SHA-256), counted, checked for blankness and piped into the streaming sax parser
- * as they arrive — the file is never buffered whole. multer's `fileSize` limit (MAX_UPLOAD_BYTES)
- * aborts the upload as soon as the part grows past the limit (413); a request whose declared
- * Content-Length is already beyond what the limit allows is refused before anything is read.
+ * part are hashed (SHA-256) and counted as they arrive, and the format is sniffed from the first
+ * significant character (`report-format.ts`): a JUnit XML report is piped into the streaming sax
+ * parser (never buffered whole); a Karvio results JSON report is decoded as UTF-8 into one text as
+ * it arrives (the bytes are not kept) and parsed once complete; anything else is only counted.
+ * multer's `fileSize` limit (MAX_UPLOAD_BYTES) aborts the upload as soon as the part grows past the
+ * limit (413); a request whose declared Content-Length is already beyond what the limit allows is
+ * refused before anything is read.
  *
  * Parse failures are not thrown here: they are recorded and the rest of the part is still consumed
  * (for the size limit and the hash), so that the service decides in the contract's order what to
- * answer (request shape → run state → empty upload → invalid XML).
+ * answer (request shape → run state → empty upload → unsupported format → invalid report).
  */
 import { createHash } from 'node:crypto';
 import { PassThrough } from 'node:stream';
@@ -18,6 +21,8 @@ import multer from 'multer';
 import { AppException } from '../../common/errors/app-exception';
 import { JunitParseError, parseJunit, type ParsedReport } from './junit/junit-parser';
 import { addMissingFilename } from './multipart-filename';
+import { FormatSniffer, type SniffedFormat } from './report-format';
+import { parseResultsJson, ResultsJsonError, Utf8Text } from './results-json/results-json';
 
 /** Room for the multipart framing and the few small form fields next to the file. */
 export const MULTIPART_OVERHEAD_BYTES = 64 * 1024;
@@ -25,21 +30,36 @@ export const MULTIPART_OVERHEAD_BYTES = 64 * 1024;
 export const FILE_PART = 'file';
 /** Form fields accepted next to the file. */
 export const FORM_FIELDS = ['dry_run', 'create_missing_cases'] as const;
+/** File name recorded for a JUnit XML report sent without one (reference §4.2). */
 export const DEFAULT_FILE_NAME = 'junit.xml';
+/** File name recorded for a results JSON report sent without one (reference §4.2). */
+export const DEFAULT_JSON_FILE_NAME = 'report.json';
+/**
+ * Placeholder given to a `file` part sent without a filename (multer ignores such parts); replaced
+ * by the default of the sniffed format once the content is known.
+ */
+const MISSING_FILE_NAME = '.tms-upload-without-filename';
+
+export type ReportParseError = JunitParseError | ResultsJsonError;
 
 export interface UploadedReport {
-  /** Client file name (base name, at most 255 characters), `junit.xml` when none was given. */
+  /**
+   * Client file name (base name, at most 255 characters); when none was given `junit.xml`, or
+   * `report.json` for a results JSON report.
+   */
   fileName: string;
   /** Content type of the part as sent, or null. */
   contentType: string | null;
   sizeBytes: number;
   /** Lowercase hex SHA-256 of the bytes of the part. */
   sha256: string;
-  /** True when the part is empty or holds only whitespace (a leading UTF-8 BOM included). */
+  /** True when the part is empty or holds only whitespace (a leading byte order mark included). */
   blank: boolean;
-  /** The parsed report, or null when parsing failed (see `parseError`). */
+  /** Sniffed format (null when blank); `unsupported` → 422 `unsupported_report_format`. */
+  format: SniffedFormat | null;
+  /** The parsed report, or null when blank, unsupported or parsing failed (see `parseError`). */
   report: ParsedReport | null;
-  parseError: JunitParseError | null;
+  parseError: ReportParseError | null;
 }
 
 export interface UploadForm {
@@ -49,39 +69,161 @@ export interface UploadForm {
   file: UploadedReport | null;
 }
 
-/** Tracks whether any byte other than XML whitespace has been seen (a leading BOM excepted). */
-class BlankTracker {
-  private offset = 0;
-  blank = true;
-
-  push(chunk: Buffer): void {
-    if (!this.blank) return;
-    for (let i = 0; i < chunk.length; i++) {
-      const position = this.offset + i;
-      const byte = chunk[i];
-      const bom =
-        (position === 0 && byte === 0xef) ||
-        (position === 1 && byte === 0xbb) ||
-        (position === 2 && byte === 0xbf);
-      if (bom) continue;
-      if (byte !== 0x20 && byte !== 0x09 && byte !== 0x0a && byte !== 0x0d) {
-        this.blank = false;
-        break;
-      }
-    }
-    this.offset += chunk.length;
-  }
-}
-
-function baseName(name: string | undefined): string {
+function baseName(name: string | undefined, format: SniffedFormat | null): string {
   const base = (name ?? '').split(/[\\/]/).pop()?.trim() ?? '';
-  if (base === '') return DEFAULT_FILE_NAME;
+  if (base === '' || base === MISSING_FILE_NAME) {
+    return format === 'tms_results_json' ? DEFAULT_JSON_FILE_NAME : DEFAULT_FILE_NAME;
+  }
   return base.length > 255 ? base.slice(0, 255) : base;
 }
 
+/** What reading the bytes of a report gave. */
+interface ReadReport {
+  format: SniffedFormat | null;
+  report: ParsedReport | null;
+  parseError: ReportParseError | null;
+}
+
+/** The reader of one sniffed format. */
+interface FormatReader {
+  /** Takes a chunk; a promise when the caller should wait before sending more (backpressure). */
+  write(chunk: Buffer): Promise<void> | null;
+  end(): Promise<{ report: ParsedReport | null; error: unknown }>;
+  abort(): void;
+}
+
+/** JUnit XML: the bytes are piped into the streaming parser. */
+function xmlReader(): FormatReader {
+  const feed = new PassThrough();
+  feed.on('error', () => undefined); // the parser may stop reading (and destroy it) early
+  let parserDone = false;
+  const parsing = parseJunit(feed).then(
+    (report) => ({ report, error: null as unknown }),
+    (error: unknown) => ({ report: null, error }),
+  );
+  void parsing.then(() => {
+    parserDone = true;
+  });
+  return {
+    write(chunk) {
+      if (parserDone || feed.destroyed) return null;
+      if (feed.write(chunk)) return null;
+      // Wait until the parser takes more, or has stopped reading.
+      return new Promise<void>((resolve) => {
+        feed.once('drain', resolve);
+        void parsing.then(() => resolve());
+      });
+    },
+    end() {
+      if (!feed.destroyed) feed.end();
+      return parsing;
+    },
+    abort() {
+      feed.destroy();
+    },
+  };
+}
+
+/** Results JSON: decoded into one text as it arrives (the bytes are not kept), parsed at the end. */
+function jsonReader(): FormatReader {
+  let text: Utf8Text | null = new Utf8Text();
+  return {
+    write(chunk) {
+      text?.push(chunk);
+      return null;
+    },
+    end() {
+      const decoder = text;
+      text = null;
+      try {
+        if (decoder === null) throw new Error('results JSON reader already ended');
+        return Promise.resolve({ report: parseResultsJson(decoder.end()), error: null });
+      } catch (error) {
+        return Promise.resolve({ report: null, error });
+      }
+    },
+    abort() {
+      text = null;
+    },
+  };
+}
+
+/** Neither format: the bytes are only counted and hashed. */
+function ignoringReader(): FormatReader {
+  return {
+    write: () => null,
+    end: () => Promise.resolve({ report: null, error: null }),
+    abort: () => undefined,
+  };
+}
+
 /**
- * multer storage engine: pipes the part into `parseJunit` while hashing and counting it. One
- * instance per request; the result is kept on the instance.
+ * Sniffs the format from the first significant character and hands the bytes to the reader of that
+ * format. Until the format is known (only whitespace and a byte order mark so far) the bytes are held
+ * back and given to the reader first.
+ */
+class ReportReader {
+  private readonly sniffer = new FormatSniffer();
+  private held: Buffer[] = [];
+  private reader: FormatReader | null = null;
+
+  write(chunk: Buffer): Promise<void> | null {
+    if (this.reader !== null) return this.reader.write(chunk);
+    this.held.push(chunk);
+    const format = this.sniffer.push(chunk);
+    if (format === null) return null;
+    return this.start(format);
+  }
+
+  async end(): Promise<ReadReport> {
+    if (this.reader === null) {
+      const format = this.sniffer.end();
+      if (format === null) {
+        this.held = [];
+        return { format: null, report: null, parseError: null };
+      }
+      await this.start(format);
+    }
+    const format = this.sniffer.format;
+    const { report, error } = await (this.reader ?? ignoringReader()).end();
+    if (
+      error !== null &&
+      !(error instanceof JunitParseError) &&
+      !(error instanceof ResultsJsonError)
+    ) {
+      throw error instanceof Error ? error : new Error(String(error));
+    }
+    return { format, report, parseError: error };
+  }
+
+  abort(): void {
+    this.held = [];
+    this.reader?.abort();
+  }
+
+  /** Creates the reader and gives it the held bytes (the last write's backpressure is answered). */
+  private start(format: SniffedFormat): Promise<void> | null {
+    const reader =
+      format === 'junit_xml'
+        ? xmlReader()
+        : format === 'tms_results_json'
+          ? jsonReader()
+          : ignoringReader();
+    this.reader = reader;
+    const held = this.held;
+    this.held = [];
+    let wait: Promise<void> | null = null;
+    for (const chunk of held) {
+      const next = reader.write(chunk);
+      if (next !== null) wait = wait === null ? next : wait.then(() => next);
+    }
+    return wait;
+  }
+}
+
+/**
+ * multer storage engine: hashes and counts the part while the {@link ReportReader} sniffs and reads
+ * it. One instance per request; the result is kept on the instance.
  */
 export class JunitStreamStorage implements multer.StorageEngine {
   result: UploadedReport | null = null;
@@ -96,63 +238,40 @@ export class JunitStreamStorage implements multer.StorageEngine {
   ): void {
     const source = file.stream;
     const hash = createHash('sha256');
-    const blank = new BlankTracker();
+    const reader = new ReportReader();
     let size = 0;
-    let parserDone = false;
-    let waitingForDrain = false;
-    const feed = new PassThrough();
-    feed.on('error', () => undefined); // the parser may stop reading (and destroy it) early
-
-    const parsing = parseJunit(feed).then(
-      (report) => ({ report, error: null }),
-      (error: unknown) => ({ report: null, error }),
-    );
-    void parsing.then(() => {
-      parserDone = true;
-      if (waitingForDrain) {
-        waitingForDrain = false;
-        source.resume();
-      }
-    });
 
     source.on('data', (chunk: Buffer) => {
       hash.update(chunk);
       size += chunk.length;
-      blank.push(chunk);
-      if (parserDone || feed.destroyed) return;
-      if (!feed.write(chunk)) {
-        waitingForDrain = true;
+      const wait = reader.write(chunk);
+      if (wait !== null) {
         source.pause();
-        feed.once('drain', () => {
-          if (!waitingForDrain) return;
-          waitingForDrain = false;
-          source.resume();
-        });
+        void wait.then(() => source.resume());
       }
     });
     source.once('limit', () => this.onLimit?.());
     source.once('error', (error: Error) => {
-      feed.destroy();
+      reader.abort();
       callback(error);
     });
     source.once('end', () => {
-      if (!feed.destroyed) feed.end();
-      void parsing.then(({ report, error }) => {
-        if (error !== null && !(error instanceof JunitParseError)) {
-          callback(error instanceof Error ? error : new Error(String(error)));
-          return;
-        }
-        this.result = {
-          fileName: baseName(file.originalname),
-          contentType: file.mimetype ? file.mimetype : null,
-          sizeBytes: size,
-          sha256: hash.digest('hex'),
-          blank: blank.blank,
-          report,
-          parseError: error,
-        };
-        callback(null, { size });
-      });
+      reader.end().then(
+        (read) => {
+          this.result = {
+            fileName: baseName(file.originalname, read.format),
+            contentType: file.mimetype ? file.mimetype : null,
+            sizeBytes: size,
+            sha256: hash.digest('hex'),
+            blank: read.format === null,
+            format: read.format,
+            report: read.report,
+            parseError: read.parseError,
+          };
+          callback(null, { size });
+        },
+        (error: unknown) => callback(error instanceof Error ? error : new Error(String(error))),
+      );
     });
   }
 
@@ -271,7 +390,7 @@ function passNamelessFileParts(req: Request): () => void {
   const m = /boundary=(?:"([^"]+)"|([^;\s]+))/i.exec(req.headers['content-type'] ?? '');
   const boundary = m?.[1] ?? m?.[2];
   if (!boundary) return () => undefined;
-  const fix = addMissingFilename(boundary, FILE_PART, DEFAULT_FILE_NAME);
+  const fix = addMissingFilename(boundary, FILE_PART, MISSING_FILE_NAME);
   const pipe = req.pipe;
   const unpipe = req.unpipe;
   const patched = req as unknown as {
@@ -294,26 +413,21 @@ function passNamelessFileParts(req: Request): () => void {
 
 /** The same checks as the streamed path, for a report sent as a text field (buffered, ≤ the limit). */
 async function reportFromText(text: string): Promise<UploadedReport> {
-  const bytes = Buffer.from(text, 'utf8');
-  const blank = new BlankTracker();
-  blank.push(bytes);
-  let report: ParsedReport | null = null;
-  let parseError: JunitParseError | null = null;
-  if (!blank.blank) {
-    try {
-      report = await parseJunit(bytes);
-    } catch (error) {
-      if (!(error instanceof JunitParseError)) throw error;
-      parseError = error;
-    }
-  }
+  let bytes: Buffer | null = Buffer.from(text, 'utf8');
+  const sizeBytes = bytes.length;
+  const sha256 = createHash('sha256').update(bytes).digest('hex');
+  const reader = new ReportReader();
+  await reader.write(bytes);
+  bytes = null; // the readers keep what they need
+  const read = await reader.end();
   return {
-    fileName: DEFAULT_FILE_NAME,
+    fileName: baseName(undefined, read.format),
     contentType: null,
-    sizeBytes: bytes.length,
-    sha256: createHash('sha256').update(bytes).digest('hex'),
-    blank: blank.blank,
-    report,
-    parseError,
+    sizeBytes,
+    sha256,
+    blank: read.format === null,
+    format: read.format,
+    report: read.report,
+    parseError: read.parseError,
   };
 }

@@ -42,8 +42,9 @@ export const JUNIT_UPLOAD_SCHEMA = {
       type: 'string',
       format: 'binary',
       description:
-        'The JUnit XML report (`<testsuites>` or `<testsuite>` root). At most MAX_UPLOAD_BYTES ' +
-        '(default 64 MiB) → 413 beyond. Streamed into the parser; never stored.',
+        'The report: JUnit XML (`<testsuites>` or `<testsuite>` root) or Karvio results JSON (an object ' +
+        'with a `cases` array), told apart by the first character. At most MAX_UPLOAD_BYTES ' +
+        '(default 64 MiB) → 413 beyond. XML is streamed into the parser, JSON read whole; never stored.',
     },
     dry_run: { type: 'boolean', default: false, description: 'Same as the query parameter.' },
     create_missing_cases: {

@@ -86,7 +86,8 @@ export interface ParsedReport {
   name: string | null;
   /** Root `timestamp`, else the first suite's parsable one (naive times are taken as UTC). */
   timestamp: Date | null;
-  root: 'testsuites' | 'testsuite';
+  /** Root element; `results_json` for a Karvio results JSON report (no XML root). */
+  root: 'testsuites' | 'testsuite' | 'results_json';
   /** Number of `<testsuite>` elements read (nested ones included). */
   suites: number;
   /** Every `<testcase>` element of the document, before retry folding (MANIFEST count). */
@@ -119,11 +120,13 @@ export function isBlank(input: Buffer | Uint8Array | string): boolean {
 // ---------------------------------------------------------------------------------------------
 // Text capture
 
-interface Budget {
+/** Characters of captured text left for the whole report (shared by its sinks). */
+export interface Budget {
   remaining: number;
 }
 
-class TextSink {
+/** Captures one text field up to a cap and a shared budget (also used by the results JSON reader). */
+export class TextSink {
   private text = '';
   private dropped = 0;
 
@@ -633,7 +636,7 @@ function toRawTestcase(tc: PendingCase): RawTestcase {
 // Bytes → text
 
 /** Characters XML 1.0 forbids; replaced by U+FFFD so they never reach the database. */
-const FORBIDDEN_CHARS = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]/g;
+export const FORBIDDEN_CHARS = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]/g;
 const SNIFF_BYTES = 1024;
 
 class Decoder {
