@@ -20,8 +20,8 @@ const RULES =
   "`mode: follow_latest` uses the dataset's current revision; `pin_revision` uses `pinned_revision_number`, which is " +
   'then required and must exist (422 `dataset_revision_not_found`). `row_selection_type: all` uses all active rows; ' +
   '`subset` uses only `selected_row_keys`, which is then required, non-empty, and every key must exist in the ' +
-  'resolved revision (422 `unknown_row_keys`). A pin with follow_latest, or keys with all, are 422 ' +
-  '`validation_error`. One binding per dataset and case (409 `dataset_already_bound`); aliases are unique per case ' +
+  'resolved revision (422 `unknown_row_keys`). A `pinned_revision_number` sent with follow_latest, or ' +
+  '`selected_row_keys` sent with all, are ignored (not stored). One binding per dataset and case (409 `dataset_already_bound`); aliases are unique per case ' +
   '(409 `dataset_alias_already_exists`).';
 
 @ApiTags('dataset-bindings')

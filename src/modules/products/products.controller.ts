@@ -41,8 +41,8 @@ const KEY_RULE =
   'dropped; at most 100 characters; `item` when nothing is left). When another product of the ' +
   'project has it, `-2`, `-3` … is appended (a given key is suffixed too, never refused); all ' +
   '1000 candidates taken → 422 `product_key_collision`. Keys of products and components are ' +
-  'separate namespaces.\n\n**Owner.** `owner_id` must be an active member of the project ' +
-  '(administrators without membership included), else 422 `invalid_owner`; null clears it.';
+  'separate namespaces.\n\n**Owner.** `owner_id` must be an active member of the project (an ' +
+  'administrator who is not a member is refused too), else 422 `invalid_owner`; null clears it.';
 
 @ApiTags('products')
 @Controller('products')

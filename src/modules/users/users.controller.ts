@@ -131,7 +131,7 @@ export class UsersController {
   @Endpoint({
     summary: 'Update a user',
     description:
-      'A user may change their own `display_name` and `email` (empty text clears them); only administrators change other users, `username`, `is_admin` and `is_active` (otherwise 403 `admin_required`). Administrators cannot demote or deactivate themselves (403 `forbidden`). Deactivating revokes tokens and API keys. `me` addresses the caller.',
+      'A user may change their own `display_name` and `email` (null clears them); only administrators change other users, `username`, `is_admin` and `is_active` (otherwise 403 `admin_required`). Administrators cannot demote or deactivate themselves (403 `forbidden`). Deactivating revokes tokens and API keys. `me` addresses the caller.',
     access: 'authenticated',
     response: UserDto,
     problems: ['user_not_found', 'admin_required', 'forbidden', 'user_already_exists'],

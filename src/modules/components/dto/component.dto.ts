@@ -251,7 +251,7 @@ export class ListComponentsQueryDto extends PageQueryDto {
 
   @ApiPropertyOptional({
     type: [String],
-    description: 'Repeatable; components having any of the tags (exact match)',
+    description: 'Repeatable; components having any of the tags (case-insensitive)',
   })
   @QueryArray()
   @IsOptional()
