@@ -365,6 +365,24 @@ describe('foundation: identity and access', () => {
         'invalid_api_key',
       );
     });
+
+    it('X-API-Key wins over Authorization, and whatever it holds is taken as an API key', async () => {
+      const viewerKey = (
+        await t.req('post', `${API}/users/me/api-keys`, f.viewer.token).send({ name: 'v2' })
+      ).body.api_key as string;
+      // The key's owner, not the bearer token's, is the caller.
+      const me = await t.req('get', `${API}/auth/me`, t.adminToken).set('X-API-Key', viewerKey);
+      expect(me.status).toBe(200);
+      expect(me.body.id).toBe(f.viewer.id);
+      // A bad key fails the request even beside a valid bearer token (reference §3.4).
+      for (const bad of ['garbage', 'tms_not-a-key', f.viewer.token]) {
+        expectProblem(
+          await t.req('get', `${API}/auth/me`, t.adminToken).set('X-API-Key', bad),
+          401,
+          'invalid_api_key',
+        );
+      }
+    });
   });
 
   describe('projects and members', () => {

@@ -17,7 +17,7 @@ interface UserRow {
 }
 
 /**
- * Resolves the caller from `Authorization: Bearer <access token | API key>` or `X-API-Key`.
+ * Resolves the caller from `X-API-Key: <API key>` or `Authorization: Bearer <access token | API key>`.
  * Failures are 401 problems with the CONTRACT §3 codes; secrets are never logged or echoed.
  */
 @Injectable()
@@ -30,8 +30,8 @@ export class AuthenticationService {
   async authenticate(req: Request): Promise<AuthenticatedUser> {
     const credential = extractCredential(req);
     if (!credential) throw new AppException('unauthorized', 'A bearer token or API key is required');
-    if (looksLikeApiKey(credential)) return this.byApiKey(credential);
-    return this.byToken(credential);
+    if (credential.apiKeyHeader || looksLikeApiKey(credential.value)) return this.byApiKey(credential.value);
+    return this.byToken(credential.value);
   }
 
   private async byToken(token: string): Promise<AuthenticatedUser> {
@@ -84,14 +84,19 @@ export class AuthenticationService {
   }
 }
 
-function extractCredential(req: Request): string | null {
+/**
+ * The credential of a request. `X-API-Key` wins over `Authorization` (reference
+ * products-auth-errors.md §3.4): when it is sent, its value is taken as an API key whatever it looks
+ * like, and a bad one fails the request even beside a valid bearer token.
+ */
+function extractCredential(req: Request): { value: string; apiKeyHeader: boolean } | null {
+  const apiKey = req.headers['x-api-key'];
+  if (typeof apiKey === 'string' && apiKey.trim() !== '') return { value: apiKey.trim(), apiKeyHeader: true };
   const header = req.headers.authorization;
   if (typeof header === 'string' && header.trim() !== '') {
     const m = /^Bearer\s+(\S+)\s*$/i.exec(header.trim());
     if (!m) throw new AppException('invalid_token', 'The Authorization header must use the Bearer scheme');
-    return m[1];
+    return { value: m[1], apiKeyHeader: false };
   }
-  const apiKey = req.headers['x-api-key'];
-  if (typeof apiKey === 'string' && apiKey.trim() !== '') return apiKey.trim();
   return null;
 }

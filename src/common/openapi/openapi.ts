@@ -7,7 +7,8 @@ environment topologies, products and components by risk, datasets bound to test 
 
 **Authentication.** \`POST /api/v1/auth/login\` returns an access token; send it as
 \`Authorization: Bearer <token>\`. A personal API key (\`tms_…\`, from \`POST /api/v1/users/me/api-keys\`)
-works the same way, or as \`X-API-Key\`.
+works the same way, or as \`X-API-Key\`. When \`X-API-Key\` is sent it wins: its value is taken as
+an API key (a bad one is 401 \`invalid_api_key\`, even beside a valid bearer token).
 
 **Access.** Everything lives in a project. Roles, lowest to highest: viewer < tester < lead;
 administrators act as lead everywhere. A caller who is not a member gets 404 for anything in the
