@@ -21,7 +21,10 @@ export class AppModule {
       module: AppModule,
       imports: [
         CommonModule.forRoot(config),
-        TypeOrmModule.forRoot({ ...dataSourceOptions(databaseUrl), autoLoadEntities: true }),
+        TypeOrmModule.forRoot({
+          ...dataSourceOptions(databaseUrl, {}, config.dbPoolSize),
+          autoLoadEntities: true,
+        }),
         ...FEATURE_MODULES,
       ],
       providers: [

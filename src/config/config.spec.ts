@@ -51,6 +51,10 @@ describe('loadConfig', () => {
     [{ CORS_ORIGINS: 'not an origin', AUTH_SECRET: secret }, /CORS_ORIGINS/],
     [{ EMBEDDED_PG_PORT: '0', AUTH_SECRET: secret }, /EMBEDDED_PG_PORT/],
     [{ DB_PREPARED_STATEMENTS: 'no', AUTH_SECRET: secret }, /DB_PREPARED_STATEMENTS/],
+    [{ DB_POOL_SIZE: 'abc', AUTH_SECRET: secret }, /DB_POOL_SIZE/],
+    [{ DB_POOL_SIZE: '0', AUTH_SECRET: secret }, /DB_POOL_SIZE/],
+    [{ HOST: 'not a host', AUTH_SECRET: secret }, /HOST/],
+    [{ HOST: 'http://example.com', AUTH_SECRET: secret }, /HOST/],
   ])('rejects %j naming the variable', (env, message) => {
     expect(() => loadConfig(env, { persistSecret: false })).toThrow(ConfigError);
     expect(() => loadConfig(env, { persistSecret: false })).toThrow(message);
@@ -66,6 +70,11 @@ describe('loadConfig', () => {
       DB_PREPARED_STATEMENTS: 'FALSE',
     });
     expect(c.dbPreparedStatements).toBe(false);
+    expect(c.dbPoolSize).toBe(20);
+    expect(loadConfig({ DB_POOL_SIZE: '5', AUTH_SECRET: secret }).dbPoolSize).toBe(5);
+    for (const host of ['127.0.0.1', '::', '[::1]', 'localhost', 'api.example.com']) {
+      expect(loadConfig({ HOST: host, AUTH_SECRET: secret }).host).toBe(host);
+    }
     expect(c.databaseUrl).toBe('postgresql://u:p@db:5432/tms');
     expect(c.corsOrigins).toEqual(['https://a.example.com', 'http://localhost:5173']);
     expect(c.logLevel).toBe('warn');

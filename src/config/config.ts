@@ -23,6 +23,8 @@ export interface AppConfig {
    * Turn off behind a pooler that cannot keep them (PgBouncer in transaction mode before 1.21).
    */
   dbPreparedStatements: boolean;
+  /** Most database connections of this instance (DB_POOL_SIZE). */
+  dbPoolSize: number;
   /** Accepted but doubtful settings, printed once at startup. */
   warnings: string[];
 }
@@ -123,9 +125,15 @@ export function loadConfig(
     }
   }
 
+  const host = text(env, 'HOST') ?? '0.0.0.0';
+  // A host name, an IPv4 address or an IPv6 address (with or without brackets).
+  if (!/^(?:[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?|\[?[0-9A-Fa-f:.]+(?:%\w+)?\]?)$/.test(host)) {
+    throw new ConfigError(`HOST must be a host name or an IP address such as 0.0.0.0 or ::, got "${host}"`);
+  }
+
   return {
     port: int(env, 'PORT', 3000, 0, 65535),
-    host: text(env, 'HOST') ?? '0.0.0.0',
+    host,
     databaseUrl,
     dataDir,
     embeddedPgPort: int(env, 'EMBEDDED_PG_PORT', 5433, 1, 65535),
@@ -139,6 +147,7 @@ export function loadConfig(
     logLevel: logLevel as AppConfig['logLevel'],
     corsOrigins,
     dbPreparedStatements: bool(env, 'DB_PREPARED_STATEMENTS', true),
+    dbPoolSize: int(env, 'DB_POOL_SIZE', 20, 1, 1000),
     warnings,
   };
 }

@@ -27,7 +27,7 @@ describe('foundation: HTTP behaviour', () => {
   };
 
   beforeAll(async () => {
-    t = await createTestApp({ MAX_JSON_BYTES: '2048', LOG_LEVEL: 'info' }, sink);
+    t = await createTestApp({ MAX_JSON_BYTES: '2048', LOG_LEVEL: 'info', DB_POOL_SIZE: '7' }, sink);
     f = await t.roleFixture();
   });
   afterAll(async () => {
@@ -258,9 +258,14 @@ describe('foundation: HTTP behaviour', () => {
       expect(plain).toBeDefined(); // what a plain client opened in a request keeps while it lives
       const detached = await storeSeenBy(new DetachedClient({ connectionString: t.databaseUrl }));
       expect(detached).toBeUndefined();
-      const pool = (t.app.get(DataSource).driver as unknown as { master: { Client: unknown } })
-        .master;
+      const pool = (
+        t.app.get(DataSource).driver as unknown as {
+          master: { Client: unknown; options: { max: number } };
+        }
+      ).master;
       expect(pool.Client).toBe(DetachedClient);
+      // DB_POOL_SIZE (validated config) sizes the pool.
+      expect(pool.options.max).toBe(7);
       const res = await t.req('get', `/api/v1/projects/${f.projectId}`, f.viewer.token);
       expect(res.status).toBe(200);
     });
