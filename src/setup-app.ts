@@ -71,7 +71,9 @@ export function setupApp(app: NestExpressApplication | INestApplication): INestA
     jsonDocumentUrl: 'openapi.json',
     useGlobalPrefix: false,
     customSiteTitle: 'Test Management Service API',
-    swaggerOptions: { persistAuthorization: true, displayRequestDuration: true },
+    // validatorUrl: null — Swagger UI would otherwise load a badge from validator.swagger.io (the
+    // page must work offline, and it would hand the document's address to a third party).
+    swaggerOptions: { persistAuthorization: true, displayRequestDuration: true, validatorUrl: null },
   });
   const redocDir = dirname(require.resolve('redoc/bundles/redoc.standalone.js'));
   expressApp.use(

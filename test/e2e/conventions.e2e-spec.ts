@@ -200,6 +200,25 @@ describe('conventions, errors and operations (CONTRACT §2, §3, §11)', () => {
       expect((await t.req('get', '/readyz')).body).toEqual({ status: 'ready' });
     });
 
+    it('/readyz answers 503 while a migration is pending', async () => {
+      const [last] = await t.db.query(`SELECT id, timestamp, name FROM schema_migrations ORDER BY timestamp DESC LIMIT 1`);
+      await t.db.query(`DELETE FROM schema_migrations WHERE id = $1`, [last.id]);
+      try {
+        const p = expectProblem(await t.req('get', '/readyz'), 503, 'service_unavailable');
+        expect(p.detail).toBe('Migrations are pending');
+        expect((await t.req('get', '/healthz')).status).toBe(200);
+      } finally {
+        await t.db.query(`INSERT INTO schema_migrations (id, timestamp, name) VALUES ($1, $2, $3)`, [last.id, last.timestamp, last.name]);
+      }
+      expect((await t.req('get', '/readyz')).body).toEqual({ status: 'ready' });
+    });
+
+    it('a wrong method outside /api/v1 is 405 with Allow', async () => {
+      const res = await t.req('post', '/healthz');
+      expectProblem(res, 405, 'method_not_allowed');
+      expect(res.headers.allow).toContain('GET');
+    });
+
     it('/metrics exposes request counts and latency by route and status', async () => {
       await t.req('get', `/api/v1/projects/${f.projectId}`, f.lead.token);
       const res = await t.req('get', '/metrics');
@@ -231,6 +250,10 @@ describe('conventions, errors and operations (CONTRACT §2, §3, §11)', () => {
       expect(docs.text).not.toMatch(/https?:\/\/(cdn|unpkg|cdnjs)/);
       const bundle = await t.req('get', '/docs/swagger-ui-bundle.js');
       expect(bundle.status).toBe(200);
+      // No online validator badge (Swagger UI's default loads one from validator.swagger.io).
+      const init = await t.req('get', '/docs/swagger-ui-init.js');
+      expect(init.status).toBe(200);
+      expect(init.text).toMatch(/"validatorUrl":\s*null/);
       const redoc = await t.req('get', '/redoc');
       expect(redoc.status).toBe(200);
       expect(redoc.text).toContain('/redoc/redoc.standalone.js');
