@@ -128,6 +128,36 @@ describe('milestones', () => {
     });
   });
 
+  describe('deletion', () => {
+    it('unlinks its runs and test plans, which are kept', async () => {
+      const m = await createMilestone();
+      const run = await ok(
+        await t
+          .req('post', api('/test-runs'), f.tester.token)
+          .send({ project_id: f.projectId, name: t.unique('run '), milestone_id: m.id }),
+        201,
+      );
+      const plan = await ok(
+        await t
+          .req('post', api('/test-plans'), f.tester.token)
+          .send({ project_id: f.projectId, name: t.unique('plan '), milestone_id: m.id }),
+        201,
+      );
+      expect([run.milestone_id, plan.milestone_id]).toEqual([m.id, m.id]);
+      await ok(await t.req('delete', api(`/milestones/${String(m.id)}`), f.lead.token), 204);
+      const runAfter = await ok(
+        await t.req('get', api(`/test-runs/${String(run.id)}`), f.viewer.token),
+        200,
+      );
+      const planAfter = await ok(
+        await t.req('get', api(`/test-plans/${String(plan.id)}`), f.viewer.token),
+        200,
+      );
+      expect([runAfter.milestone_id, runAfter.milestone_name]).toEqual([null, null]);
+      expect([planAfter.milestone_id, planAfter.milestone_name]).toEqual([null, null]);
+    });
+  });
+
   describe('fields and validation', () => {
     it('creates with defaults and returns every field', async () => {
       const m = await createMilestone({ name: '  Release 2.4 ' });

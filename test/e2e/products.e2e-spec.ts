@@ -338,11 +338,18 @@ describe('products', () => {
       expect(after.body.owner_id).toBe(f.tester.id);
     });
 
-    it('delete removes the links but keeps the components', async () => {
+    it('delete removes the links but keeps the components, and test cases lose it as primary product', async () => {
       const p = await createProduct();
       const c = await createComponent(t.unique('Kept '));
       await link(p.id, [{ component_id: c.id }]);
+      const tc = await t
+        .req('post', `${API}/test-cases`, f.tester.token)
+        .send({ project_id: f.projectId, title: t.unique('Case '), primary_product_id: p.id });
+      expect(tc.body.primary_product_id).toBe(p.id);
       expect((await t.req('delete', `${API}/products/${p.id}`, f.lead.token)).status).toBe(204);
+      const kept = await t.req('get', `${API}/test-cases/${tc.body.id}`, f.viewer.token);
+      expect(kept.status).toBe(200);
+      expect(kept.body.primary_product_id).toBeNull();
       const rows = await t.db.query(
         `SELECT count(*)::int AS n FROM product_components WHERE component_id = $1`,
         [c.id],
