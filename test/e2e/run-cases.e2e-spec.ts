@@ -452,6 +452,8 @@ describe('run cases, rows and history', () => {
           .send({ test_run_id: run.id, ...body });
       expectProblem(await bulk({}), 422, 'validation_error');
       expectProblem(await bulk({ test_case_ids: [] }), 422, 'validation_error');
+      // An empty list counts as absent: the suite decides (reference §3.5).
+      await ok(await bulk({ test_case_ids: [], suite_id: suite.id }), 201);
       expectProblem(
         await bulk({ test_case_ids: [c.id], suite_id: suite.id }),
         422,

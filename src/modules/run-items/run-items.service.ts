@@ -368,7 +368,8 @@ export class RunItemsService {
     user: AuthenticatedUser,
     dto: BulkCreateRunCasesDto,
   ): Promise<BulkRunCasesResultDto> {
-    const byIds = dto.test_case_ids !== undefined;
+    // An empty list counts as absent (reference §3.5).
+    const byIds = dto.test_case_ids !== undefined && dto.test_case_ids.length > 0;
     const bySuite = dto.suite_id !== undefined && dto.suite_id !== '';
     if (byIds === bySuite) {
       const message = 'Give exactly one of test_case_ids (non-empty) and suite_id';

@@ -1,7 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import {
   ArrayMaxSize,
-  ArrayNotEmpty,
   IsArray,
   IsBoolean,
   IsIn,
@@ -220,12 +219,12 @@ export class BulkCreateRunCasesDto {
 
   @ApiPropertyOptional({
     type: [String],
-    description: 'Test case ids (exactly one of test_case_ids and suite_id)',
+    description:
+      'Test case ids (exactly one of a non-empty test_case_ids and suite_id; an empty list counts as absent)',
     maxItems: MAX_BULK_CASES,
   })
   @IsOptional()
   @IsArray()
-  @ArrayNotEmpty()
   @ArrayMaxSize(MAX_BULK_CASES)
   @IsString({ each: true })
   test_case_ids?: string[];
