@@ -367,7 +367,7 @@ describe('JUnit import endpoints: Karvio results JSON (reference §4.5)', () => 
       expect(untimed.body.summary).toMatchObject({ created_test_cases: 0 });
     });
 
-    it('without run_name: the file name, or report.json for a part without one', async () => {
+    it('without run_name: the run is named after the file, else `JUnit Import` (reference §4.12)', async () => {
       const projectId = await newProject();
       const url = `/api/v1/projects/${projectId}/imports/junit?dry_run=true`;
       const report = json({ cases: [{ name: 'a', status: 'passed' }] });
@@ -380,15 +380,21 @@ describe('JUnit import endpoints: Karvio results JSON (reference §4.5)', () => 
       expect(nameless.status).toBe(201);
       expect(nameless.body).toMatchObject({
         source_filename: 'report.json',
-        target_run: { name: 'report', match_mode: 'created' },
+        target_run: { name: 'JUnit Import', match_mode: 'created' },
       });
       const field = await t.req('post', url, f.tester.token).field('file', report.toString());
       expect(field.status).toBe(201);
-      expect(field.body.source_filename).toBe('report.json');
+      expect(field.body).toMatchObject({
+        source_filename: 'report.json',
+        target_run: { name: 'JUnit Import' },
+      });
       const xmlNameless = await t
         .req('post', url, f.tester.token)
         .attach('file', Buffer.from('<testsuite><testcase name="a"/></testsuite>'));
-      expect(xmlNameless.body.source_filename).toBe('junit.xml');
+      expect(xmlNameless.body).toMatchObject({
+        source_filename: 'junit.xml',
+        target_run: { name: 'JUnit Import' },
+      });
     });
 
     it('refuses an invalid JSON report before creating any run', async () => {

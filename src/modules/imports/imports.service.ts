@@ -190,7 +190,8 @@ export class ImportsService {
   ): Promise<JunitImportDto> {
     const { file, flags } = await this.readRequest(query, req);
     const header = this.checkReport(file);
-    const name = targetRunName(header.name, file.fileName);
+    // The recorded file name has a default; the run name falls back on `JUnit Import` instead.
+    const name = targetRunName(header.name, file.fileNameGiven ? file.fileName : null);
     if (!flags.dryRun) await this.repo.lockRunName(access.projectId, name);
     const chosen = pickTargetRun(
       await this.repo.findOpenRunsByName(access.projectId, name),

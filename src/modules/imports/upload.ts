@@ -48,6 +48,8 @@ export interface UploadedReport {
    * `report.json` for a results JSON report.
    */
   fileName: string;
+  /** False when the client gave no file name (`fileName` is then the default). */
+  fileNameGiven: boolean;
   /** Content type of the part as sent, or null. */
   contentType: string | null;
   sizeBytes: number;
@@ -69,9 +71,15 @@ export interface UploadForm {
   file: UploadedReport | null;
 }
 
-function baseName(name: string | undefined, format: SniffedFormat | null): string {
+/** The client's base name, or '' when it gave none. */
+function givenName(name: string | undefined): string {
   const base = (name ?? '').split(/[\\/]/).pop()?.trim() ?? '';
-  if (base === '' || base === MISSING_FILE_NAME) {
+  return base === MISSING_FILE_NAME ? '' : base;
+}
+
+function baseName(name: string | undefined, format: SniffedFormat | null): string {
+  const base = givenName(name);
+  if (base === '') {
     return format === 'tms_results_json' ? DEFAULT_JSON_FILE_NAME : DEFAULT_FILE_NAME;
   }
   return base.length > 255 ? base.slice(0, 255) : base;
@@ -260,6 +268,7 @@ export class JunitStreamStorage implements multer.StorageEngine {
         (read) => {
           this.result = {
             fileName: baseName(file.originalname, read.format),
+            fileNameGiven: givenName(file.originalname) !== '',
             contentType: file.mimetype ? file.mimetype : null,
             sizeBytes: size,
             sha256: hash.digest('hex'),
@@ -422,6 +431,7 @@ async function reportFromText(text: string): Promise<UploadedReport> {
   const read = await reader.end();
   return {
     fileName: baseName(undefined, read.format),
+    fileNameGiven: false,
     contentType: null,
     sizeBytes,
     sha256,
