@@ -68,6 +68,14 @@ describe('conventions, errors and operations (CONTRACT §2, §3, §11)', () => {
       expect(expectProblem(res, 422, 'validation_error').errors).toHaveProperty('body');
     });
 
+    it('a path whose percent-encoding is malformed → 404 route_not_found, with or without a credential', async () => {
+      for (const token of [undefined, f.lead.token]) {
+        const p = expectProblem(await t.req('get', '/api/v1/projects/%FF', token), 404, 'route_not_found');
+        expect(p.instance).toBe('/api/v1/projects/%FF');
+      }
+      expectProblem(await t.req('delete', '/api/v1/test-runs/%E0%A4%A', f.lead.token), 404, 'route_not_found');
+    });
+
     it('a JSON array body → 422 on `body`', async () => {
       const res = await t.req('post', '/api/v1/projects', f.lead.token).send([{ name: 'x' }]);
       expect(expectProblem(res, 422, 'validation_error').errors).toHaveProperty('body');

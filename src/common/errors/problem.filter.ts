@@ -86,6 +86,15 @@ export class ProblemFilter implements ExceptionFilter {
       return make(exception.code, exception.detail, exception.errors, { ...(exception.headers ?? {}) }, exception);
     }
 
+    // Express's router could not decode a path parameter (`/projects/%FF`; Nest wraps its URIError
+    // in a BadRequestException): no resource has such an id, and the router fails before any guard
+    // runs, so it is answered like an unknown route.
+    const cause = exception instanceof HttpException ? exception.cause : exception;
+    if (cause instanceof URIError && (cause as ErrorLike).status === 400) {
+      const path = (req.originalUrl ?? req.url ?? '').split('?')[0];
+      return make('route_not_found', `No resource at ${path}: its path is not valid percent-encoding`);
+    }
+
     if (exception instanceof HttpException) {
       const status = exception.getStatus();
       if (status === 404) {
