@@ -331,7 +331,8 @@ function isXfail(outcome: RawOutcome): boolean {
   return outcome.type !== null && XFAIL_TYPES.has(outcome.type.toLowerCase());
 }
 
-function firstLine(text: string | null): string | null {
+/** The first line of a text, trimmed; null when there is none (also used by the results JSON reader). */
+export function firstLine(text: string | null): string | null {
   if (text === null) return null;
   const line = text.split('\n', 1)[0]?.trim() ?? '';
   return line === '' ? null : line;

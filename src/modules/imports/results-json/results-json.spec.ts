@@ -4,10 +4,16 @@ import {
   MAX_LISTED_PROBLEMS,
   NOT_UTF8_REASON,
   parseResultsJson,
-  parseResultsJsonBytes,
   ResultsJsonError,
   Utf8Text,
 } from './results-json';
+
+/** A whole report held in memory, decoded as the upload decodes it. */
+function parseResultsJsonBytes(bytes: Uint8Array): ParsedReport {
+  const text = new Utf8Text();
+  text.push(bytes);
+  return parseResultsJson(text.end());
+}
 
 function refusal(run: () => unknown): ResultsJsonError {
   try {

@@ -30,6 +30,7 @@ import {
   caseIdentity,
   buildComment,
   countStatuses,
+  firstLine,
   foldAttempts,
   JUNIT_STATUSES,
   type JunitResult,
@@ -117,16 +118,6 @@ export class Utf8Text {
     this.failed = true;
     this.text = '';
   }
-}
-
-/** Decodes and reads a whole report held in memory (UTF-8, optional BOM). */
-export function parseResultsJsonBytes(
-  bytes: Uint8Array,
-  options: ResultsJsonOptions = {},
-): ParsedReport {
-  const text = new Utf8Text();
-  text.push(bytes);
-  return parseResultsJson(text.end(), options);
 }
 
 /** `JSON.parse` and {@link mapResultsJson}; malformed JSON → {@link ResultsJsonError}. */
@@ -312,12 +303,6 @@ function propertiesOf(c: JsonCase): Readonly<Record<string, string>> {
   if (c.dataset_data !== null) properties['tms_dataset_data'] = JSON.stringify(c.dataset_data);
   set('tms_dataset_source_ref', c.strings.dataset_source_ref);
   return Object.freeze(properties);
-}
-
-function firstLine(text: string | null): string | null {
-  if (text === null) return null;
-  const line = text.split('\n', 1)[0]?.trim() ?? '';
-  return line === '' ? null : line;
 }
 
 /** One valid case → the result the XML path would produce for the equivalent testcase. */
