@@ -73,3 +73,12 @@ const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 export function isUuid(s: unknown): s is string {
   return typeof s === 'string' && UUID_RE.test(s);
 }
+
+/**
+ * A referenced id as the database spells it: uuids are case-insensitive, so they are lower-cased
+ * (duplicates and self references are then found by plain comparison); anything else stays as is
+ * and is simply not found.
+ */
+export function canonicalId(id: string): string {
+  return isUuid(id) ? id.toLowerCase() : id;
+}

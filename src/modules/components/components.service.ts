@@ -5,7 +5,7 @@ import { registerUniqueConstraints } from '../../common/errors/error-codes';
 import { normalizeStringList } from '../../common/normalize';
 import { likePattern, offsetOf, Page, pageOf } from '../../common/pagination/page';
 import { Db } from '../../common/persistence/db.service';
-import { isUuid, uuidv7 } from '../../common/persistence/ids';
+import { canonicalId, isUuid, uuidv7 } from '../../common/persistence/ids';
 import { CatalogService } from './catalog.service';
 import {
   ComponentDto,
@@ -71,15 +71,6 @@ interface DependencyRow {
   target_component_id: string;
   dependency_type: 'depends_on';
   created_at: Date | string;
-}
-
-/**
- * A referenced id as the database spells it: uuids are case-insensitive, so they are lower-cased
- * (duplicates and self references are then found by plain comparison); anything else stays as is
- * and is simply not found.
- */
-export function canonicalId(id: string): string {
-  return isUuid(id) ? id.toLowerCase() : id;
 }
 
 /** The columns of ComponentRow, with the timestamps as ISO text (isoUtc). */

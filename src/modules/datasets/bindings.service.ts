@@ -3,7 +3,7 @@ import { ProjectAccess } from '../../common/access/project-access';
 import { AppException } from '../../common/errors/app-exception';
 import { registerUniqueConstraints } from '../../common/errors/error-codes';
 import { Db } from '../../common/persistence/db.service';
-import { isUuid, uuidv7 } from '../../common/persistence/ids';
+import { canonicalId, isUuid, uuidv7 } from '../../common/persistence/ids';
 import {
   BindingChanges,
   BindingMode,
@@ -98,8 +98,8 @@ export class BindingsService {
     testCaseId: string,
     dto: CreateDatasetBindingDto,
   ): Promise<DatasetBindingDto> {
-    // Uuids are case-insensitive; the stored spelling is lower-case (compared below in JavaScript).
-    const datasetId = dto.dataset_id.toLowerCase();
+    // The stored spelling (uuids are case-insensitive): compared below in JavaScript.
+    const datasetId = canonicalId(dto.dataset_id);
     const datasets = await this.db.query<{ project_id: string; current_revision_number: number }>(
       `SELECT project_id, current_revision_number FROM datasets WHERE id = $1 FOR KEY SHARE`,
       [datasetId],

@@ -6,7 +6,7 @@ import { AppException } from '../../common/errors/app-exception';
 import { registerUniqueConstraints } from '../../common/errors/error-codes';
 import { likePattern, offsetOf, Page, pageOf } from '../../common/pagination/page';
 import { Db } from '../../common/persistence/db.service';
-import { isUuid, uuidv7 } from '../../common/persistence/ids';
+import { canonicalId, isUuid, uuidv7 } from '../../common/persistence/ids';
 import { normalizeColumns, normalizeRows, sameTable, validateTable } from './dataset-table';
 import {
   CreateDatasetDto,
@@ -275,7 +275,7 @@ export class DatasetsService {
     // simply unknown (never sent to PostgreSQL, whose uuid cast would refuse it).
     const requested = new Map<string, string>(); // canonical id → first spelling sent
     for (const raw of dto.dataset_ids) {
-      const key = isUuid(raw) ? raw.toLowerCase() : raw;
+      const key = canonicalId(raw);
       if (!requested.has(key)) requested.set(key, raw);
     }
     const uuids = [...requested.keys()].filter(isUuid);

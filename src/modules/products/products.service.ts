@@ -4,9 +4,8 @@ import { registerUniqueConstraints } from '../../common/errors/error-codes';
 import { normalizeStringList } from '../../common/normalize';
 import { likePattern, offsetOf, Page, pageOf } from '../../common/pagination/page';
 import { Db } from '../../common/persistence/db.service';
-import { isUuid, uuidv7 } from '../../common/persistence/ids';
+import { canonicalId, isUuid, uuidv7 } from '../../common/persistence/ids';
 import { CatalogService } from '../components/catalog.service';
-import { canonicalId } from '../components/components.service';
 import type { RiskLevel } from '../components/risk-score';
 import { buildProductSummary, type ProductSummarySnapshot } from './coverage';
 import {
