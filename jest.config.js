@@ -15,6 +15,8 @@ const esmPackages = [
   'uint8array-extras',
   'load-esm',
   'async-exit-hook',
+  'jose',
+  'uuid',
 ];
 const transformIgnorePatterns = [`/node_modules/(?!(${esmPackages.join('|')})/)`];
 const transformJs = { '^.+\\.(t|j|mj)s$': tsJest };
