@@ -15,7 +15,6 @@ const esmPackages = [
   'uint8array-extras',
   'load-esm',
   'async-exit-hook',
-  'jose',
   'uuid',
 ];
 const transformIgnorePatterns = [`/node_modules/(?!(${esmPackages.join('|')})/)`];
