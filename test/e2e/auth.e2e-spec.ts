@@ -68,6 +68,30 @@ describe('identity: login, tokens, users, API keys (CONTRACT §4)', () => {
       const token = jwt.sign({ sub: t.adminId, ver: 0, exp: Math.floor(Date.now() / 1000) + 60 }, 'x'.repeat(48), { algorithm: 'HS256' });
       expectProblem(await t.req('get', '/api/v1/auth/me', token), 401, 'invalid_token');
     });
+
+    // Issue #22: a correctly signed token whose subject is no uuid reached the database as a uuid
+    // parameter (500), and tokens issued in the future were accepted.
+    it.each([
+      ['a subject that is no uuid', { sub: 'admin', ver: 0 }],
+      ['a subject that is a number', { sub: 42, ver: 0 }],
+      ['iat a year ahead', { ver: 0, iat: Math.floor(Date.now() / 1000) + 365 * 86400 }],
+      ['nbf an hour ahead', { ver: 0, nbf: Math.floor(Date.now() / 1000) + 3600 }],
+    ])('rejects a token with %s as invalid_token', async (_label, claims) => {
+      const token = jwt.sign(
+        { sub: t.adminId, exp: Math.floor(Date.now() / 1000) + 2 * 365 * 86400, ...claims },
+        TEST_AUTH_SECRET,
+        { algorithm: 'HS256' },
+      );
+      expectProblem(await t.req('get', '/api/v1/auth/me', token), 401, 'invalid_token');
+    });
+
+    it('accepts the service\'s own tokens with their iat', async () => {
+      const res = await t.req('get', '/api/v1/auth/me', t.adminToken);
+      expect(res.status).toBe(200);
+      const payload = jwt.decode(t.adminToken) as { iat: number; exp: number };
+      expect(payload.iat).toBeLessThanOrEqual(Math.ceil(Date.now() / 1000));
+      expect(payload.exp).toBeGreaterThan(payload.iat);
+    });
   });
 
   describe('GET /auth/me', () => {
