@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { likePattern } from '../../common/pagination/page';
 import { Db } from '../../common/persistence/db.service';
+import type { RunSummary } from '../run-items/roll-up';
 import type { MilestoneStatus } from './entities/milestone.entity';
 
 /** A `milestones` row (dates as text, see COLUMNS): the one read shape of the table. */
@@ -22,7 +23,7 @@ export interface MilestoneRow {
 }
 
 /** The figures of a milestone's summary: its plans, and its runs with their summed counters. */
-export interface MilestoneSummaryRow {
+export interface MilestoneSummaryRow extends Omit<RunSummary, 'total' | 'pass_rate'> {
   overdue: boolean;
   plans_total: number;
   planned_cases_total: number;
@@ -31,15 +32,6 @@ export interface MilestoneSummaryRow {
   active_runs: number;
   completed_runs: number;
   archived_runs: number;
-  untested: number;
-  in_progress: number;
-  passed: number;
-  error: number;
-  failure: number;
-  blocked: number;
-  skipped: number;
-  xfailed: number;
-  xpassed: number;
 }
 
 export interface MilestonePageQuery {
