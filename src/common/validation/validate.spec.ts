@@ -1,4 +1,4 @@
-import { IsObject, IsOptional, IsString } from 'class-validator';
+import { IsEmail, IsObject, IsOptional, IsString } from 'class-validator';
 import { AppException } from '../errors/app-exception';
 import { validateInput } from './validate';
 
@@ -9,7 +9,9 @@ class Dto {
 
 describe('validateInput', () => {
   it('keeps reserved keys inside free-form objects as plain data', () => {
-    const body = JSON.parse('{"name":" x ","meta":{"constructor":"c","__proto__":{"polluted":true},"prototype":1,"nested":[{"constructor":2}]}}');
+    const body = JSON.parse(
+      '{"name":" x ","meta":{"constructor":"c","__proto__":{"polluted":true},"prototype":1,"nested":[{"constructor":2}]}}',
+    );
     const dto = validateInput(Dto, body, 'body');
     expect(dto.name).toBe('x');
     const meta = dto.meta as Record<string, unknown>;
@@ -38,5 +40,96 @@ describe('validateInput', () => {
     } catch (e) {
       expect(Object.keys((e as AppException).errors ?? {})).toEqual(['query.name']);
     }
+  });
+
+  describe('strings must be well-formed UTF-16 (lone surrogates are a 422, never reach a validator)', () => {
+    class EmailDto {
+      @IsOptional() @IsEmail() email?: string;
+      @IsOptional() @IsString({ each: true }) tags?: string[];
+      @IsOptional() @IsObject() meta?: Record<string, unknown>;
+    }
+    const errorsOf = (body: unknown, kind: 'body' | 'query' = 'body') => {
+      try {
+        validateInput(EmailDto, body, kind);
+      } catch (e) {
+        expect(e).toBeInstanceOf(AppException);
+        expect((e as AppException).code).toBe('validation_error');
+        return (e as AppException).errors;
+      }
+      throw new Error('expected a validation error');
+    };
+
+    it.each<[string, unknown, 'body' | 'query', Record<string, string[]>]>([
+      [
+        'an email (isEmail would throw a URIError)',
+        { email: 'a\ud800@x.io' },
+        'body',
+        {
+          email: ['email must be an email', 'email must not contain unpaired UTF-16 surrogates'],
+        },
+      ],
+      [
+        'a list item',
+        { tags: ['ok', '\udc00'] },
+        'body',
+        {
+          'tags.1': ['tags[1] must not contain unpaired UTF-16 surrogates'],
+        },
+      ],
+      [
+        'a nested free-form value',
+        { meta: { a: { b: 'x\ud83d' } } },
+        'body',
+        {
+          'meta.a.b': ['b must not contain unpaired UTF-16 surrogates'],
+        },
+      ],
+      [
+        'a free-form key',
+        { meta: { ['k\ud800']: 1 } },
+        'body',
+        {
+          meta: ['meta keys must not contain unpaired UTF-16 surrogates'],
+        },
+      ],
+      [
+        'a body key',
+        { ['\udfff']: 1 },
+        'body',
+        {
+          body: ['body keys must not contain unpaired UTF-16 surrogates'],
+          '\ufffd': ['Unknown field'],
+        },
+      ],
+      [
+        'a query value',
+        { email: '\ud800' },
+        'query',
+        {
+          'query.email': [
+            'email must be an email',
+            'email must not contain unpaired UTF-16 surrogates',
+          ],
+        },
+      ],
+    ])('%s', (_name, body, kind, expected) => {
+      expect(errorsOf(body, kind)).toEqual(expected);
+    });
+
+    it('reports them together with the other field errors', () => {
+      expect(errorsOf({ email: 'not an email', tags: ['\ud800'] })).toEqual({
+        email: ['email must be an email'],
+        'tags.0': ['tags[0] must not contain unpaired UTF-16 surrogates'],
+      });
+    });
+
+    it('accepts well-formed text, astral characters included', () => {
+      const dto = validateInput(
+        EmailDto,
+        { email: 'a@x.io', tags: ['😀'], meta: { '😀': '😀' } },
+        'body',
+      );
+      expect(dto.tags).toEqual(['😀']);
+    });
   });
 });

@@ -3,6 +3,7 @@ import { ClassConstructor, plainToInstance } from 'class-transformer';
 import { validateSync, ValidationError } from 'class-validator';
 import { AppException, FieldErrors } from '../errors/app-exception';
 import { currentStore } from '../persistence/request-context';
+import { isWellFormedText, NOT_WELL_FORMED, toWellFormedText } from './well-formed';
 
 const NO_TRIM = Symbol('no-trim');
 
@@ -94,12 +95,41 @@ function addMessages(out: FieldErrors, path: string, msgs: string[]): void {
 const RESERVED_KEYS = new Set(['prototype', ...Object.getOwnPropertyNames(Object.prototype)]);
 const SENTINEL = '\u0000tms-reserved:';
 
-function shieldReservedKeys(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(shieldReservedKeys);
+/** `tags.1` → `tags[1]`, `meta.a` → `a`: the field name a message starts with. */
+function labelOf(path: string): string {
+  const segments = path.split('.');
+  const last = segments[segments.length - 1];
+  return /^\d+$/.test(last) && segments.length > 1
+    ? `${segments[segments.length - 2]}[${last}]`
+    : last;
+}
+
+/**
+ * Copies a plain request part for class-transformer: reserved keys are shielded (see above), and
+ * every string, keys included, that is not well-formed UTF-16 is reported in `illFormed` under its
+ * path and replaced by its well-formed form, so that no validator ever sees a lone surrogate (the
+ * request fails with a 422 anyway). Recursion is bounded: bodies nest at most 64 levels (the body
+ * middleware refuses deeper ones) and query strings a handful.
+ */
+function shieldReservedKeys(value: unknown, path: string, illFormed: FieldErrors): unknown {
+  const at = (key: string | number) => (path ? `${path}.${key}` : String(key));
+  if (typeof value === 'string') {
+    if (isWellFormedText(value)) return value;
+    addMessages(illFormed, path || 'body', [`${labelOf(path || 'body')} ${NOT_WELL_FORMED}`]);
+    return toWellFormedText(value);
+  }
+  if (Array.isArray(value)) return value.map((v, i) => shieldReservedKeys(v, at(i), illFormed));
   if (value === null || typeof value !== 'object') return value;
   const out: Record<string, unknown> = {};
-  for (const key of Object.keys(value)) {
-    const v = shieldReservedKeys((value as Record<string, unknown>)[key]);
+  for (const raw of Object.keys(value)) {
+    let key = raw;
+    if (!isWellFormedText(raw)) {
+      key = toWellFormedText(raw);
+      addMessages(illFormed, path || 'body', [
+        `${labelOf(path || 'body')} keys ${NOT_WELL_FORMED}`,
+      ]);
+    }
+    const v = shieldReservedKeys((value as Record<string, unknown>)[raw], at(key), illFormed);
     out[RESERVED_KEYS.has(key) ? SENTINEL + key : key] = v;
   }
   return out;
@@ -161,21 +191,34 @@ export function validateInput<T extends object>(
   if (typeof plain !== 'object' || plain === null || Array.isArray(plain)) {
     throw AppException.validation({ body: ['The request body must be a JSON object'] });
   }
-  const instance = plainToInstance(cls, shieldReservedKeys(plain), { exposeDefaultValues: true });
   const prefix = kind === 'query' ? 'query' : '';
+  const illFormed: FieldErrors = {};
+  const instance = plainToInstance(cls, shieldReservedKeys(plain, prefix, illFormed), {
+    exposeDefaultValues: true,
+  });
   const reserved: FieldErrors = {};
   restoreReservedKeys(instance, prefix, reserved);
   trimDeclaredStrings(instance);
-  const errors = validateSync(instance, {
-    whitelist: true,
-    // Unknown body fields are a 422 (CONTRACT §2); unknown query parameters are ignored, as HTTP
-    // clients and proxies add their own (cache busters, tracing) and the contract names bodies only.
-    forbidNonWhitelisted: kind === 'body',
-    forbidUnknownValues: false,
-    validationError: { target: false, value: false },
-  });
+  let errors: ValidationError[];
+  try {
+    errors = validateSync(instance, {
+      whitelist: true,
+      // Unknown body fields are a 422 (CONTRACT §2); unknown query parameters are ignored, as HTTP
+      // clients and proxies add their own (cache busters, tracing) and the contract names bodies only.
+      forbidNonWhitelisted: kind === 'body',
+      forbidUnknownValues: false,
+      validationError: { target: false, value: false },
+    });
+  } catch (e) {
+    // A validator that reports a whole body itself (environments) throws its 422: add ours to it.
+    if (e instanceof AppException && e.code === 'validation_error' && e.errors) {
+      for (const [path, msgs] of Object.entries(illFormed)) addMessages(e.errors, path, msgs);
+    }
+    throw e;
+  }
   const fieldErrors = flattenErrors(errors, prefix);
   for (const [path, msgs] of Object.entries(reserved)) addMessages(fieldErrors, path, msgs);
+  for (const [path, msgs] of Object.entries(illFormed)) addMessages(fieldErrors, path, msgs);
   if (errors.length > 0 || Object.keys(fieldErrors).length > 0)
     throw AppException.validation(fieldErrors);
   return instance;
