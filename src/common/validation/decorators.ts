@@ -1,6 +1,15 @@
 import { applyDecorators } from '@nestjs/common';
+import { ApiProperty } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { buildMessage, IsDefined, ValidateBy, ValidateIf } from 'class-validator';
+import {
+  ArrayMaxSize,
+  buildMessage,
+  IsDefined,
+  ValidateBy,
+  ValidateIf,
+  ValidationOptions,
+} from 'class-validator';
+import { freeFormIssues } from './free-form';
 
 /**
  * Optional field that must not be `null` when present (CONTRACT §2: an explicit null for a
@@ -20,7 +29,9 @@ export function Nullable(): PropertyDecorator {
 
 /** Query parameter that may repeat: always an array after transformation. */
 export function QueryArray(): PropertyDecorator {
-  return Transform(({ value }) => (value === undefined ? undefined : Array.isArray(value) ? value : [value]));
+  return Transform(({ value }) =>
+    value === undefined ? undefined : Array.isArray(value) ? value : [value],
+  );
 }
 
 /**
@@ -49,15 +60,61 @@ export function QueryBool(): PropertyDecorator {
 /**
  * Maximum length in characters as PostgreSQL counts them (Unicode code points). class-validator's
  * MaxLength does not count variation selectors (U+FE0F), so `'❤️'.repeat(150)` passed a 200 limit
- * and overflowed a varchar(200).
+ * and overflowed a varchar(200). Validator only: prefer {@link MaxLen}, which documents it too.
  */
-export function MaxChars(max: number): PropertyDecorator {
-  return ValidateBy({
-    name: 'maxChars',
-    constraints: [max],
-    validator: {
-      validate: (value: unknown) => typeof value !== 'string' || [...value].length <= max,
-      defaultMessage: buildMessage((each) => `${each}$property must be at most ${max} characters long`),
+export function MaxChars(max: number, options?: ValidationOptions): PropertyDecorator {
+  return ValidateBy(
+    {
+      name: 'maxChars',
+      constraints: [max],
+      validator: {
+        validate: (value: unknown) => typeof value !== 'string' || [...value].length <= max,
+        defaultMessage: buildMessage(
+          (each) => `${each}$property must be at most ${max} characters long`,
+        ),
+      },
     },
-  });
+    options,
+  );
+}
+
+/**
+ * A string (or with `{ each: true }` every string of a list) of at most `max` characters, counted
+ * as PostgreSQL counts them: the validator and the OpenAPI `maxLength` in one decorator, so the
+ * document cannot drift from the rule. Combine with the property's own `@ApiProperty…` (the
+ * attributes merge).
+ */
+export function MaxLen(max: number, options?: ValidationOptions): PropertyDecorator {
+  return applyDecorators(MaxChars(max, options), ApiProperty({ maxLength: max }));
+}
+
+/** A list of at most `max` items: `ArrayMaxSize` and the OpenAPI `maxItems` in one decorator. */
+export function MaxItems(max: number, options?: ValidationOptions): PropertyDecorator {
+  return applyDecorators(ArrayMaxSize(max, options), ApiProperty({ maxItems: max }));
+}
+
+/**
+ * A free-form JSON object (`meta`, `extra`, `values`…) whose keys, at every level, follow the
+ * extension-key rule of `free-form.ts` (safe characters, at most {@link FREE_FORM_KEY_MAX}
+ * characters) and whose objects have at most `maxKeys` keys each; documented as `maxProperties`.
+ * Does not check that the value is an object: put `@IsObject()` beside it.
+ */
+export function FreeFormKeys(maxKeys: number, options?: ValidationOptions): PropertyDecorator {
+  return applyDecorators(
+    ValidateBy(
+      {
+        name: 'freeFormKeys',
+        constraints: [maxKeys],
+        validator: {
+          validate: (value: unknown) => freeFormIssues(value, '', maxKeys, 1).length === 0,
+          defaultMessage: (args) => {
+            const [first] = freeFormIssues(args?.value, args?.property ?? '', maxKeys, 1);
+            return first ? first.message : `${args?.property ?? 'value'} is not acceptable`;
+          },
+        },
+      },
+      options,
+    ),
+    ApiProperty({ maxProperties: maxKeys }),
+  );
 }
