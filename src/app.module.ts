@@ -22,7 +22,7 @@ export class AppModule {
       imports: [
         CommonModule.forRoot(config),
         TypeOrmModule.forRoot({
-          ...dataSourceOptions(databaseUrl, {}, config.dbPoolSize),
+          ...dataSourceOptions(databaseUrl, { poolSize: config.dbPoolSize, deadlines: config.db }),
           autoLoadEntities: true,
         }),
         ...FEATURE_MODULES,

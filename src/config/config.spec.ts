@@ -53,6 +53,15 @@ describe('loadConfig', () => {
     [{ DB_PREPARED_STATEMENTS: 'no', AUTH_SECRET: secret }, /DB_PREPARED_STATEMENTS/],
     [{ DB_POOL_SIZE: 'abc', AUTH_SECRET: secret }, /DB_POOL_SIZE/],
     [{ DB_POOL_SIZE: '0', AUTH_SECRET: secret }, /DB_POOL_SIZE/],
+    [{ DB_STATEMENT_TIMEOUT_MS: '99', AUTH_SECRET: secret }, /DB_STATEMENT_TIMEOUT_MS/],
+    [{ DB_STATEMENT_TIMEOUT_MS: '30s', AUTH_SECRET: secret }, /DB_STATEMENT_TIMEOUT_MS/],
+    [{ DB_QUERY_TIMEOUT_MS: '0', AUTH_SECRET: secret }, /DB_QUERY_TIMEOUT_MS/],
+    [{ DB_QUERY_TIMEOUT_MS: '1000', AUTH_SECRET: secret }, /DB_QUERY_TIMEOUT_MS \(1000\) must be at least DB_STATEMENT_TIMEOUT_MS \(30000\)/],
+    [{ DB_STATEMENT_TIMEOUT_MS: '5000', DB_QUERY_TIMEOUT_MS: '4999', AUTH_SECRET: secret }, /DB_QUERY_TIMEOUT_MS/],
+    [{ DB_CONNECT_TIMEOUT_MS: '-5', AUTH_SECRET: secret }, /DB_CONNECT_TIMEOUT_MS/],
+    [{ DB_IDLE_IN_TRANSACTION_TIMEOUT_MS: 'never', AUTH_SECRET: secret }, /DB_IDLE_IN_TRANSACTION_TIMEOUT_MS/],
+    [{ READINESS_TIMEOUT_MS: '60001', AUTH_SECRET: secret }, /READINESS_TIMEOUT_MS/],
+    [{ READINESS_TIMEOUT_MS: '50', AUTH_SECRET: secret }, /READINESS_TIMEOUT_MS/],
     [{ HOST: 'not a host', AUTH_SECRET: secret }, /HOST/],
     [{ HOST: 'http://example.com', AUTH_SECRET: secret }, /HOST/],
   ])('rejects %j naming the variable', (env, message) => {
@@ -79,6 +88,25 @@ describe('loadConfig', () => {
     expect(c.corsOrigins).toEqual(['https://a.example.com', 'http://localhost:5173']);
     expect(c.logLevel).toBe('warn');
     expect(c.errorBaseUrl).toBe('https://errors.example.com');
+  });
+
+  it('gives every database connection deadlines (issue #22), configurable', () => {
+    expect(loadConfig({ AUTH_SECRET: secret })).toMatchObject({
+      db: { statementTimeoutMs: 30_000, queryTimeoutMs: 32_000, connectTimeoutMs: 5_000, idleInTransactionTimeoutMs: 60_000 },
+      readinessTimeoutMs: 2_000,
+    });
+    // The client-side deadline follows a longer statement deadline unless it is set itself.
+    expect(loadConfig({ AUTH_SECRET: secret, DB_STATEMENT_TIMEOUT_MS: '120000' }).db.queryTimeoutMs).toBe(122_000);
+    const c = loadConfig({
+      AUTH_SECRET: secret,
+      DB_STATEMENT_TIMEOUT_MS: '800',
+      DB_QUERY_TIMEOUT_MS: '800',
+      DB_CONNECT_TIMEOUT_MS: '700',
+      DB_IDLE_IN_TRANSACTION_TIMEOUT_MS: '1500',
+      READINESS_TIMEOUT_MS: '300',
+    });
+    expect(c.db).toEqual({ statementTimeoutMs: 800, queryTimeoutMs: 800, connectTimeoutMs: 700, idleInTransactionTimeoutMs: 1500 });
+    expect(c.readinessTimeoutMs).toBe(300);
   });
 
   it('accepts short secrets and passwords and tiny limits an operator chose, with warnings', () => {

@@ -25,9 +25,45 @@ export interface AppConfig {
   dbPreparedStatements: boolean;
   /** Most database connections of this instance (DB_POOL_SIZE). */
   dbPoolSize: number;
+  /**
+   * Deadlines of the database connections (CONTRACT §1, issue #22): a stalled database answers 503
+   * `database_unavailable` instead of holding requests forever. Migrations at startup have none.
+   */
+  db: DbDeadlines;
+  /** How long GET /readyz waits for the database before answering 503 (READINESS_TIMEOUT_MS). */
+  readinessTimeoutMs: number;
   /** Accepted but doubtful settings, printed once at startup. */
   warnings: string[];
 }
+
+/** The deadlines every pooled database connection of the service gets. */
+export interface DbDeadlines {
+  /** Server-side limit of one statement (DB_STATEMENT_TIMEOUT_MS; PostgreSQL's statement_timeout). */
+  statementTimeoutMs: number;
+  /**
+   * Client-side limit of one query, answer included (DB_QUERY_TIMEOUT_MS; pg's query_timeout): it
+   * catches a server that never answers (frozen, or unreachable with the socket still open).
+   */
+  queryTimeoutMs: number;
+  /** Opening a connection, or waiting for a free one in the pool (DB_CONNECT_TIMEOUT_MS). */
+  connectTimeoutMs: number;
+  /**
+   * PostgreSQL ends a session whose transaction stays idle longer (DB_IDLE_IN_TRANSACTION_TIMEOUT_MS;
+   * idle_in_transaction_session_timeout), releasing its locks.
+   */
+  idleInTransactionTimeoutMs: number;
+}
+
+/** Default DB_STATEMENT_TIMEOUT_MS: 30 s per statement (the slowest ones measured take about 1 s). */
+export const DEFAULT_STATEMENT_TIMEOUT_MS = 30_000;
+/** DB_QUERY_TIMEOUT_MS defaults to the statement timeout plus this margin for the server's answer. */
+export const QUERY_TIMEOUT_MARGIN_MS = 2_000;
+/** Default DB_CONNECT_TIMEOUT_MS. */
+export const DEFAULT_CONNECT_TIMEOUT_MS = 5_000;
+/** Default DB_IDLE_IN_TRANSACTION_TIMEOUT_MS. */
+export const DEFAULT_IDLE_IN_TRANSACTION_TIMEOUT_MS = 60_000;
+/** Default READINESS_TIMEOUT_MS. */
+export const DEFAULT_READINESS_TIMEOUT_MS = 2_000;
 
 export class ConfigError extends Error {}
 
@@ -131,6 +167,33 @@ export function loadConfig(
     throw new ConfigError(`HOST must be a host name or an IP address such as 0.0.0.0 or ::, got "${host}"`);
   }
 
+  const statementTimeoutMs = int(env, 'DB_STATEMENT_TIMEOUT_MS', DEFAULT_STATEMENT_TIMEOUT_MS, 100, 86_400_000);
+  const queryTimeoutMs = int(
+    env,
+    'DB_QUERY_TIMEOUT_MS',
+    statementTimeoutMs + QUERY_TIMEOUT_MARGIN_MS,
+    100,
+    86_400_000 + QUERY_TIMEOUT_MARGIN_MS,
+  );
+  if (queryTimeoutMs < statementTimeoutMs) {
+    // The client would give up (and drop the connection) before PostgreSQL cancels the statement.
+    throw new ConfigError(
+      `DB_QUERY_TIMEOUT_MS (${queryTimeoutMs}) must be at least DB_STATEMENT_TIMEOUT_MS (${statementTimeoutMs})`,
+    );
+  }
+  const db: DbDeadlines = {
+    statementTimeoutMs,
+    queryTimeoutMs,
+    connectTimeoutMs: int(env, 'DB_CONNECT_TIMEOUT_MS', DEFAULT_CONNECT_TIMEOUT_MS, 100, 600_000),
+    idleInTransactionTimeoutMs: int(
+      env,
+      'DB_IDLE_IN_TRANSACTION_TIMEOUT_MS',
+      DEFAULT_IDLE_IN_TRANSACTION_TIMEOUT_MS,
+      100,
+      86_400_000,
+    ),
+  };
+
   return {
     port: int(env, 'PORT', 3000, 0, 65535),
     host,
@@ -148,6 +211,8 @@ export function loadConfig(
     corsOrigins,
     dbPreparedStatements: bool(env, 'DB_PREPARED_STATEMENTS', true),
     dbPoolSize: int(env, 'DB_POOL_SIZE', 20, 1, 1000),
+    db,
+    readinessTimeoutMs: int(env, 'READINESS_TIMEOUT_MS', DEFAULT_READINESS_TIMEOUT_MS, 100, 60_000),
     warnings,
   };
 }

@@ -7,8 +7,14 @@ import { Client } from 'pg';
  */
 const ROOT = new AsyncResource('tms.pg-connection');
 
+/** pg's error when a query outlives `query_timeout` (client side: the server never answered). */
+export const QUERY_READ_TIMEOUT = 'Query read timeout';
+
+type Callback = (err: Error | null | undefined, result?: unknown) => void;
+
 /**
- * A pg Client whose connection is opened outside its caller's async context.
+ * The pool's pg Client: opened outside its caller's async context, and closed when one of its
+ * queries misses the query deadline.
  *
  * The pool opens a connection when a request needs one. Its socket is an async resource, and one
  * created inside `requestContext.run` carries that request's store (the request, its transaction
@@ -16,6 +22,14 @@ const ROOT = new AsyncResource('tms.pg-connection');
  * connection: up to one finished request's object graph per connection (seen in a heap
  * snapshot). Opened from the process's context instead, a connection keeps no request. Queries
  * are unaffected: their callers resume in their own context (`await` restores it).
+ *
+ * After pg's `query_timeout` fires, the query is still in flight: the connection answers nothing
+ * else until the server does (node-postgres issue #3399), and a ROLLBACK queued behind it is dropped
+ * unsent, which would leave the transaction open on the server. pg-pool's own `pool.query` discards
+ * the client on any error, but TypeORM's query runner releases it without one, so the pool would
+ * hand the stuck (maybe mid-transaction) connection to the next request. The client therefore ends
+ * itself: `end()` closes the socket of a client with a query in flight, the server rolls back, and
+ * the pool drops an ended client when it is released.
  */
 export class DetachedClient extends Client {
   override connect(): Promise<void>;
@@ -24,3 +38,26 @@ export class DetachedClient extends Client {
     return ROOT.runInAsyncScope(() => (callback ? super.connect(callback) : super.connect()));
   }
 }
+
+const pgQuery = Client.prototype.query as (this: Client, ...args: unknown[]) => unknown;
+
+function closeAfterTimeout(client: Client, err: unknown): void {
+  if (err instanceof Error && err.message === QUERY_READ_TIMEOUT) client.end().catch(() => undefined);
+}
+
+// pg's query() with all its overloads: the arguments pass through unchanged; the error is only looked at.
+DetachedClient.prototype.query = function query(this: DetachedClient, ...args: unknown[]): unknown {
+  const last = args.length - 1;
+  const callback = args[last];
+  if (typeof callback === 'function') {
+    // Callback form (pg-pool's pool.query).
+    args[last] = (err: Error | null | undefined, result?: unknown) => {
+      if (err) closeAfterTimeout(this, err);
+      (callback as Callback)(err, result);
+    };
+  }
+  const result = pgQuery.apply(this, args);
+  // Promise form (TypeORM's query runner): the caller gets `result` itself; this branch only looks.
+  if (result instanceof Promise) result.then(undefined, (err: unknown) => closeAfterTimeout(this, err));
+  return result;
+} as unknown as Client['query'];

@@ -6,7 +6,7 @@ import { migrateUnderLock } from './migrate';
 
 /**
  * Migrates the database (under the advisory lock, creating the bootstrap administrator on an empty
- * database) Shared by main.ts, the
+ * database). Shared by main.ts, the
  * tests' global setup and the tools; free of NestJS imports so it loads anywhere.
  */
 export async function prepareDatabase(
@@ -14,7 +14,8 @@ export async function prepareDatabase(
   databaseUrl: string,
   log: (msg: string) => void = () => undefined,
 ): Promise<void> {
-  const ds = new DataSource(dataSourceOptions(databaseUrl, { extra: { max: 2 } }));
+  // No statement deadlines: a migration may run long, or wait for another instance's migration lock.
+  const ds = new DataSource(dataSourceOptions(databaseUrl, { poolSize: 2 }));
   await ds.initialize();
   try {
     await migrateUnderLock(ds, async () => {

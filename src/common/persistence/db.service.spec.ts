@@ -1,21 +1,24 @@
-import { DatabaseError } from 'pg';
+import { DatabaseError, type Pool } from 'pg';
 import { DataSource, EntityManager, QueryFailedError } from 'typeorm';
 import type { AppConfig } from '../../config/config';
+import { dataSourceOptions } from '../../database/data-source-options';
 import { Db } from './db.service';
 import { requestContext } from './request-context';
 
 /** A DataSource whose pg pool records what it is asked (routing only: no persistence is claimed). */
 function fakeDb(prepared: boolean) {
   const calls: unknown[][] = [];
-  const pool = {
-    query: jest.fn(async (...args: unknown[]) => {
-      calls.push(args);
-      return { command: 'SELECT', rows: [{ v: 1 }], rowCount: 1 };
-    }),
-  };
-  const dataSource = { driver: { master: pool } } as unknown as DataSource;
+  // The pool is made the way TypeORM makes it, from the options' driver (no connection is opened).
+  const { driver } = dataSourceOptions('postgres://u@127.0.0.1/x') as { driver: { Pool: new () => Pool } };
+  const pool = new driver.Pool();
+  const query = jest.fn(async (...args: unknown[]) => {
+    calls.push(args);
+    return { command: 'SELECT', rows: [{ v: 1 }], rowCount: 1 };
+  });
+  Object.assign(pool, { query });
+  const dataSource = { options: { driver } } as unknown as DataSource;
   const db = new Db(dataSource, { dbPreparedStatements: prepared } as AppConfig);
-  return { db, pool, calls };
+  return { db, pool: { query }, calls };
 }
 
 describe('Db.prepared', () => {

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DatabaseError, type Pool } from 'pg';
+import { DatabaseError } from 'pg';
 import {
   DataSource,
   EntityManager,
@@ -10,6 +10,7 @@ import {
   Repository,
 } from 'typeorm';
 import { APP_CONFIG, AppConfig } from '../../config/config';
+import { poolOf } from '../../database/data-source-options';
 import { currentStore } from './request-context';
 
 /**
@@ -60,7 +61,7 @@ export class Db {
   }
 
   private async poolQuery<T>(sql: string, params: unknown[], name?: string): Promise<T[]> {
-    const pool = (this.dataSource.driver as unknown as { master: Pool }).master;
+    const pool = poolOf(this.dataSource);
     try {
       const raw = await (name === undefined
         ? pool.query(sql, params)
