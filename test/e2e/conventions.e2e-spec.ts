@@ -273,7 +273,7 @@ describe('conventions, errors and operations (CONTRACT §2, §3, §11)', () => {
   });
 
   describe('database outage', () => {
-    it('answers 503 service_unavailable while the database refuses connections, then recovers', async () => {
+    it('answers 503 database_unavailable while the database refuses connections, then recovers', async () => {
       const state = readState();
       const dbName = new URL(t.databaseUrl).pathname.slice(1);
       const admin = new Client({ connectionString: `${state.serverUrl}/postgres` });
@@ -282,9 +282,9 @@ describe('conventions, errors and operations (CONTRACT §2, §3, §11)', () => {
         await admin.query(`ALTER DATABASE "${dbName}" ALLOW_CONNECTIONS false`);
         await admin.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()`, [dbName]);
         const res = await t.req('get', `/api/v1/projects/${f.projectId}`, f.lead.token);
-        expectProblem(res, 503, 'service_unavailable');
+        expectProblem(res, 503, 'database_unavailable');
         expect(JSON.stringify(res.body)).not.toMatch(/at .*\.ts:\d+/);
-        expectProblem(await t.req('get', '/readyz'), 503, 'service_unavailable');
+        expectProblem(await t.req('get', '/readyz'), 503, 'database_unavailable');
       } finally {
         await admin.query(`ALTER DATABASE "${dbName}" ALLOW_CONNECTIONS true`);
         await admin.end();

@@ -92,6 +92,8 @@ export const ERROR_CATALOGUE = {
   // 5xx
   internal_error: { status: 500, title: 'Internal server error' },
   service_unavailable: { status: 503, title: 'Service unavailable' },
+  /** The database did not answer in time or refused the connection; sent with Retry-After. */
+  database_unavailable: { status: 503, title: 'Database unavailable' },
 } as const satisfies Record<string, { status: number; title: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOGUE;

@@ -16,6 +16,47 @@ function pgError(code: string, constraint?: string): QueryFailedError {
   return new QueryFailedError('SELECT 1', [], driver);
 }
 
+/** What pg and pg-pool throw, and TypeORM's wrapping of it, when the database stalls or goes away. */
+const driverFailure = (message: string, props: object = {}) => Object.assign(new Error(message), props);
+const viaTypeorm = (driver: Error) => new QueryFailedError('SELECT 1', [], driver);
+
+describe('ProblemFilter.toProblem: the database unavailable (issue #22)', () => {
+  it.each([
+    // Deadlines: pg's query_timeout, pg-pool's connectionTimeoutMillis (new connection or a full pool),
+    // PostgreSQL's statement_timeout.
+    ['query deadline (pool)', driverFailure('Query read timeout'), 'did not answer in time'],
+    ['query deadline (TypeORM)', viaTypeorm(driverFailure('Query read timeout')), 'did not answer in time'],
+    ['no pooled connection in time', driverFailure('timeout exceeded when trying to connect'), 'did not answer in time'],
+    [
+      'connecting timed out',
+      driverFailure('Connection terminated due to connection timeout', { cause: new Error('Connection terminated unexpectedly') }),
+      'did not answer in time',
+    ],
+    ['statement deadline', pgError('57014'), 'did not complete the statement in time'],
+    // The connection broke or was ended.
+    ['connection reset', driverFailure('read ECONNRESET', { code: 'ECONNRESET', errno: -104 }), 'is unavailable'],
+    ['reset under TypeORM', viaTypeorm(driverFailure('read ECONNRESET', { code: 'ECONNRESET' })), 'is unavailable'],
+    ['terminated', viaTypeorm(driverFailure('Connection terminated')), 'is unavailable'],
+    ['ended client', viaTypeorm(driverFailure('Client was closed and is not queryable')), 'is unavailable'],
+    ['idle in transaction too long', pgError('25P03'), 'is unavailable'],
+    ['administrator shutdown', pgError('57P01'), 'is unavailable'],
+    ['host unreachable', driverFailure('connect EHOSTUNREACH', { code: 'EHOSTUNREACH' }), 'is unavailable'],
+  ])('%s: 503 database_unavailable with Retry-After', (_what, err, detail) => {
+    const p = filter.toProblem(err, req);
+    expect(p.status).toBe(503);
+    expect(p.body.code).toBe('database_unavailable');
+    expect(p.body.detail).toContain(detail);
+    expect(p.headers['Retry-After']).toBe('5');
+  });
+
+  it.each([
+    ['another timeout', new Error('Query read timeout while parsing')],
+    ['a query error', pgError('42601')],
+  ])('%s stays a 500', (_what, err) => {
+    expect(filter.toProblem(err, req).body.code).toBe('internal_error');
+  });
+});
+
 describe('ProblemFilter.toProblem', () => {
   it('renders an AppException from the catalogue', () => {
     const p = filter.toProblem(AppException.validation({ 'a.b': ['bad'] }), req);
@@ -58,9 +99,9 @@ describe('ProblemFilter.toProblem', () => {
     [pgError('23514'), 422, 'validation_error'],
     [pgError('23502'), 422, 'validation_error'],
     [AppException.notFoundAs('dataset_revision_not_found', 'x'), 404, 'dataset_revision_not_found'],
-    [pgError('57P01'), 503, 'service_unavailable'],
-    [Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }), 503, 'service_unavailable'],
-    [new Error('Connection terminated unexpectedly'), 503, 'service_unavailable'],
+    [pgError('57P01'), 503, 'database_unavailable'],
+    [Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }), 503, 'database_unavailable'],
+    [new Error('Connection terminated unexpectedly'), 503, 'database_unavailable'],
     [new NotFoundException(), 404, 'route_not_found'],
     [new HttpException('too big', 413), 413, 'payload_too_large'],
     [Object.assign(new Error('too large'), { type: 'entity.too.large', status: 413 }), 413, 'payload_too_large'],

@@ -17,9 +17,23 @@ export interface ProblemBody {
   errors?: FieldErrors;
 }
 
-/** PostgreSQL SQLSTATE classes that mean the database is unreachable or going away. */
-const OUTAGE_SQLSTATES = new Set(['57P01', '57P02', '57P03', '53300', '08000', '08003', '08006', '08001', '08004']);
-const OUTAGE_ERRNOS = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN']);
+/**
+ * PostgreSQL SQLSTATEs that mean the database is unreachable, going away, or ended our session:
+ * shutdown (57P01-57P03), too many connections (53300), connection failures (08xxx), and the
+ * session deadlines the service sets: idle in transaction (25P03), idle session (57P05).
+ */
+const OUTAGE_SQLSTATES = new Set([
+  '57P01', '57P02', '57P03', '57P05', '53300', '25P03', '08000', '08003', '08006', '08001', '08004',
+]);
+const OUTAGE_ERRNOS = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
+/**
+ * query_canceled. The service never cancels statements itself, so this is its statement deadline
+ * (DB_STATEMENT_TIMEOUT_MS, "canceling statement due to statement timeout") or an operator's
+ * pg_cancel_backend: either way the database did not complete the work, and a retry may.
+ */
+const QUERY_CANCELED = '57014';
+/** Seconds a client is asked to wait (Retry-After) when the database is unavailable. */
+export const DATABASE_RETRY_AFTER_SECONDS = 5;
 
 interface ErrorLike {
   code?: unknown;
@@ -174,9 +188,15 @@ export class ProblemFilter implements ExceptionFilter {
       if (sqlstate === '40001' || sqlstate === '40P01') {
         return make('conflict', 'A concurrent change conflicted with this request; retry it');
       }
+      if (sqlstate === QUERY_CANCELED) {
+        return this.outage(make, exception, req, 'The database did not complete the statement in time; retry later');
+      }
       if (sqlstate && OUTAGE_SQLSTATES.has(sqlstate)) return this.outage(make, exception, req);
     }
-    if (isOutage(exception)) return this.outage(make, exception, req);
+    if (isTimeout(exception) || isTimeout(e.driverError)) {
+      return this.outage(make, exception, req, 'The database did not answer in time; retry later');
+    }
+    if (isOutage(exception) || isOutage(e.driverError)) return this.outage(make, exception, req);
 
     this.logger.error(
       { err: exception, request_id: req.requestId, method: req.method, path: req.originalUrl?.split('?')[0] },
@@ -193,10 +213,23 @@ export class ProblemFilter implements ExceptionFilter {
     },
     exception: unknown,
     req: Request,
+    detail = 'The database is unavailable; retry later',
   ) {
     this.logger.error({ err: exception, request_id: req.requestId }, 'database unavailable');
-    return make('service_unavailable', 'The database is unavailable; retry later', undefined, { 'Retry-After': '5' });
+    return make('database_unavailable', detail, undefined, { 'Retry-After': String(DATABASE_RETRY_AFTER_SECONDS) });
   }
+}
+
+/**
+ * A database deadline passed on the client side: pg's query_timeout (DB_QUERY_TIMEOUT_MS), or no
+ * connection within DB_CONNECT_TIMEOUT_MS (opening one, or waiting for a free one in the pool).
+ */
+function isTimeout(exception: unknown): boolean {
+  const msg = (exception as ErrorLike | undefined)?.message;
+  return (
+    typeof msg === 'string' &&
+    /^Query read timeout$|timeout exceeded when trying to connect|Connection terminated due to connection timeout/.test(msg)
+  );
 }
 
 function isOutage(exception: unknown): boolean {
@@ -206,7 +239,7 @@ function isOutage(exception: unknown): boolean {
   if (e.severity === 'FATAL') return true;
   const msg = typeof e.message === 'string' ? e.message : '';
   return (
-    /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error|ECONNREFUSED|the database system is (shutting down|starting up)/i.test(
+    /Connection terminated|connection timeout|Client has encountered a connection error|Client was closed and is not queryable|ECONNREFUSED|the database system is (shutting down|starting up)/i.test(
       msg,
     )
   );

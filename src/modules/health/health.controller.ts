@@ -1,18 +1,26 @@
-import { Controller, Get, Header, Res } from '@nestjs/common';
+import { Controller, Get, Header, Inject, Logger, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { Response } from 'express';
+import { DatabaseError, type QueryConfig } from 'pg';
 import { DataSource } from 'typeorm';
 import { Endpoint } from '../../common/access/endpoint.decorator';
 import { AppException } from '../../common/errors/app-exception';
+import { DATABASE_RETRY_AFTER_SECONDS } from '../../common/errors/problem.filter';
 import { MetricsService } from '../../common/http/metrics.service';
+import { APP_CONFIG, AppConfig } from '../../config/config';
+import { poolOf } from '../../database/data-source-options';
+import { readinessVerdict, withDeadline } from './readiness';
 
 /** Operational endpoints outside /api/v1 (CONTRACT §11). */
 @ApiExcludeController()
 @Controller()
 export class HealthController {
+  private readonly logger = new Logger('Readiness');
+
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly metrics: MetricsService,
   ) {}
 
@@ -22,17 +30,49 @@ export class HealthController {
     return { status: 'ok' };
   }
 
+  /**
+   * Ready when the database answers within READINESS_TIMEOUT_MS and every migration is applied:
+   * otherwise 503, so a load balancer takes the instance out of rotation while its database is
+   * stalled or gone (`database_unavailable`) or not migrated (`service_unavailable`).
+   */
   @Get('readyz')
   @Endpoint({ summary: 'Database reachable and migrations applied', access: 'public' })
   async readyz() {
+    const ms = this.config.readinessTimeoutMs;
+    let applied: string[];
     try {
-      await this.dataSource.query('SELECT 1');
-      const pending = await this.dataSource.showMigrations();
-      if (pending) throw new AppException('service_unavailable', 'Migrations are pending');
-      return { status: 'ready' };
+      applied = await withDeadline(this.appliedMigrations(ms), ms);
     } catch (err) {
-      if (err instanceof AppException) throw err;
-      throw new AppException('service_unavailable', 'The database is unreachable');
+      this.logger.warn({ err }, 'the database is not ready');
+      throw new AppException(
+        'database_unavailable',
+        `The database did not answer within ${ms} ms`,
+        undefined,
+        { 'Retry-After': String(DATABASE_RETRY_AFTER_SECONDS) },
+      );
+    }
+    if (readinessVerdict(this.dataSource.migrations, applied) === 'migrations_pending') {
+      throw new AppException('service_unavailable', 'Migrations are pending');
+    }
+    return { status: 'ready' };
+  }
+
+  /**
+   * One statement on the pool with its own query deadline: a probe that times out releases (and
+   * discards) its connection at once instead of holding it for DB_QUERY_TIMEOUT_MS.
+   */
+  private async appliedMigrations(ms: number): Promise<string[]> {
+    const query: QueryConfig & { query_timeout: number } = {
+      text: 'SELECT name FROM schema_migrations',
+      query_timeout: ms,
+    };
+    try {
+      const res = await poolOf(this.dataSource).query<{ name: string }>(query);
+      return res.rows.map((r) => r.name);
+    } catch (err) {
+      // No migrations table yet (undefined_table): nothing is applied.
+      if (err instanceof DatabaseError && err.code === '42P01') return [];
+      throw err;
     }
   }
 
