@@ -116,8 +116,20 @@ export class TestApp {
   }
 }
 
+export interface TestAppOptions {
+  /**
+   * The URL the application connects with, from its database's URL (a proxy in front of the test
+   * PostgreSQL, say). The test's own `t.db` and the cleanup still connect directly.
+   */
+  connectVia?: (databaseUrl: string) => string;
+}
+
 /** Boots the real application (same setupApp as production) on a fresh clone of the template. */
-export async function createTestApp(env: Record<string, string> = {}, logStream?: Writable): Promise<TestApp> {
+export async function createTestApp(
+  env: Record<string, string> = {},
+  logStream?: Writable,
+  opts: TestAppOptions = {},
+): Promise<TestApp> {
   const state = readState();
   const name = `${state.template}_f${randomBytes(5).toString('hex')}`;
   const admin = new Client({ connectionString: `${state.serverUrl}/postgres` });
@@ -136,7 +148,7 @@ export async function createTestApp(env: Record<string, string> = {}, logStream?
     },
     { persistSecret: false },
   );
-  const app = await createApp(config, databaseUrl, logStream);
+  const app = await createApp(config, opts.connectVia ? opts.connectVia(databaseUrl) : databaseUrl, logStream);
   // Listen once: supertest then reuses this server instead of opening and closing one per request,
   // which raced (ECONNRESET) under concurrent requests.
   await app.listen(0, '127.0.0.1');
