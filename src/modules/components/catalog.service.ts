@@ -1,17 +1,14 @@
 import { Injectable } from '@nestjs/common';
 import { AppException } from '../../common/errors/app-exception';
-import { Db } from '../../common/persistence/db.service';
 import { isUuid } from '../../common/persistence/ids';
 import { normalizeStringList } from '../../common/normalize';
+import { CatalogRepository, CatalogTable } from './catalog.repository';
 import { firstFreeKey, keyCandidates, slugifyKey } from './catalog-keys';
 import type {
   CatalogCreateFieldsDto,
   CatalogUpdateFieldsDto,
   CatalogStatus,
 } from './dto/component.dto';
-
-/** The two catalogue tables with keys (code constants, never input). */
-export type CatalogTable = 'products' | 'components';
 
 const LABEL: Record<
   CatalogTable,
@@ -46,7 +43,7 @@ export interface KeyRequest {
  */
 @Injectable()
 export class CatalogService {
-  constructor(private readonly db: Db) {}
+  constructor(private readonly catalog: CatalogRepository) {}
 
   /**
    * Allocates the key of a new or updated row (reference §7.3) under a per-project advisory lock
@@ -57,17 +54,11 @@ export class CatalogService {
    */
   async allocateKey(table: CatalogTable, projectId: string, req: KeyRequest): Promise<string> {
     const { entity, exhausted } = LABEL[table];
-    await this.db.query(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [
-      `${table}:key:${projectId}`,
-    ]);
+    await this.catalog.lockKeys(table, projectId);
     const base = slugifyKey(req.explicit ? req.explicit : req.name);
     const candidates = keyCandidates(base);
-    const rows = await this.db.query<{ key: string }>(
-      `SELECT key FROM ${table}
-        WHERE project_id = $1 AND key = ANY($2::text[]) AND id IS DISTINCT FROM $3::uuid`,
-      [projectId, candidates, req.excludeId ?? null],
-    );
-    const key = firstFreeKey(base, new Set(rows.map((r) => r.key)));
+    const taken = await this.catalog.takenKeys(table, projectId, candidates, req.excludeId ?? null);
+    const key = firstFreeKey(base, new Set(taken));
     if (key === null) {
       throw new AppException(
         exhausted,
@@ -85,15 +76,7 @@ export class CatalogService {
    */
   async assertOwner(projectId: string, ownerId: string | null | undefined): Promise<void> {
     if (ownerId === null || ownerId === undefined) return;
-    const rows = isUuid(ownerId)
-      ? await this.db.query<{ is_active: boolean; role: string | null }>(
-          `SELECT u.is_active, m.role FROM users u
-             LEFT JOIN project_members m ON m.user_id = u.id AND m.project_id = $2
-            WHERE u.id = $1`,
-          [ownerId, projectId],
-        )
-      : [];
-    const row = rows[0];
+    const row = isUuid(ownerId) ? await this.catalog.ownerCandidate(ownerId, projectId) : null;
     const problem = !row
       ? 'no user with this id'
       : !row.is_active
