@@ -1,7 +1,6 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { BindingExpansionService } from './binding-expansion.service';
-import { BindingsController } from './bindings.controller';
 import { BindingsService } from './bindings.service';
 import { DatasetsController } from './datasets.controller';
 import { DatasetsService } from './datasets.service';
@@ -13,7 +12,7 @@ import {
 
 @Module({
   imports: [TypeOrmModule.forFeature([DatasetEntity, DatasetRevisionEntity, DatasetBindingEntity])],
-  controllers: [DatasetsController, BindingsController],
+  controllers: [DatasetsController],
   providers: [DatasetsService, BindingsService, BindingExpansionService],
   exports: [DatasetsService, BindingsService, BindingExpansionService],
 })

@@ -1,5 +1,3 @@
-import { Db } from '../../common/persistence/db.service';
-
 /** Counter name of test case keys in `project_counters`. */
 export const TEST_CASE_KEY_COUNTER = 'test_case_key';
 
@@ -9,21 +7,7 @@ export function formatCaseKey(n: number): string {
 }
 
 /**
- * Allocates `count` consecutive numbers of a per-project counter and returns the first. The upsert
- * takes the counter row's lock until the request transaction ends, so concurrent creators serialise,
- * numbers stay contiguous, and a number is never handed out twice (deleting a case never frees one).
+ * The counter allocation lives in the repository; re-exported for the JUnit import, which allocates
+ * case keys with its own `Db` (which can import it from `test-cases.repository` directly).
  */
-export async function allocateCounter(
-  db: Db,
-  projectId: string,
-  name: string,
-  count: number,
-): Promise<number> {
-  const rows = await db.query<{ value: number }>(
-    `INSERT INTO project_counters (project_id, name, value) VALUES ($1, $2, $3)
-     ON CONFLICT (project_id, name) DO UPDATE SET value = project_counters.value + EXCLUDED.value
-     RETURNING value`,
-    [projectId, name, count],
-  );
-  return rows[0].value - count + 1;
-}
+export { allocateCounter } from './test-cases.repository';

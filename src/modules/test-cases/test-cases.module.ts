@@ -1,12 +1,14 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { DatasetsModule } from '../datasets/datasets.module';
+import { BindingsController } from './dataset-bindings.controller';
 import {
   ProjectCounterEntity,
   TestCaseComponentCoverageEntity,
   TestCaseEntity,
 } from './entities/test-case.entity';
 import { TestCasesController } from './test-cases.controller';
+import { TestCasesRepository } from './test-cases.repository';
 import { TestCasesService } from './test-cases.service';
 
 @Module({
@@ -18,8 +20,8 @@ import { TestCasesService } from './test-cases.service';
     ]),
     DatasetsModule,
   ],
-  controllers: [TestCasesController],
-  providers: [TestCasesService],
+  controllers: [TestCasesController, BindingsController],
+  providers: [TestCasesService, TestCasesRepository],
   exports: [TestCasesService],
 })
 export class TestCasesModule {}

@@ -3,8 +3,7 @@ import { ApiBody, ApiTags } from '@nestjs/swagger';
 import { Endpoint } from '../../common/access/endpoint.decorator';
 import { fromResource, ProjectAccess } from '../../common/access/project-access';
 import { CurrentAccess } from '../../common/auth/current-user.decorator';
-import { TEST_CASES } from '../test-cases/test-cases.resource';
-import { BindingsService } from './bindings.service';
+import { BindingsService } from '../datasets/bindings.service';
 import {
   BINDING_CREATE_EXAMPLES,
   BINDING_UPDATE_EXAMPLES,
@@ -12,7 +11,8 @@ import {
   DatasetBindingDto,
   DatasetBindingListDto,
   UpdateDatasetBindingDto,
-} from './dto/binding.dto';
+} from '../datasets/dto/binding.dto';
+import { TEST_CASES } from './test-cases.resource';
 
 const testCase = fromResource(TEST_CASES, 'test_case_id');
 
@@ -24,6 +24,10 @@ const RULES =
   '`selected_row_keys` sent with all, are ignored (not stored). One binding per dataset and case (409 `dataset_already_bound`); aliases are unique per case ' +
   '(409 `dataset_alias_already_exists`).';
 
+/**
+ * A test case's dataset bindings. The routes live with test cases (the project comes from the case);
+ * the bindings are owned by the datasets module (BindingsService), which imports nothing from here.
+ */
 @ApiTags('dataset-bindings')
 @Controller('test-cases/:test_case_id/dataset-bindings')
 export class BindingsController {
