@@ -1,6 +1,5 @@
 import { Injectable } from '@nestjs/common';
 import { AppException } from '../../common/errors/app-exception';
-import { Db } from '../../common/persistence/db.service';
 import {
   cartesianRows,
   combinationCount,
@@ -11,7 +10,8 @@ import {
   selectRows,
 } from './binding-expansion';
 import { resolvedRevisionNumber } from './binding-rules';
-import { BINDING_ORDER } from './bindings.service';
+import { BindingsRepository, BindingToExpand } from './bindings.repository';
+import { DatasetsRepository } from './datasets.repository';
 import type { StoredDatasetRow } from './entities/dataset.entity';
 
 export type {
@@ -31,19 +31,6 @@ export interface ExpansionOptions {
   useLatestRevisions?: boolean;
 }
 
-interface BindingRow {
-  id: string;
-  test_case_id: string;
-  dataset_id: string;
-  dataset_name: string;
-  dataset_alias: string;
-  mode: string;
-  pinned_revision_number: number | null;
-  row_selection_type: string;
-  selected_row_keys: string[];
-  current_revision_number: number;
-}
-
 /**
  * Expands test cases into run rows from their dataset bindings (reference
  * environments-datasets-cases.md §5.6), for run items. Two queries for any number of cases: the
@@ -51,7 +38,10 @@ interface BindingRow {
  */
 @Injectable()
 export class BindingExpansionService {
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly bindings: BindingsRepository,
+    private readonly datasets: DatasetsRepository,
+  ) {}
 
   /**
    * Run rows per case id (every requested id is in the map). A case without bindings gets exactly one
@@ -76,21 +66,14 @@ export class BindingExpansionService {
     caseIds: string[],
     options: ExpansionOptions = {},
   ): Promise<Map<string, ExpandedCase>> {
-    const revisionOf = (b: BindingRow) =>
+    const revisionOf = (b: BindingToExpand) =>
       options.useLatestRevisions
         ? b.current_revision_number
         : resolvedRevisionNumber(b, b.current_revision_number);
     const ids = [...new Set(caseIds)];
     const out = new Map<string, ExpandedCase>();
     if (ids.length === 0) return out;
-    const bindings = await this.db.query<BindingRow>(
-      `SELECT b.id, b.test_case_id, b.dataset_id, d.name AS dataset_name, b.dataset_alias, b.mode,
-              b.pinned_revision_number, b.row_selection_type, b.selected_row_keys, d.current_revision_number
-         FROM test_case_dataset_bindings b JOIN datasets d ON d.id = b.dataset_id
-        WHERE b.project_id = $1 AND b.test_case_id = ANY($2::uuid[])
-        ORDER BY b.test_case_id, ${BINDING_ORDER}`,
-      [projectId, ids],
-    );
+    const bindings = await this.bindings.listToExpand(projectId, ids);
 
     const wanted = new Map<string, { datasetId: string; number: number }>();
     for (const b of bindings) {
@@ -99,18 +82,7 @@ export class BindingExpansionService {
     }
     const revisions = new Map<string, StoredDatasetRow[]>();
     if (wanted.size > 0) {
-      const list = [...wanted.values()];
-      const rows = await this.db.query<{
-        dataset_id: string;
-        revision_number: number;
-        rows: StoredDatasetRow[];
-      }>(
-        `SELECT r.dataset_id, r.revision_number, r.rows
-           FROM dataset_revisions r
-           JOIN unnest($1::uuid[], $2::int[]) AS w(dataset_id, revision_number)
-             ON r.dataset_id = w.dataset_id AND r.revision_number = w.revision_number`,
-        [list.map((w) => w.datasetId), list.map((w) => w.number)],
-      );
+      const rows = await this.datasets.revisionRowsOf([...wanted.values()]);
       for (const r of rows) revisions.set(`${r.dataset_id}:${r.revision_number}`, r.rows);
     }
 

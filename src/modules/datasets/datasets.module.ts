@@ -1,8 +1,10 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { BindingExpansionService } from './binding-expansion.service';
+import { BindingsRepository } from './bindings.repository';
 import { BindingsService } from './bindings.service';
 import { DatasetsController } from './datasets.controller';
+import { DatasetsRepository } from './datasets.repository';
 import { DatasetsService } from './datasets.service';
 import {
   DatasetBindingEntity,
@@ -13,7 +15,13 @@ import {
 @Module({
   imports: [TypeOrmModule.forFeature([DatasetEntity, DatasetRevisionEntity, DatasetBindingEntity])],
   controllers: [DatasetsController],
-  providers: [DatasetsService, BindingsService, BindingExpansionService],
+  providers: [
+    DatasetsService,
+    BindingsService,
+    BindingExpansionService,
+    DatasetsRepository,
+    BindingsRepository,
+  ],
   exports: [DatasetsService, BindingsService, BindingExpansionService],
 })
 export class DatasetsModule {}
