@@ -9,6 +9,7 @@ import {
   TestPlanSuiteEntity,
 } from './entities/test-plan.entity';
 import { TestPlansController } from './test-plans.controller';
+import { TestPlansRepository } from './test-plans.repository';
 import { TestPlansService } from './test-plans.service';
 
 @Module({
@@ -19,7 +20,7 @@ import { TestPlansService } from './test-plans.service';
     RunItemsModule,
   ],
   controllers: [TestPlansController],
-  providers: [TestPlansService],
+  providers: [TestPlansService, TestPlansRepository],
   exports: [TestPlansService],
 })
 export class TestPlansModule {}

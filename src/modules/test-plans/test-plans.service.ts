@@ -3,8 +3,7 @@ import { ProjectAccess } from '../../common/access/project-access';
 import { AuthenticatedUser } from '../../common/auth/authenticated-user';
 import { AppException, FieldErrors } from '../../common/errors/app-exception';
 import { normalizeStringList } from '../../common/normalize';
-import { likePattern, offsetOf, Page, pageOf } from '../../common/pagination/page';
-import { Db } from '../../common/persistence/db.service';
+import { Page, pageOf } from '../../common/pagination/page';
 import { uuidv7 } from '../../common/persistence/ids';
 import { normalizePlanGenerationConfig, PlanGenerationConfig } from '../products/coverage';
 import { PlanGenerationConfigDto } from '../products/dto/plan-preview.dto';
@@ -21,47 +20,7 @@ import {
   UpdateTestPlanDto,
 } from './dto/test-plan.dto';
 import { planCaseOrder } from './plan-scope';
-
-interface PlanRow {
-  id: string;
-  project_id: string;
-  name: string;
-  description: string | null;
-  tags: string[];
-  generation_source: GenerationSource;
-  generation_config: Partial<PlanGenerationConfig>;
-  generation_summary: Record<string, unknown>;
-  milestone_id: string | null;
-  milestone_name: string | null;
-  suite_ids: string[];
-  suite_names: string[];
-  case_ids: string[];
-  case_keys: string[];
-  created_by: string | null;
-  created_at: Date;
-  updated_at: Date;
-}
-
-const PLAN_SELECT = `SELECT p.id, p.project_id, p.name, p.description, p.tags, p.generation_source, p.generation_config,
-       p.generation_summary, p.milestone_id, m.name AS milestone_name, p.created_by, p.created_at, p.updated_at,
-       coalesce((SELECT array_agg(ps.suite_id::text ORDER BY ps.position) FROM test_plan_suites ps
-                  WHERE ps.test_plan_id = p.id), '{}') AS suite_ids,
-       coalesce((SELECT array_agg(s.name::text ORDER BY ps.position) FROM test_plan_suites ps
-                   JOIN suites s ON s.id = ps.suite_id WHERE ps.test_plan_id = p.id), '{}') AS suite_names,
-       coalesce((SELECT array_agg(pc.test_case_id::text ORDER BY pc.position) FROM test_plan_cases pc
-                  WHERE pc.test_plan_id = p.id), '{}') AS case_ids,
-       coalesce((SELECT array_agg(tc.key::text ORDER BY pc.position) FROM test_plan_cases pc
-                   JOIN test_cases tc ON tc.id = pc.test_case_id WHERE pc.test_plan_id = p.id), '{}') AS case_keys
-  FROM test_plans p LEFT JOIN milestones m ON m.id = p.milestone_id`;
-
-const SORTS: Record<
-  ListTestPlansQueryDto['sort_by'],
-  { expr: string; defaultOrder: 'asc' | 'desc' }
-> = {
-  created_at: { expr: 'p.created_at', defaultOrder: 'desc' },
-  updated_at: { expr: 'p.updated_at', defaultOrder: 'desc' },
-  name: { expr: 'lower(p.name)', defaultOrder: 'asc' },
-};
+import { PlanChanges, PlanGeneration, PlanRow, TestPlansRepository } from './test-plans.repository';
 
 /** The stored scope of a plan after a create or PATCH. */
 interface Scope {
@@ -75,62 +34,26 @@ interface Scope {
 @Injectable()
 export class TestPlansService {
   constructor(
-    private readonly db: Db,
+    private readonly plans: TestPlansRepository,
     private readonly previews: PlanPreviewService,
     private readonly runs: TestRunsService,
     private readonly runItems: RunItemsService,
   ) {}
 
   async list(q: ListTestPlansQueryDto): Promise<Page<TestPlanDto>> {
-    const params: unknown[] = [q.project_id];
-    const p = (v: unknown) => {
-      params.push(v);
-      return `$${params.length}`;
-    };
-    const where = ['p.project_id = $1'];
-    if (q.search) {
-      const s = p(likePattern(q.search));
-      where.push(`(p.name ILIKE ${s} OR p.description ILIKE ${s})`);
-    }
-    const tags = [...(q.tag ?? []), ...(q.tags ?? [])]
-      .map((t) => t.trim().toLowerCase())
-      .filter((t) => t !== '');
-    if (tags.length) where.push(`test_cases_lower_tags(p.tags) && ${p(tags)}::text[]`);
-    if (q.milestone_id?.length) where.push(`p.milestone_id = ANY(${p(q.milestone_id)}::uuid[])`);
-    if (q.generation_source?.length)
-      where.push(`p.generation_source = ANY(${p(q.generation_source)}::text[])`);
-    const whereSql = where.join(' AND ');
-    const countParams = [...params];
-    const sort = SORTS[q.sort_by];
-    const dir = (q.sort_order ?? sort.defaultOrder) === 'asc' ? 'ASC' : 'DESC';
-    const rows = await this.db.query<PlanRow>(
-      `${PLAN_SELECT} WHERE ${whereSql} ORDER BY ${sort.expr} ${dir}, p.id ${dir}
-        LIMIT ${p(q.page_size)} OFFSET ${p(offsetOf(q.page, q.page_size))}`,
-      params,
-    );
-    const total = await this.db.query<{ n: number }>(
-      `SELECT count(*)::int AS n FROM test_plans p WHERE ${whereSql}`,
-      countParams,
-    );
-    return pageOf(rows.map(toPlanDto), q.page, q.page_size, total[0]?.n ?? 0);
+    const { rows, total } = await this.plans.findPage(q);
+    return pageOf(rows.map(toPlanDto), q.page, q.page_size, total);
   }
 
   /** Distinct tags of the project's plans, case-insensitively (oldest spelling), sorted. */
   async tags(projectId: string): Promise<{ items: string[] }> {
-    const rows = await this.db.query<{ tag: string }>(
-      `SELECT (array_agg(t ORDER BY p.created_at, p.id))[1] AS tag
-         FROM test_plans p, unnest(p.tags) AS t
-        WHERE p.project_id = $1 AND btrim(t) <> ''
-        GROUP BY lower(t) ORDER BY lower(t)`,
-      [projectId],
-    );
-    return { items: rows.map((r) => r.tag) };
+    return { items: await this.plans.distinctTags(projectId) };
   }
 
   async get(id: string): Promise<TestPlanDto> {
-    const rows = await this.db.query<PlanRow>(`${PLAN_SELECT} WHERE p.id = $1`, [id]);
-    if (!rows[0]) throw AppException.notFound('test_plan_not_found', 'Test plan');
-    return toPlanDto(rows[0]);
+    const row = await this.plans.findById(id);
+    if (!row) throw AppException.notFound('test_plan_not_found', 'Test plan');
+    return toPlanDto(row);
   }
 
   async create(
@@ -148,23 +71,16 @@ export class TestPlansService {
     });
     if (dto.milestone_id) await this.checkMilestone(projectId, dto.milestone_id);
     const id = uuidv7();
-    await this.db.query(
-      `INSERT INTO test_plans (id, project_id, name, description, tags, generation_source, generation_config,
-              generation_summary, milestone_id, created_by)
-       VALUES ($1, $2, $3, $4, $5::text[], $6, $7::jsonb, $8::jsonb, $9, $10)`,
-      [
-        id,
-        projectId,
-        dto.name,
-        dto.description ?? null,
-        normalizeStringList(dto.tags ?? []),
-        scope.source,
-        JSON.stringify(scope.source === 'manual' ? {} : scope.config),
-        JSON.stringify(scope.summary),
-        dto.milestone_id ?? null,
-        user.id,
-      ],
-    );
+    await this.plans.insert({
+      id,
+      projectId,
+      name: dto.name,
+      description: dto.description ?? null,
+      tags: normalizeStringList(dto.tags ?? []),
+      generation: storedGeneration(scope),
+      milestoneId: dto.milestone_id ?? null,
+      createdBy: user.id,
+    });
     await this.writeLinks(projectId, id, scope);
     return this.get(id);
   }
@@ -175,15 +91,7 @@ export class TestPlansService {
    * cases and resets the summary.
    */
   async update(access: ProjectAccess, id: string, dto: UpdateTestPlanDto): Promise<TestPlanDto> {
-    const locked = await this.db.query<{
-      generation_source: GenerationSource;
-      generation_config: Partial<PlanGenerationConfig>;
-      milestone_id: string | null;
-    }>(
-      `SELECT generation_source, generation_config, milestone_id FROM test_plans WHERE id = $1 FOR UPDATE`,
-      [id],
-    );
-    const plan = locked[0];
+    const plan = await this.plans.lockForUpdate(id);
     if (!plan) throw AppException.notFound('test_plan_not_found', 'Test plan');
     const projectId = access.projectId;
     const source = dto.generation_source ?? plan.generation_source;
@@ -205,36 +113,20 @@ export class TestPlansService {
     if (dto.milestone_id && dto.milestone_id !== plan.milestone_id)
       await this.checkMilestone(projectId, dto.milestone_id);
 
-    const sets: string[] = [];
-    const params: unknown[] = [id];
-    const set = (col: string, v: unknown, cast = '') => {
-      params.push(v);
-      sets.push(`${col} = $${params.length}${cast}`);
-    };
-    if (dto.name !== undefined) set('name', dto.name);
-    if (dto.description !== undefined) set('description', dto.description);
-    if (dto.tags !== undefined) set('tags', normalizeStringList(dto.tags), '::text[]');
-    if (dto.milestone_id !== undefined) set('milestone_id', dto.milestone_id);
-    if (sourceOrConfigChanged) {
-      set('generation_source', scope.source);
-      set(
-        'generation_config',
-        JSON.stringify(scope.source === 'manual' ? {} : scope.config),
-        '::jsonb',
-      );
-      set('generation_summary', JSON.stringify(scope.summary), '::jsonb');
-    }
+    const changes: PlanChanges = {};
+    if (dto.name !== undefined) changes.name = dto.name;
+    if (dto.description !== undefined) changes.description = dto.description;
+    if (dto.tags !== undefined) changes.tags = normalizeStringList(dto.tags);
+    if (dto.milestone_id !== undefined) changes.milestone_id = dto.milestone_id;
+    if (sourceOrConfigChanged) changes.generation = storedGeneration(scope);
     const linksChanged = scope.suiteIds !== undefined || scope.caseIds !== undefined;
-    if (sets.length > 0 || linksChanged) {
-      sets.push('updated_at = now()');
-      await this.db.query(`UPDATE test_plans SET ${sets.join(', ')} WHERE id = $1`, params);
-    }
+    if (Object.keys(changes).length > 0 || linksChanged) await this.plans.update(id, changes);
     await this.writeLinks(projectId, id, scope);
     return this.get(id);
   }
 
   async remove(id: string): Promise<void> {
-    await this.db.query(`DELETE FROM test_plans WHERE id = $1`, [id]);
+    await this.plans.delete(id);
   }
 
   /**
@@ -249,31 +141,11 @@ export class TestPlansService {
     id: string,
     dto: CreateRunFromPlanDto,
   ): Promise<TestRunDto> {
-    const plans = await this.db.query<{ milestone_id: string | null }>(
-      `SELECT milestone_id FROM test_plans WHERE id = $1`,
-      [id],
-    );
-    if (!plans[0]) throw AppException.notFound('test_plan_not_found', 'Test plan');
-    const suiteCases = await this.db.query<{ id: string }>(
-      `WITH RECURSIVE tree(id, pos) AS (
-         SELECT ps.suite_id, ps.position FROM test_plan_suites ps WHERE ps.test_plan_id = $1
-         UNION
-         SELECT s.id, t.pos FROM suites s JOIN tree t ON s.parent_id = t.id
-       ), ranked AS (SELECT id, min(pos) AS pos FROM tree GROUP BY id)
-       SELECT tc.id FROM test_cases tc JOIN ranked r ON r.id = tc.suite_id
-        WHERE tc.project_id = $2 AND tc.status = 'active'
-        ORDER BY r.pos, tc.key_number, tc.id`,
-      [id, access.projectId],
-    );
-    const explicitCases = await this.db.query<{ id: string }>(
-      `SELECT tc.id FROM test_plan_cases pc JOIN test_cases tc ON tc.id = pc.test_case_id
-        WHERE pc.test_plan_id = $1 AND tc.status = 'active' ORDER BY pc.position`,
-      [id],
-    );
-    const caseIds = planCaseOrder(
-      suiteCases.map((r) => r.id),
-      explicitCases.map((r) => r.id),
-    );
+    const plan = await this.plans.findMilestoneOf(id);
+    if (!plan) throw AppException.notFound('test_plan_not_found', 'Test plan');
+    const suiteCases = await this.plans.activeSuiteCaseIds(id, access.projectId);
+    const explicitCases = await this.plans.activeExplicitCaseIds(id);
+    const caseIds = planCaseOrder(suiteCases, explicitCases);
     if (caseIds.length === 0) {
       throw new AppException('no_active_cases', 'The test plan yields no active test case', {
         test_plan_id: ['The plan has no active test case in its suites or explicit cases'],
@@ -283,7 +155,7 @@ export class TestPlansService {
       name: dto.name,
       description: dto.description,
       environment_id: dto.environment_id,
-      milestone_id: dto.milestone_id === undefined ? plans[0].milestone_id : dto.milestone_id,
+      milestone_id: dto.milestone_id === undefined ? plan.milestone_id : dto.milestone_id,
       build: dto.build,
       assignee: dto.assignee,
     });
@@ -353,11 +225,7 @@ export class TestPlansService {
     });
     if (Object.keys(errors).length) throw AppException.validation(errors);
     if (ids.length === 0) return;
-    // Table names are code constants.
-    const rows = await this.db.query<{ id: string; project_id: string }>(
-      `SELECT id, project_id FROM ${table} WHERE id = ANY($1::uuid[]) FOR KEY SHARE`,
-      [ids],
-    );
+    const rows = await this.plans.lockKeyShare(table, ids);
     const byId = new Map(rows.map((r) => [r.id.toLowerCase(), r.project_id]));
     const unknown = ids.filter((id) => !byId.has(id.toLowerCase()));
     const foreign = ids.filter(
@@ -384,11 +252,8 @@ export class TestPlansService {
 
   /** Milestone of a plan: of the project and not archived (422 invalid_milestone). */
   private async checkMilestone(projectId: string, milestoneId: string): Promise<void> {
-    const rows = await this.db.query<{ status: string }>(
-      `SELECT status FROM milestones WHERE id = $1 AND project_id = $2 FOR KEY SHARE`,
-      [milestoneId, projectId],
-    );
-    if (!rows[0] || rows[0].status === 'archived') {
+    const milestone = await this.plans.lockMilestoneKeyShare(milestoneId, projectId);
+    if (!milestone || milestone.status === 'archived') {
       throw new AppException(
         'invalid_milestone',
         'The milestone does not exist in this project or is archived',
@@ -401,27 +266,19 @@ export class TestPlansService {
 
   /** Replaces the suite and case links that changed (one statement each, unnest). */
   private async writeLinks(projectId: string, planId: string, scope: Scope): Promise<void> {
-    if (scope.suiteIds !== undefined) {
-      await this.db.query(`DELETE FROM test_plan_suites WHERE test_plan_id = $1`, [planId]);
-      if (scope.suiteIds.length) {
-        await this.db.query(
-          `INSERT INTO test_plan_suites (test_plan_id, suite_id, project_id, position)
-           SELECT $1, u.id, $2, u.pos FROM unnest($3::uuid[]) WITH ORDINALITY AS u(id, pos)`,
-          [planId, projectId, scope.suiteIds],
-        );
-      }
-    }
-    if (scope.caseIds !== undefined) {
-      await this.db.query(`DELETE FROM test_plan_cases WHERE test_plan_id = $1`, [planId]);
-      if (scope.caseIds.length) {
-        await this.db.query(
-          `INSERT INTO test_plan_cases (test_plan_id, test_case_id, project_id, position)
-           SELECT $1, u.id, $2, u.pos FROM unnest($3::uuid[]) WITH ORDINALITY AS u(id, pos)`,
-          [planId, projectId, scope.caseIds],
-        );
-      }
-    }
+    if (scope.suiteIds !== undefined)
+      await this.plans.replaceSuites(planId, projectId, scope.suiteIds);
+    if (scope.caseIds !== undefined) await this.plans.replaceCases(planId, projectId, scope.caseIds);
   }
+}
+
+/** The generation a plan stores: a manual plan stores `{}` as its config. */
+function storedGeneration(scope: Scope): PlanGeneration {
+  return {
+    source: scope.source,
+    config: scope.source === 'manual' ? {} : scope.config,
+    summary: scope.summary,
+  };
 }
 
 function toPlanDto(r: PlanRow): TestPlanDto {
