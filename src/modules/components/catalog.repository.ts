@@ -1,8 +1,21 @@
 import { Injectable } from '@nestjs/common';
 import { Db } from '../../common/persistence/db.service';
+import type { CatalogStatus } from './dto/component.dto';
 
 /** The two catalogue tables with keys (code constants, never input). */
 export type CatalogTable = 'products' | 'components';
+
+/** The columns products and components share, as their rows are read (`SELECT p.*`, `c.*`). */
+export interface CatalogRow {
+  id: string;
+  project_id: string;
+  name: string;
+  key: string;
+  description: string | null;
+  owner_id: string | null;
+  status: CatalogStatus;
+  tags: string[];
+}
 
 /** A would-be owner: whether the user is active, and its role in the project (`null`: no member). */
 export interface OwnerCandidateRow {

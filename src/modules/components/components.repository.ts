@@ -3,6 +3,7 @@ import { likePattern } from '../../common/pagination/page';
 import { Db } from '../../common/persistence/db.service';
 import { uuidv7 } from '../../common/persistence/ids';
 import { isoUtc } from '../../common/persistence/sql';
+import type { CatalogRow } from './catalog.repository';
 import type { CatalogStatus } from './dto/component.dto';
 import { ComponentEntity } from './entities/component.entity';
 import type { RiskLevel } from './risk-score';
@@ -11,15 +12,7 @@ import type { RiskLevel } from './risk-score';
  * A `components` row as selected by `SELECT c.*` (or COMPONENT_COLUMNS_ISO): the one read shape of
  * the table (ComponentEntity is used for inserts and updates only).
  */
-export interface ComponentRow {
-  id: string;
-  project_id: string;
-  name: string;
-  key: string;
-  description: string | null;
-  owner_id: string | null;
-  status: 'active' | 'archived';
-  tags: string[];
+export interface ComponentRow extends CatalogRow {
   business_criticality: number;
   change_frequency: number;
   integration_complexity: number;

@@ -228,6 +228,14 @@ export class ComponentsService {
     return this.dependencies(id);
   }
 
+  /**
+   * Which of `ids` (uuids) are components of the project, each locked FOR KEY SHARE until the
+   * transaction ends (so none is deleted while a row about to reference it is written).
+   */
+  async keyShareInProject(projectId: string, ids: string[]): Promise<Set<string>> {
+    return new Set(await this.components.keyShareInProject(projectId, ids));
+  }
+
   /** Every component and every dependency edge of the project: two queries. */
   async graph(projectId: string): Promise<ComponentGraphDto> {
     const components = await this.components.listInProjectIso(projectId);

@@ -1,0 +1,147 @@
+import { Injectable } from '@nestjs/common';
+import { likePattern } from '../../common/pagination/page';
+import { Db } from '../../common/persistence/db.service';
+import { uuidv7 } from '../../common/persistence/ids';
+import type { CatalogRow } from '../components/catalog.repository';
+import type { CatalogStatus } from '../components/dto/component.dto';
+import type { RiskLevel } from '../components/risk-score';
+import { ProductEntity } from './entities/product.entity';
+
+/** A `products` row (`SELECT p.*`): the one read shape of the table (ProductEntity writes). */
+export interface ProductRow extends CatalogRow {
+  created_at: Date;
+  updated_at: Date;
+}
+
+/** A `product_components` link joined with its component. */
+export interface LinkRow {
+  id: string;
+  product_id: string;
+  component_id: string;
+  component_key: string;
+  component_name: string;
+  component_status: 'active' | 'archived';
+  risk_level: RiskLevel;
+  risk_score: number;
+  is_core: boolean;
+  sort_order: number;
+}
+
+export interface ProductPageQuery {
+  projectId: string;
+  statuses?: CatalogStatus[];
+  /** Lower-cased tags; a product matches when it has any of them. */
+  tags: string[];
+  search?: string;
+  limit: number;
+  offset: number;
+}
+
+/** A link to write (payload order; the link ids are allocated in this order). */
+export interface NewLink {
+  componentId: string;
+  isCore: boolean;
+  sortOrder: number;
+}
+
+/** `products` and `product_components`. */
+@Injectable()
+export class ProductsRepository {
+  constructor(private readonly db: Db) {}
+
+  /** One page, newest change first: two queries (rows, total). */
+  async page(q: ProductPageQuery): Promise<{ rows: ProductRow[]; total: number }> {
+    const params: unknown[] = [q.projectId];
+    const where = ['p.project_id = $1'];
+    const add = (sql: (n: number) => string, value: unknown) => {
+      params.push(value);
+      where.push(sql(params.length));
+    };
+    if (q.statuses?.length) add((n) => `p.status = ANY($${n}::text[])`, q.statuses);
+    if (q.tags.length) add((n) => `catalog_lower_tags(p.tags) && $${n}::text[]`, q.tags);
+    if (q.search) {
+      add(
+        (n) => `(p.name ILIKE $${n} OR p.key ILIKE $${n} OR p.description ILIKE $${n})`,
+        likePattern(q.search),
+      );
+    }
+    const whereSql = where.join(' AND ');
+    const rows = await this.db.query<ProductRow>(
+      `SELECT p.* FROM products p WHERE ${whereSql}
+        ORDER BY p.updated_at DESC, p.id DESC
+        LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
+      [...params, q.limit, q.offset],
+    );
+    const count = await this.db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM products p WHERE ${whereSql}`,
+      params,
+    );
+    return { rows, total: count[0]?.n ?? 0 };
+  }
+
+  async findById(id: string): Promise<ProductRow | null> {
+    return this.row(id, false);
+  }
+
+  /** The product, locked FOR NO KEY UPDATE in the request's transaction. */
+  async findByIdForUpdate(id: string): Promise<ProductRow | null> {
+    return this.row(id, true);
+  }
+
+  private async row(id: string, lock: boolean): Promise<ProductRow | null> {
+    const rows = await this.db.query<ProductRow>(
+      `SELECT p.* FROM products p WHERE p.id = $1${lock ? ' FOR NO KEY UPDATE' : ''}`,
+      [id],
+    );
+    return rows[0] ?? null;
+  }
+
+  async insert(product: Partial<ProductEntity>): Promise<void> {
+    await this.db.repo(ProductEntity).insert(product);
+  }
+
+  async update(id: string, patch: Partial<ProductEntity>): Promise<void> {
+    await this.db.repo(ProductEntity).update({ id }, patch);
+  }
+
+  /** Hard delete; its component links go with it (the components stay). */
+  async delete(id: string): Promise<void> {
+    await this.db.query(`DELETE FROM products WHERE id = $1`, [id]);
+  }
+
+  /**
+   * Links ordered by sort_order, then link id (time-ordered, allocated in payload order: ties keep
+   * the order of the PUT body).
+   */
+  async linksOf(productId: string): Promise<LinkRow[]> {
+    return this.db.query<LinkRow>(
+      `SELECT pc.id, pc.product_id, pc.component_id, c.key AS component_key,
+              c.name AS component_name, c.status AS component_status, c.risk_level, c.risk_score,
+              pc.is_core, pc.sort_order
+         FROM product_components pc JOIN components c ON c.id = pc.component_id
+        WHERE pc.product_id = $1
+        ORDER BY pc.sort_order, pc.id`,
+      [productId],
+    );
+  }
+
+  /** Replaces the product's links: one DELETE, then one INSERT of all `links` (none when empty). */
+  async replaceLinks(projectId: string, productId: string, links: NewLink[]): Promise<void> {
+    await this.db.query(`DELETE FROM product_components WHERE product_id = $1`, [productId]);
+    if (links.length === 0) return;
+    await this.db.query(
+      `INSERT INTO product_components (id, product_id, component_id, project_id, is_core, sort_order)
+         SELECT u.id, $1::uuid, u.component_id, $2::uuid, u.is_core, u.sort_order
+           FROM unnest($6::uuid[], $3::uuid[], $4::boolean[], $5::int[])
+                AS u(id, component_id, is_core, sort_order)`,
+      [
+        productId,
+        projectId,
+        links.map((l) => l.componentId),
+        links.map((l) => l.isCore),
+        links.map((l) => l.sortOrder),
+        links.map(() => uuidv7()),
+      ],
+    );
+  }
+}
