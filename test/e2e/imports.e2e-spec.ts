@@ -20,6 +20,7 @@ interface Summary {
   ambiguous: number;
   errors: number;
   ignored: number;
+  warnings: number;
 }
 
 describe('JUnit import (CONTRACT §6)', () => {
@@ -355,6 +356,7 @@ describe('JUnit import (CONTRACT §6)', () => {
         ambiguous: 0,
         errors: 0,
         ignored: 0,
+        warnings: 0,
       });
       expect(res.body.unmatched_cases).toEqual([
         {
@@ -887,11 +889,6 @@ describe('JUnit import (CONTRACT §6)', () => {
         'external-entity.xml',
         /DTD, DOCTYPE and entity declarations are not allowed/,
       ],
-      [
-        'a testcase with a classname but no name',
-        'nameless-with-classname.xml',
-        /testcase without a name/,
-      ],
     ])(
       '%s → 422 invalid_junit_xml with the reason in errors.file',
       async (_label, name, reason) => {
@@ -1104,7 +1101,9 @@ describe('JUnit import (CONTRACT §6)', () => {
       });
     });
 
-    it('ignores placeholder testcases without name and classname', async () => {
+    // Issue #22 defect 7: placeholders used to be ignored (and a classname without a name refused
+    // the report); a testcase without a usable name is now imported under a generated name.
+    it('imports placeholder testcases without a name under generated names, with warnings', async () => {
       const projectId = await newProject();
       const runId = await createRun(projectId);
       const res = await importInto(
@@ -1114,21 +1113,63 @@ describe('JUnit import (CONTRACT §6)', () => {
         '?create_missing_cases=true',
       );
       expect(res.status).toBe(201);
-      expect(res.body.summary).toMatchObject({ total_cases: 1, created_test_cases: 1, ignored: 2 });
-      expect(res.body.ignored_cases).toEqual([
+      expect(res.body.summary).toMatchObject({
+        total_cases: 3,
+        created_test_cases: 3,
+        updated: 3,
+        ignored: 0,
+        warnings: 2,
+      });
+      expect(res.body.ignored_cases).toEqual([]);
+      expect(res.body.warnings).toEqual([
         {
-          testcase_name: '',
+          testcase_name: '(unnamed testcase 1)',
           testcase_classname: null,
           automation_id: null,
-          reason: expect.stringMatching(/without a name or classname/),
+          reason: 'testcase without a name: imported under a generated name (line 5)',
         },
         {
-          testcase_name: '',
+          testcase_name: '(unnamed testcase 2)',
           testcase_classname: null,
           automation_id: null,
-          reason: expect.stringMatching(/without a name or classname/),
+          reason: 'testcase without a name: imported under a generated name (line 6)',
         },
       ]);
+      expect(
+        (res.body.created_cases as Array<{ title: string }>).map((c) => c.title).sort(),
+      ).toEqual(['(unnamed testcase 1)', '(unnamed testcase 2)', 'test_real']);
+    });
+
+    it('imports a testcase with a classname but no name under its classname', async () => {
+      const projectId = await newProject();
+      const runId = await createRun(projectId);
+      const res = await importInto(
+        runId,
+        fixture('nameless-with-classname.xml'),
+        'n.xml',
+        '?create_missing_cases=true',
+      );
+      expect(res.status).toBe(201);
+      expect(res.body.summary).toMatchObject({
+        total_cases: 2,
+        created_test_cases: 2,
+        warnings: 1,
+      });
+      expect(res.body.warnings).toEqual([
+        {
+          testcase_name: 'tests.broken.Test',
+          testcase_classname: 'tests.broken.Test',
+          automation_id: null,
+          reason: 'testcase without a name: imported under a generated name (line 4)',
+        },
+      ]);
+      expect(res.body.created_cases).toContainEqual(
+        expect.objectContaining({
+          title: 'tests.broken.Test',
+          automation_id: null,
+          suite_path: ['broken'],
+        }),
+      );
     });
   });
 
@@ -1293,7 +1334,8 @@ describe('JUnit import (CONTRACT §6)', () => {
       expect(runImport.parameters.map((p: { name: string }) => p.name)).toEqual(
         expect.arrayContaining(['id', 'dry_run', 'create_missing_cases']),
       );
-      expect(runImport.description).toMatch(/testcase without a name/);
+      expect(runImport.description).toMatch(/Testcases without a name/);
+      expect(runImport.description).toMatch(/nesting 64 levels/);
       expect(runImport.responses['201'].content['application/json'].schema.$ref).toBe(
         '#/components/schemas/JunitImportDto',
       );
@@ -1321,6 +1363,7 @@ describe('JUnit import (CONTRACT §6)', () => {
         'ambiguous',
         'errors',
         'ignored',
+        'warnings',
       ]);
       const exportOp = doc.paths['/api/v1/test-runs/{id}/export'].get;
       const format = exportOp.parameters.find((p: { name: string }) => p.name === 'format');

@@ -15,6 +15,22 @@ import {
   ListImportsQueryDto,
 } from './dto/import.dto';
 import { ImportsService } from './imports.service';
+import {
+  DEFAULT_MAX_TEXT_CHARS,
+  DEFAULT_MAX_TOTAL_TEXT_CHARS,
+  MAX_JUNIT_ATTRIBUTE_CHARS,
+  MAX_JUNIT_ATTRIBUTES_PER_ELEMENT,
+  MAX_JUNIT_ELEMENT_DEPTH,
+  MAX_JUNIT_ELEMENTS,
+  MAX_JUNIT_PROPERTY_CHARS,
+  MAX_JUNIT_SUITE_DEPTH,
+  MAX_JUNIT_TESTCASES,
+} from './junit/junit-parser';
+import {
+  MAX_RESULTS_JSON_DEPTH,
+  MAX_RESULTS_JSON_FIELD_CHARS,
+  MAX_RESULTS_JSON_VALUES,
+} from './results-json/results-json';
 
 const UPLOAD_RULES = [
   'Body: `multipart/form-data` with one part `file` (the report); `dry_run` and `create_missing_cases` as query',
@@ -41,9 +57,21 @@ const UPLOAD_RULES = [
   'file → 422 `empty_upload`; any other first character than `<`, `{`, `[` (e.g. plain text) → 422',
   '`unsupported_report_format` (`errors.file`); malformed XML, a root other than a test suite, any DTD/DOCTYPE/entity',
   'declaration (entities are never expanded) → 422 `invalid_junit_xml` with the reason in `errors.file`.',
-  '**Testcases without a name:** a testcase with a `classname` but no (or a blank) `name` is an error (422',
-  '`invalid_junit_xml`, "testcase without a name"); a placeholder with neither name nor classname (`<testcase/>`)',
-  'is ignored and listed in `ignored_cases`.',
+  '**Testcases without a name** (no `name`, or an empty or blank one — Surefire writes `name=""` when a JUnit 5',
+  '`@BeforeAll` fails — with or without `classname`) are never dropped and never refuse the report: each is imported',
+  'and counted under a stable generated name (its classname, else `(unnamed testcase N)`) and listed in `warnings`.',
+  '',
+  '**Limits** (issue #22; a report past one is refused with 422 `invalid_junit_xml`, the limit named in `errors.file`):',
+  `\`<testsuite>\` nesting ${MAX_JUNIT_SUITE_DEPTH} levels; element nesting ${MAX_JUNIT_ELEMENT_DEPTH} levels; ${MAX_JUNIT_TESTCASES} \`<testcase>\` elements;`,
+  `${MAX_JUNIT_ELEMENTS} elements of any kind; ${MAX_JUNIT_ATTRIBUTES_PER_ELEMENT} attributes per element; ${MAX_JUNIT_ATTRIBUTE_CHARS} characters per attribute`,
+  'value (`name`, `classname`, `message`, …), attribute or element name, comment. Cut, not refused (the result is listed in',
+  `\`warnings\`, the stored text ends with \`[truncated: N more characters not stored]\`): element text and \`message\` beyond`,
+  `${DEFAULT_MAX_TEXT_CHARS} characters each and ${DEFAULT_MAX_TOTAL_TEXT_CHARS} per report; recognised property values beyond ${MAX_JUNIT_PROPERTY_CHARS} characters.`,
+  'Properties other than the recognised ones are not read. Results JSON: nesting ' +
+    `${MAX_RESULTS_JSON_DEPTH} levels, ${MAX_RESULTS_JSON_VALUES} values, ${MAX_JUNIT_TESTCASES} cases, ${MAX_RESULTS_JSON_FIELD_CHARS} characters per`,
+  'string field other than `message`, `details`, `system_out`, `system_err` (those are cut like XML text) → 422 `invalid_tms_results_json`.',
+  'Suite paths are read in their stored form: at most 4 levels (deeper ones folded into the 4th as `a / b`), 255',
+  'characters per name.',
   '',
   'Karvio results JSON (reference §4.5): `{"run_name"?, "timestamp"?, "format"?, "version"?, "cases": [...]}`, unknown',
   'keys ignored (`format` and `version` are not checked). Each case: `name` (required, not blank), `status` (required:',

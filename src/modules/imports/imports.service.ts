@@ -33,7 +33,7 @@ import {
   RunRef,
 } from './import.repository';
 import type { JunitResult, JunitStatus } from './junit/dialects';
-import { NAMELESS_TESTCASE_REASON, type ParsedReport } from './junit/junit-parser';
+import type { ParsedReport } from './junit/junit-parser';
 import {
   MatchIndex,
   MatchKind,
@@ -91,9 +91,10 @@ interface ResultMatch {
 interface ReportFacts {
   results: number;
   totals: ParsedReport['totals'];
-  nameless: ParsedReport['nameless_testcases'];
   ignoredTestcases: number;
   flaky: ImportIssueDto[];
+  /** Testcases kept under a generated name, then results whose text was cut (report order). */
+  warnings: ImportIssueDto[];
 }
 
 interface ImportPlan {
@@ -291,9 +292,10 @@ export class ImportsService {
   }
 
   /**
-   * Empty upload, a format that is neither JUnit XML nor results JSON, an invalid report, a
-   * named-class testcase without a name → 422 (nothing changes). Answers the report's name and
-   * timestamp (the parsed report stays on `file` for planning).
+   * Empty upload, a format that is neither JUnit XML nor results JSON, an invalid report → 422
+   * (nothing changes). A testcase without a name is no reason to refuse a report (issue #22): the
+   * parser keeps it under a generated name and the answer lists it in `warnings`. Answers the
+   * report's name and timestamp (the parsed report stays on `file` for planning).
    */
   private checkReport(file: UploadedReport): Pick<ParsedReport, 'name' | 'timestamp'> {
     if (file.blank)
@@ -328,17 +330,6 @@ export class ImportsService {
         },
       );
     }
-    const named = file.report.nameless_testcases.find((t) => t.classname !== null);
-    if (named !== undefined) {
-      const message = `${NAMELESS_TESTCASE_REASON} (classname "${named.classname ?? ''}", line ${named.line})`;
-      throw new AppException(
-        'invalid_junit_xml',
-        `The file is not an acceptable JUnit XML report: ${message}`,
-        {
-          file: [message],
-        },
-      );
-    }
     return { name: file.report.name, timestamp: file.report.timestamp };
   }
 
@@ -359,9 +350,17 @@ export class ImportsService {
     const facts: ReportFacts = {
       results: report.results.length,
       totals: report.totals,
-      nameless: report.nameless_testcases,
       ignoredTestcases: report.ignored_testcases,
       flaky: report.results.filter((r) => r.flaky).map((r) => issue(r, flakyReason(r))),
+      warnings: [
+        ...report.nameless_testcases.map((t) => ({
+          testcase_name: t.name,
+          testcase_classname: t.classname,
+          automation_id: null,
+          reason: `${REASONS.nameless} (line ${t.line})`,
+        })),
+        ...report.results.filter((r) => r.truncated).map((r) => issue(r, REASONS.truncated)),
+      ],
     };
     return { facts, plan: await this.plan(projectId, report, flags, runFilter) };
   }
@@ -519,7 +518,8 @@ export class ImportsService {
       unmatched: plan.unmatched.length,
       ambiguous: plan.ambiguous.length,
       errors: 0,
-      ignored: facts.nameless.length + facts.ignoredTestcases,
+      ignored: facts.ignoredTestcases,
+      warnings: facts.warnings.length,
     };
     const statuses: ImportStatusCountsDto = {
       passed: facts.totals.passed,
@@ -546,13 +546,9 @@ export class ImportsService {
       unmatched_cases: plan.unmatched.map((u) => u.issue),
       ambiguous_cases: plan.ambiguous.map((a) => a.issue),
       error_cases: [],
-      ignored_cases: facts.nameless.map((t) => ({
-        testcase_name: '',
-        testcase_classname: t.classname,
-        automation_id: null,
-        reason: `${REASONS.nameless} (line ${t.line})`,
-      })),
+      ignored_cases: [],
       flaky_cases: facts.flaky,
+      warnings: facts.warnings,
       created_at: now.toISOString(),
     };
     if (recordId !== null && target.run !== null) {

@@ -16,16 +16,22 @@
  * 255, suite trees ≤ 4 levels deep), so that a report imported twice matches what the first import
  * created.
  */
-import { createHash } from 'node:crypto';
 import type { JunitResult } from './junit/dialects';
 import { normalizeSuitePath, normalizeTitle } from './junit/dialects';
+import { DEFAULT_MAX_TEXT_CHARS, DEFAULT_MAX_TOTAL_TEXT_CHARS } from './junit/junit-parser';
+import { storageAutomationId, storageSuitePath, storageTitle } from './storage-form';
 
-export const MAX_TITLE_CHARS = 500;
-export const MAX_AUTOMATION_ID_CHARS = 255;
-export const MAX_SUITE_NAME_CHARS = 255;
-export const MAX_SUITE_DEPTH = 4;
-/** Separator used when a suite path deeper than 4 levels is folded into its 4th level. */
-export const FOLDED_SUITE_SEPARATOR = ' / ';
+export {
+  FOLDED_SUITE_SEPARATOR,
+  MAX_AUTOMATION_ID_CHARS,
+  MAX_SUITE_DEPTH,
+  MAX_SUITE_NAME_CHARS,
+  MAX_TITLE_CHARS,
+  clipText,
+  storageAutomationId,
+  storageSuitePath,
+  storageTitle,
+} from './storage-form';
 
 /** Fixed reasons of the issue lists (reference §8, compared verbatim). */
 export const REASONS = {
@@ -39,41 +45,10 @@ export const REASONS = {
   notInRun: 'matching test case is not part of the target run',
   automationIdTaken:
     'automation_id is already used by a draft or archived test case of the project',
-  nameless: 'testcase without a name or classname: ignored',
+  /** Warnings (issue #22): a testcase without a name is imported under a generated one. */
+  nameless: 'testcase without a name: imported under a generated name',
+  truncated: `text cut at the size limit (${DEFAULT_MAX_TEXT_CHARS} characters per text, ${DEFAULT_MAX_TOTAL_TEXT_CHARS} per report): the stored text ends with a [truncated: …] note`,
 } as const;
-
-/** Cuts `text` to `max` characters (an ellipsis marks the cut). */
-export function clipText(text: string, max: number): string {
-  return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
-}
-
-/**
- * An automation id as stored: unchanged up to 255 characters; longer ones keep their start and end
- * with a hash of the whole value, so that the shortened id is still unique and stable.
- */
-export function storageAutomationId(id: string): string {
-  if (id.length <= MAX_AUTOMATION_ID_CHARS) return id;
-  const digest = createHash('sha256').update(id).digest('hex').slice(0, 16);
-  const room = MAX_AUTOMATION_ID_CHARS - digest.length - 2;
-  return `${id.slice(0, room)}~${digest}~`;
-}
-
-/** A case title as stored: at most 500 characters. */
-export function storageTitle(title: string): string {
-  return clipText(title.trim(), MAX_TITLE_CHARS);
-}
-
-/**
- * A suite path as stored: blank segments dropped, each name at most 255 characters, and at most 4
- * levels — deeper levels are folded into the 4th (`c / d / e`).
- */
-export function storageSuitePath(path: readonly string[]): string[] {
-  const segments = path.map((segment) => segment.trim()).filter((segment) => segment !== '');
-  const head = segments.slice(0, MAX_SUITE_DEPTH - 1);
-  const tail = segments.slice(MAX_SUITE_DEPTH - 1);
-  const folded = tail.length > 0 ? [...head, tail.join(FOLDED_SUITE_SEPARATOR)] : head;
-  return folded.map((segment) => clipText(segment, MAX_SUITE_NAME_CHARS));
-}
 
 /** What matching needs of a project's test case. */
 export interface CandidateCase {

@@ -58,7 +58,9 @@ export const JUNIT_UPLOAD_SCHEMA = {
 export class ImportIssueDto {
   @ApiProperty({
     example: 'test_login_works',
-    description: 'Raw `name` of the testcase ("" when it had none).',
+    description:
+      'Raw `name` of the testcase; for a testcase without a usable name, the name generated for it (its ' +
+      'classname, else `(unnamed testcase N)`).',
   })
   testcase_name: string;
   @ApiProperty({ type: String, nullable: true, example: 'tests.auth.LoginTest' })
@@ -113,9 +115,13 @@ export class ImportSummaryDto {
   })
   errors: number;
   @ApiProperty({
-    description: 'Testcases ignored: without name and classname, or outside any testsuite',
+    description:
+      'Testcases ignored: placed outside any testsuite (directly under `<testsuites>`). A testcase without a ' +
+      'name is not ignored: it is imported under a generated name (see `warnings`).',
   })
   ignored: number;
+  @ApiProperty({ description: 'Number of entries in `warnings`' })
+  warnings: number;
 }
 
 export class ImportStatusCountsDto {
@@ -163,7 +169,9 @@ export class JunitImportDto {
   @ApiProperty({ type: [ImportIssueDto] }) error_cases: ImportIssueDto[];
   @ApiProperty({
     type: [ImportIssueDto],
-    description: 'Placeholder testcases without name and classname',
+    description:
+      'Always empty, kept for compatibility: testcases without a name are no longer ignored but imported ' +
+      'under a generated name and listed in `warnings` (issue #22).',
   })
   ignored_cases: ImportIssueDto[];
   @ApiProperty({
@@ -174,6 +182,20 @@ export class JunitImportDto {
       'which the row comment lists. Informational: they are applied like any other result.',
   })
   flaky_cases: ImportIssueDto[];
+  @ApiProperty({
+    type: [ImportIssueDto],
+    description:
+      'Results imported with a caveat, in report order. (1) A testcase without a usable name (no `name`, or an ' +
+      'empty or blank one, as Surefire writes when a JUnit 5 `@BeforeAll` fails) is never dropped and never ' +
+      'refuses the report: it is imported and counted like any other under a generated name: its `classname`, ' +
+      'else `(unnamed testcase N)` (N counts such testcases of the same suite path, 1-based; a second one of the ' +
+      'same classname gets `<classname> (unnamed testcase N)`). The name is stable, so importing the same report ' +
+      'again matches the same cases; with no `automation_id` property it has no automation id and is matched by ' +
+      'suite path and title. Reason `testcase without a name: imported under a generated name (line L)`. ' +
+      '(2) A result whose text (message, failure body, output) was cut at 65,536 characters per text or ' +
+      '16,777,216 per report; the stored text ends with `[truncated: N more characters not stored]`.',
+  })
+  warnings: ImportIssueDto[];
   @ApiProperty({ format: 'date-time' }) created_at: string;
 }
 

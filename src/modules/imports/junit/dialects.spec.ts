@@ -23,6 +23,7 @@ function raw(overrides: Partial<RawTestcase> = {}): RawTestcase {
   return {
     index: nextIndex++,
     name: 'test_login',
+    generated_name: false,
     classname: 'tests.AuthTest',
     file: null,
     line: null,

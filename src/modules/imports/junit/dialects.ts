@@ -18,6 +18,7 @@
  *   whose final status, message, output and duration are those of the last element; attempts are
  *   concatenated in document order; flaky when an earlier attempt failed and the last one passed.
  */
+import { storageAutomationId, storageSuitePath } from '../storage-form';
 
 export const JUNIT_STATUSES = [
   'passed',
@@ -47,7 +48,10 @@ export function isOutcomeKind(name: string): name is OutcomeKind {
   return OUTCOME_KIND_SET.has(name);
 }
 
-/** Property names the import understands (everything else is carried along but has no effect). */
+/**
+ * Property names the import understands. The parsers keep only these (any other property has no
+ * effect, and is not kept: a Surefire report lists every system property on every suite).
+ */
 export const RECOGNISED_PROPERTIES = [
   'automation_id',
   'tms_test_title',
@@ -64,6 +68,12 @@ export const RECOGNISED_PROPERTIES = [
   'tms_dataset_source_ref',
   'dataset_source_ref',
 ] as const;
+
+const RECOGNISED_PROPERTY_SET: ReadonlySet<string> = new Set(RECOGNISED_PROPERTIES);
+
+export function isRecognisedProperty(name: string): boolean {
+  return RECOGNISED_PROPERTY_SET.has(name);
+}
 
 /** One outcome element (`<failure>`, `<skipped>`, `<flakyFailure>`, …) of a testcase. */
 export interface RawOutcome {
@@ -85,8 +95,13 @@ export interface RawOutcome {
 export interface RawTestcase {
   /** Position among the testcases taken from the document (0-based, document order). */
   index: number;
-  /** `name` attribute, trimmed, never empty (nameless testcases never become a RawTestcase). */
+  /**
+   * `name` attribute, trimmed, never empty: a testcase without a usable name gets a generated one
+   * (its classname, else `(unnamed testcase N)`; see `junit-parser.ts`) and `generated_name`.
+   */
   name: string;
+  /** True when `name` was generated because the element had no usable name. */
+  generated_name: boolean;
   classname: string | null;
   file: string | null;
   line: number | null;
@@ -96,9 +111,16 @@ export interface RawTestcase {
   status_attr: string | null;
   /** `result` attribute (GoogleTest: `completed`, `skipped`, `suppressed`). */
   result_attr: string | null;
-  /** Names of the enclosing `<testsuites name>` / `<testsuite>` elements, blank names skipped. */
+  /**
+   * Names of the enclosing `<testsuites name>` / `<testsuite>` elements, blank names skipped, in the
+   * stored form (`storage-form.ts`: at most 4 levels, deeper ones folded into the 4th, names ≤ 255
+   * characters), which is all that matching and case creation look at.
+   */
   suite_path: string[];
-  /** Effective properties: root/suite properties inherited, testcase properties override. */
+  /**
+   * Effective recognised properties: root/suite properties inherited, testcase properties override
+   * (one shared, frozen object for the testcases of a suite that have no properties of their own).
+   */
   properties: Readonly<Record<string, string>>;
   outcomes: RawOutcome[];
   system_out: string | null;
@@ -478,18 +500,55 @@ function composeComment(
   return parts.length > 0 ? parts.join('\n\n') : null;
 }
 
+/** What a result takes from its properties (computed once per properties object). */
+interface PropertyFacts {
+  title: string | null;
+  /** `tms_suite_path`, in the stored form. */
+  suite_path: string[] | null;
+  automation_id: string | null;
+  dataset: DatasetHint | null;
+  steps: string | null;
+  preconditions: string | null;
+  assertions: string | null;
+}
+
+/**
+ * The testcases of a suite share one properties object: what they take from it is read once, so a
+ * long inherited property costs once per suite, not once per testcase.
+ */
+const propertyFacts = new WeakMap<object, PropertyFacts>();
+
+function factsOf(properties: Readonly<Record<string, string>>): PropertyFacts {
+  const known = propertyFacts.get(properties);
+  if (known !== undefined) return known;
+  const suitePath = parseSuitePathProperty(properties['tms_suite_path']);
+  const facts: PropertyFacts = {
+    title: prop(properties, 'tms_test_title'),
+    suite_path: suitePath === null ? null : storageSuitePath(suitePath),
+    automation_id: prop(properties, 'automation_id'),
+    dataset: readDatasetHint(properties),
+    steps: prop(properties, 'tms_steps'),
+    preconditions: prop(properties, 'tms_preconditions'),
+    assertions: prop(properties, 'tms_assertions'),
+  };
+  propertyFacts.set(properties, facts);
+  return facts;
+}
+
 /** Maps one testcase element to a result (Surefire flaky/rerun elements already folded in). */
 export function mapTestcase(raw: RawTestcase): JunitResult {
   const verdict = judgeTestcase(raw);
   const properties = raw.properties;
+  const facts = factsOf(properties);
   const flaky = isFlaky(verdict.attempts);
   return {
     name: raw.name,
     classname: raw.classname,
-    title: prop(properties, 'tms_test_title') ?? raw.name,
-    suite_path: parseSuitePathProperty(properties['tms_suite_path']) ?? raw.suite_path,
-    automation_id: caseIdentity(raw),
-    automation_id_property: prop(properties, 'automation_id'),
+    title: facts.title ?? raw.name,
+    suite_path: facts.suite_path ?? raw.suite_path,
+    // A generated name is no identity: such a result is matched by suite path and title.
+    automation_id: raw.generated_name ? facts.automation_id : caseIdentity(raw),
+    automation_id_property: facts.automation_id,
     file: raw.file,
     line: raw.line,
     properties,
@@ -503,10 +562,10 @@ export function mapTestcase(raw: RawTestcase): JunitResult {
     flaky,
     attempts: verdict.attempts,
     elements: 1,
-    dataset: readDatasetHint(properties),
-    steps: prop(properties, 'tms_steps'),
-    preconditions: prop(properties, 'tms_preconditions'),
-    assertions: prop(properties, 'tms_assertions'),
+    dataset: facts.dataset,
+    steps: facts.steps,
+    preconditions: facts.preconditions,
+    assertions: facts.assertions,
     truncated: raw.truncated,
     index: raw.index,
   };
@@ -515,15 +574,19 @@ export function mapTestcase(raw: RawTestcase): JunitResult {
 /**
  * Key under which repeated testcase elements are retries of the same test: same suite path, same
  * `automation_id` property, classname, name and dataset key. (A shared automation id alone is not
- * enough: parametrised tests often share one but are distinct rows.)
+ * enough: parametrised tests often share one but are distinct rows.) A long automation id or
+ * dataset key enters the key in a hashed form (`storageAutomationId`), so that the key stays short
+ * when many tests inherit one.
  */
 export function retryKey(result: JunitResult): string {
   return JSON.stringify([
     result.suite_path,
-    result.automation_id_property ?? '',
+    result.automation_id_property === null
+      ? ''
+      : storageAutomationId(result.automation_id_property),
     result.classname ?? '',
     result.name,
-    result.dataset?.key ?? '',
+    result.dataset === null ? '' : storageAutomationId(result.dataset.key),
   ]);
 }
 

@@ -1,8 +1,20 @@
 import { Readable } from 'node:stream';
 
 import {
+  ATTRIBUTES_REASON,
   DECLARATION_REASON,
+  ELEMENTS_REASON,
+  ELEMENT_DEPTH_REASON,
   JunitParseError,
+  MAX_JUNIT_ATTRIBUTE_CHARS,
+  MAX_JUNIT_ELEMENTS,
+  MAX_JUNIT_ELEMENT_DEPTH,
+  MAX_JUNIT_PROPERTY_CHARS,
+  MAX_JUNIT_SUITE_DEPTH,
+  MAX_JUNIT_TESTCASES,
+  SUITE_DEPTH_REASON,
+  TESTCASES_REASON,
+  tooLongReason,
   NAMELESS_TESTCASE_REASON,
   NO_ROOT_REASON,
   ParseJunitOptions,
@@ -240,7 +252,9 @@ describe('parseJunit: outcomes and captured text', () => {
       { status: 'failure', message: 'Expected: <false>', duration_ms: null },
       { status: 'passed', message: null, duration_ms: 683 },
     ]);
-    expect(result.comment).toContain('Flaky: passed after 1 failed attempt (2 attempts), marked flaky');
+    expect(result.comment).toContain(
+      'Flaky: passed after 1 failed attempt (2 attempts), marked flaky',
+    );
     expect(report.totals.flaky).toBe(1);
   });
 
@@ -340,17 +354,17 @@ describe('parseJunit: outcomes and captured text', () => {
 
 describe('parseJunit: properties', () => {
   const doc = `<testsuites name="Root">
-      <properties><property name="env" value="root"/><property name="automation_id" value="ROOT-ID"/></properties>
+      <properties><property name="tms_preconditions" value="root"/><property name="automation_id" value="ROOT-ID"/><property name="java.class.path" value="not read"/></properties>
       <testsuite name="Outer">
         <properties>
-          <property name="env" value="outer"/>
+          <property name="tms_preconditions" value="outer"/>
           <property name="tms_dataset_key" value="k1"/>
           <property name="   " value="nameless, skipped"/>
         </properties>
         <testcase classname="c" name="inherits">
         </testcase>
         <testsuite name="Inner">
-          <properties><property name="env">  from text  </property></properties>
+          <properties><property name="tms_preconditions">  from text  </property></properties>
           <testcase classname="c" name="overrides">
             <properties>
               <property name="automation_id" value=" CASE-1 "/>
@@ -364,21 +378,21 @@ describe('parseJunit: properties', () => {
       </testsuite>
       <testsuite name="Late">
         <testcase classname="c" name="sees late properties"/>
-        <properties><property name="env" value="late"/></properties>
+        <properties><property name="tms_preconditions" value="late"/></properties>
       </testsuite>
     </testsuites>`;
 
-  it('inherits root and suite properties; nested suites and testcases override', async () => {
+  it('inherits root and suite properties; nested suites and testcases override; only recognised ones are kept', async () => {
     const report = await parseJunit(doc);
     const [inherits, overrides, late] = report.results;
     expect(inherits?.properties).toEqual({
-      env: 'outer',
+      tms_preconditions: 'outer',
       automation_id: 'ROOT-ID',
       tms_dataset_key: 'k1',
     });
     expect(inherits).toMatchObject({ automation_id: 'ROOT-ID', title: 'inherits' });
     expect(inherits?.dataset).toEqual({ key: 'k1', name: null, data: null, source_ref: null });
-    expect(overrides?.properties['env']).toBe('from text');
+    expect(overrides?.properties['tms_preconditions']).toBe('from text');
     expect(overrides).toMatchObject({
       automation_id: 'CASE-1',
       automation_id_property: 'CASE-1',
@@ -387,13 +401,13 @@ describe('parseJunit: properties', () => {
       suite_path: ['Web', 'Auth'],
       dataset: { key: 'k1', data: { user: 'bob' } },
     });
-    expect(late?.properties['env']).toBe('late');
+    expect(late?.properties['tms_preconditions']).toBe('late');
     expect(late?.suite_path).toEqual(['Root', 'Late']);
   });
 
   it('shares one frozen properties object between the cases of a suite', async () => {
     const report = await parseJunit(
-      `<testsuite name="S"><properties><property name="p" value="1"/></properties>` +
+      `<testsuite name="S"><properties><property name="tms_steps" value="1"/></properties>` +
         `<testcase name="a"/><testcase name="b"/></testsuite>`,
     );
     const [a, b] = report.results;
@@ -402,18 +416,25 @@ describe('parseJunit: properties', () => {
   });
 });
 
-describe('parseJunit: nameless testcases', () => {
+describe('parseJunit: nameless testcases (issue #22 defect 7: never dropped)', () => {
   const doc = `<testsuites><testsuite name="S">
       <testcase/><testcase name=""/><testcase name="   " classname="C"/><testcase name="ok"/>
     </testsuite></testsuites>`;
 
-  it('by default leaves them out of the results and lists them', async () => {
+  it('keeps them under generated names and lists them', async () => {
     const report = await parseJunit(doc);
-    expect(report.results.map((r) => r.name)).toEqual(['ok']);
+    expect(report.results.map((r) => [r.name, r.title, r.automation_id])).toEqual([
+      ['(unnamed testcase 1)', '(unnamed testcase 1)', null],
+      ['(unnamed testcase 2)', '(unnamed testcase 2)', null],
+      ['C', 'C', null],
+      ['ok', 'ok', null],
+    ]);
     expect(report.testcase_elements).toBe(4);
+    expect(report.ignored_testcases).toBe(0);
     expect(report.nameless_testcases).toEqual([
       {
         element_index: 0,
+        name: '(unnamed testcase 1)',
         classname: null,
         suite_path: ['S'],
         line: 2,
@@ -421,6 +442,7 @@ describe('parseJunit: nameless testcases', () => {
       },
       {
         element_index: 1,
+        name: '(unnamed testcase 2)',
         classname: null,
         suite_path: ['S'],
         line: 2,
@@ -428,12 +450,67 @@ describe('parseJunit: nameless testcases', () => {
       },
       {
         element_index: 2,
+        name: 'C',
         classname: 'C',
         suite_path: ['S'],
         line: 2,
         reason: NAMELESS_TESTCASE_REASON,
       },
     ]);
+  });
+
+  it('counts them like any result: no-attributes.xml (pass, skip, failure, error)', async () => {
+    const report = await parseJunit(
+      `<testsuites><testsuite><testcase/><testcase><skipped/></testcase>` +
+        `<testcase><failure/></testcase><testcase><error/></testcase></testsuite></testsuites>`,
+    );
+    expect(report.results.map((r) => [r.name, r.status, r.suite_path])).toEqual([
+      ['(unnamed testcase 1)', 'passed', []],
+      ['(unnamed testcase 2)', 'skipped', []],
+      ['(unnamed testcase 3)', 'failure', []],
+      ['(unnamed testcase 4)', 'error', []],
+    ]);
+    expect(report.totals).toMatchObject({ total: 4, passed: 1, skipped: 1, failure: 1, error: 1 });
+  });
+
+  it('numbers them per suite path and per classname, so that none folds into another', async () => {
+    const report = await parseJunit(
+      `<testsuites>
+         <testsuite><testcase/></testsuite>
+         <testsuite><testcase/></testsuite>
+         <testsuite name="A"><testcase/><testcase name="" classname="k.C"><error/></testcase>
+           <testcase name="" classname="k.C"/><testcase name="x" classname="k.C"/></testsuite>
+         <testsuite name="B"><testcase/></testsuite>
+       </testsuites>`,
+    );
+    expect(report.results.map((r) => [r.suite_path, r.name])).toEqual([
+      [[], '(unnamed testcase 1)'],
+      [[], '(unnamed testcase 2)'],
+      [['A'], '(unnamed testcase 1)'],
+      [['A'], 'k.C'],
+      [['A'], 'k.C (unnamed testcase 2)'],
+      [['A'], 'x'],
+      [['B'], '(unnamed testcase 1)'],
+    ]);
+  });
+
+  it('gives the same names to the same report (stable identity)', async () => {
+    const [a, b] = await Promise.all([parseJunit(doc), parseJunit(Buffer.from(doc))]);
+    expect(b.results.map((r) => r.name)).toEqual(a.results.map((r) => r.name));
+  });
+
+  it('takes tms_test_title and automation_id properties as for any testcase', async () => {
+    const report = await parseJunit(
+      `<testsuite name="S"><testcase classname="k.C"><properties>` +
+        `<property name="automation_id" value="ID-1"/><property name="tms_test_title" value="Setup"/>` +
+        `</properties><error message="@BeforeAll failed"/></testcase></testsuite>`,
+    );
+    expect(only(report)).toMatchObject({
+      name: 'k.C',
+      title: 'Setup',
+      automation_id: 'ID-1',
+      status: 'error',
+    });
   });
 
   it.each(['<testcase/>', '<testcase name=""/>', '<testcase name="  "/>'])(
@@ -446,6 +523,109 @@ describe('parseJunit: nameless testcases', () => {
       expect(error.line).toBe(1);
     },
   );
+});
+
+describe('parseJunit: limits (issue #22 defect 1)', () => {
+  const nested = (depth: number, inner = '<testcase name="deep"/>'): string =>
+    `<testsuites>${'<testsuite name="s">'.repeat(depth)}${inner}${'</testsuite>'.repeat(depth)}</testsuites>`;
+
+  it(`reads suites nested ${MAX_JUNIT_SUITE_DEPTH} deep, the path folded into 4 stored levels`, async () => {
+    const report = await parseJunit(nested(MAX_JUNIT_SUITE_DEPTH));
+    const path = only(report).suite_path;
+    expect(path).toHaveLength(4);
+    expect(path.slice(0, 3)).toEqual(['s', 's', 's']);
+    expect(path[3]).toBe(
+      Array(MAX_JUNIT_SUITE_DEPTH - 3)
+        .fill('s')
+        .join(' / '),
+    );
+  });
+
+  it('folds deep paths exactly as they are stored', async () => {
+    const report = await parseJunit(
+      `<testsuite name="a"><testsuite name="b"><testsuite name="c"><testsuite name="d">` +
+        `<testsuite name=" "><testsuite name="e"><testcase name="t"/></testsuite></testsuite>` +
+        `</testsuite></testsuite></testsuite></testsuite>`,
+    );
+    expect(only(report).suite_path).toEqual(['a', 'b', 'c', 'd / e']);
+  });
+
+  it.each([MAX_JUNIT_SUITE_DEPTH + 1, 20_000])(
+    'refuses suites nested %i deep quickly, naming the limit',
+    async (depth) => {
+      const started = Date.now();
+      const error = await refusal(nested(depth));
+      expect(error.reason).toBe(SUITE_DEPTH_REASON);
+      expect(error.reason).toContain(String(MAX_JUNIT_SUITE_DEPTH));
+      expect(Date.now() - started).toBeLessThan(2000);
+    },
+  );
+
+  it('refuses any markup nested deeper than the element limit', async () => {
+    const depth = MAX_JUNIT_ELEMENT_DEPTH;
+    const error = await refusal(
+      `<testsuite><testcase name="a"><failure>${'<b>'.repeat(depth)}${'</b>'.repeat(depth)}</failure></testcase></testsuite>`,
+    );
+    expect(error.reason).toBe(ELEMENT_DEPTH_REASON);
+  });
+
+  it('refuses an attribute value longer than the limit, however long', async () => {
+    for (const length of [MAX_JUNIT_ATTRIBUTE_CHARS + 1, 3 * MAX_JUNIT_ATTRIBUTE_CHARS]) {
+      const error = await refusal(
+        `<testsuite><testcase name="${'n'.repeat(length)}"/></testsuite>`,
+      );
+      expect(error.reason).toBe(tooLongReason('attribute value'));
+    }
+    const report = await parseJunit(
+      `<testsuite><testcase name="${'n'.repeat(MAX_JUNIT_ATTRIBUTE_CHARS)}"/></testsuite>`,
+    );
+    expect(only(report).name).toHaveLength(MAX_JUNIT_ATTRIBUTE_CHARS);
+  });
+
+  it('refuses an element with too many attributes', async () => {
+    const attrs = Array.from({ length: 300 }, (_, i) => `a${i}="x"`).join(' ');
+    const error = await refusal(`<testsuite><testcase name="a" ${attrs}/></testsuite>`);
+    expect(error.reason).toBe(ATTRIBUTES_REASON);
+  });
+
+  it('refuses more testcases than the limit', async () => {
+    const error = await refusal(
+      `<testsuite>${'<testcase name="a"/>'.repeat(MAX_JUNIT_TESTCASES + 1)}</testsuite>`,
+    );
+    expect(error.reason).toBe(TESTCASES_REASON);
+  });
+
+  it('refuses more elements than the limit', async () => {
+    const error = await refusal(`<testsuite>${'<x/>'.repeat(MAX_JUNIT_ELEMENTS)}</testsuite>`);
+    expect(error.reason).toBe(ELEMENTS_REASON);
+  });
+
+  it('cuts a recognised property value at its limit and marks the report truncated', async () => {
+    const report = await parseJunit(
+      `<testsuite><properties><property name="automation_id" value="${'i'.repeat(5000)}"/>` +
+        `<property name="tms_steps">${'s'.repeat(5000)}</property></properties>` +
+        `<testcase name="a"/></testsuite>`,
+    );
+    const result = only(report);
+    expect(result.automation_id_property).toBe('i'.repeat(MAX_JUNIT_PROPERTY_CHARS));
+    expect(result.steps).toBe('s'.repeat(MAX_JUNIT_PROPERTY_CHARS));
+    expect(report.truncated).toBe(true);
+  });
+
+  it('stores a 10 MB failure text cut at 64 Ki characters, with a note', async () => {
+    const huge = 'f'.repeat(10 * 1024 * 1024);
+    const report = await parseJunit(
+      Buffer.from(
+        `<testsuite><testcase name="a"><failure message="m">${huge}</failure></testcase></testsuite>`,
+      ),
+    );
+    const result = only(report);
+    expect(result.details).toBe(
+      `${'f'.repeat(65_536)}\n[truncated: ${huge.length - 65_536} more characters not stored]`,
+    );
+    expect(result.truncated).toBe(true);
+    expect(report.truncated).toBe(true);
+  });
 });
 
 describe('parseJunit: refusals', () => {
@@ -675,7 +855,7 @@ describe('parseJunit: a large streamed document', () => {
     function* generate(): Generator<Buffer> {
       yield Buffer.from(`${XML_DECL}<testsuites name="big">\n`);
       for (let s = 0; s < suites; s++) {
-        let chunk = `<testsuite name="suite.${s}"><properties><property name="run" value="${s}"/></properties>\n`;
+        let chunk = `<testsuite name="suite.${s}"><properties><property name="tms_preconditions" value="${s}"/></properties>\n`;
         for (let i = 0; i < perSuite; i++) {
           const n = s * perSuite + i;
           chunk += `<testcase classname="pkg.Suite${s}" name="test_${n}" time="0.01">`;
@@ -710,7 +890,7 @@ describe('parseJunit: a large streamed document', () => {
       name: 'test_19999',
       suite_path: ['big', 'suite.199'],
       system_out: 'out 19999',
-      properties: { run: '199' },
+      properties: { tms_preconditions: '199' },
     });
   });
 });

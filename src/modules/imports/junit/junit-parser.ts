@@ -2,20 +2,29 @@
  * Streaming JUnit XML parser (CONTRACT §6, reference runs-imports-plans.md §4.4).
  *
  * Built on `sax` in strict mode: the document is never held as a DOM. Only the data of each testcase
- * is accumulated (attributes, properties, outcome elements, captured text), and every captured text
- * is capped (64 Ki characters per field by default, plus a budget for the whole document), so memory
- * stays proportional to the number of testcases, not to the size of their output.
+ * is accumulated (attributes, recognised properties, outcome elements, captured text), and every
+ * captured text is capped (64 Ki characters per field by default, plus a budget for the whole
+ * document), so memory stays proportional to the number of testcases, not to the size of their output.
+ *
+ * Bounded work per byte, whatever the shape of the input (issue #22): nothing here recurses over the
+ * nesting of the document; a suite's path is built once, from its parent's, in the stored form
+ * (at most 4 levels of at most 255 characters, `storage-form.ts`), so it costs the same at any depth;
+ * inherited properties are merged once per suite, iteratively, and only the recognised ones are kept.
+ * The limits below are refused with a {@link JunitParseError} naming them as soon as they are passed.
  *
  * Refused (`JunitParseError`, whose `reason` goes into `errors.file`): malformed XML, a root other
  * than `<testsuites>`/`<testsuite>`, any DOCTYPE / DTD / `<!ENTITY` / other `<!…>` declaration
  * (rejected as soon as the parser enters it; entities are never expanded), any entity reference
  * other than the five XML built-ins and numeric character references, bytes that are not valid in
- * the document's encoding, and — with `namelessTestcases: 'reject'` — a testcase without a name.
+ * the document's encoding, any of the limits below, and — with `namelessTestcases: 'reject'` — a
+ * testcase without a name (by default such a testcase is kept under a generated name, see
+ * {@link generatedTestcaseName}).
  */
 import { Readable } from 'node:stream';
 import { TextDecoder } from 'node:util';
 import * as sax from 'sax';
 
+import { extendStoragePath } from '../storage-form';
 import {
   JunitResult,
   JunitStatus,
@@ -25,17 +34,64 @@ import {
   countStatuses,
   foldRetries,
   isOutcomeKind,
+  isRecognisedProperty,
   OutcomeKind,
 } from './dialects';
 
+/** Characters kept per captured text (outputs, outcome bodies and messages): 64 Ki, then cut. */
 export const DEFAULT_MAX_TEXT_CHARS = 64 * 1024;
+/** Characters of captured text kept over a whole report: 16 Mi, then cut. */
 export const DEFAULT_MAX_TOTAL_TEXT_CHARS = 16 * 1024 * 1024;
+/** `<testsuite>` elements nested in one another (the root one included): deeper → refused. */
+export const MAX_JUNIT_SUITE_DEPTH = 64;
+/** Elements of any kind nested in one another: deeper → refused. */
+export const MAX_JUNIT_ELEMENT_DEPTH = 256;
+/** `<testcase>` elements in one report: more → refused. */
+export const MAX_JUNIT_TESTCASES = 250_000;
+/** Elements of any kind (suites, testcases, properties, …) in one report: more → refused. */
+export const MAX_JUNIT_ELEMENTS = 1_000_000;
+/** Attributes on one element: more → refused. */
+export const MAX_JUNIT_ATTRIBUTES_PER_ELEMENT = 256;
+/**
+ * Characters of one attribute value (`name`, `classname`, `message`, …), attribute or element name,
+ * comment or processing instruction: longer → refused (sax's own buffer limit, `sax.MAX_BUFFER_LENGTH`).
+ * Element text has no such limit: it is captured up to {@link DEFAULT_MAX_TEXT_CHARS} and cut.
+ */
+export const MAX_JUNIT_ATTRIBUTE_CHARS = 64 * 1024;
+/**
+ * Characters kept of a recognised property value (`automation_id`, `tms_steps`, …): longer values are
+ * cut there (the result is marked truncated). Properties are inherited by every testcase of a suite.
+ */
+export const MAX_JUNIT_PROPERTY_CHARS = 4096;
 
 /** Reasons shared with the reference implementation, word for word. */
 export const UNSUPPORTED_ROOT_REASON = 'unsupported JUnit XML root element';
 export const NAMELESS_TESTCASE_REASON = 'testcase without a name';
 export const DECLARATION_REASON = 'DTD, DOCTYPE and entity declarations are not allowed';
 export const NO_ROOT_REASON = 'document has no root element';
+export const SUITE_DEPTH_REASON = `testsuite elements nested more than ${MAX_JUNIT_SUITE_DEPTH} levels deep (limit: ${MAX_JUNIT_SUITE_DEPTH})`;
+export const ELEMENT_DEPTH_REASON = `elements nested more than ${MAX_JUNIT_ELEMENT_DEPTH} levels deep (limit: ${MAX_JUNIT_ELEMENT_DEPTH})`;
+export const TESTCASES_REASON = `more than ${MAX_JUNIT_TESTCASES} testcase elements (limit: ${MAX_JUNIT_TESTCASES})`;
+export const ELEMENTS_REASON = `more than ${MAX_JUNIT_ELEMENTS} elements (limit: ${MAX_JUNIT_ELEMENTS})`;
+export const ATTRIBUTES_REASON = `more than ${MAX_JUNIT_ATTRIBUTES_PER_ELEMENT} attributes on one element (limit: ${MAX_JUNIT_ATTRIBUTES_PER_ELEMENT})`;
+
+/** Reason for a value longer than {@link MAX_JUNIT_ATTRIBUTE_CHARS} (`what`: "attribute value", …). */
+export function tooLongReason(what: string): string {
+  return `${what} longer than ${MAX_JUNIT_ATTRIBUTE_CHARS} characters (limit: ${MAX_JUNIT_ATTRIBUTE_CHARS})`;
+}
+
+/**
+ * Name given to a testcase without a usable name (missing, empty or blank `name`; Surefire writes
+ * `name=""` when a JUnit 5 `@BeforeAll` fails): its classname; else `(unnamed testcase N)`, N
+ * counting the nameless testcases without classname of the same suite path (1-based, document
+ * order). A second nameless testcase of the same classname and suite path gets
+ * `<classname> (unnamed testcase N)`, N counting that classname's. Stable: the same report gives the
+ * same names, so importing it again matches the same cases.
+ */
+export function generatedTestcaseName(classname: string | null, position: number): string {
+  if (classname === null) return `(unnamed testcase ${position})`;
+  return position === 1 ? classname : `${classname} (unnamed testcase ${position})`;
+}
 
 export class JunitParseError extends Error {
   override readonly name = 'JunitParseError';
@@ -57,17 +113,20 @@ export interface ParseJunitOptions {
   /** Characters of captured text kept over the whole document. Default 16 Mi. */
   maxTotalTextChars?: number;
   /**
-   * What to do with a `<testcase>` whose `name` is missing or blank. `'skip'` (default): leave it
-   * out of `results` and list it in `nameless_testcases` (the corpus requires such files to import);
-   * `'reject'`: throw `JunitParseError('testcase without a name')` like the reference.
+   * What to do with a `<testcase>` whose `name` is missing or blank. `'name'` (default): keep it under
+   * a generated name ({@link generatedTestcaseName}) and list it in `nameless_testcases` (issue #22:
+   * real tools write such testcases; a result is never dropped); `'reject'`: throw
+   * `JunitParseError('testcase without a name')` like the reference.
    */
-  namelessTestcases?: 'skip' | 'reject';
+  namelessTestcases?: 'name' | 'reject';
 }
 
-/** A testcase left out because it has no name. */
+/** A testcase that had no usable name, kept under a generated one. */
 export interface NamelessTestcase {
   /** Position among all `<testcase>` elements of the document (0-based). */
   element_index: number;
+  /** The generated name (also the result's `name` and, without `tms_test_title`, its title). */
+  name: string;
   classname: string | null;
   suite_path: string[];
   line: number;
@@ -94,7 +153,7 @@ export interface ParsedReport {
   testcase_elements: number;
   /** `<testcase>` elements outside any `<testsuite>` (e.g. directly under `<testsuites>`): ignored. */
   ignored_testcases: number;
-  /** Testcases without a name (only with `namelessTestcases: 'skip'`). */
+  /** Testcases without a usable name, kept under a generated name (they are in `results` too). */
   nameless_testcases: NamelessTestcase[];
   /** One result per test, retries folded, in order of first appearance. */
   results: JunitResult[];
@@ -154,6 +213,12 @@ export class TextSink {
     return this.dropped > 0;
   }
 
+  /** Trimmed text kept (null when blank), without any note. */
+  finishPlain(): string | null {
+    const text = this.text.trim();
+    return text === '' ? null : text;
+  }
+
   /** Trimmed text (null when blank) with a note when something was cut. */
   finish(): string | null {
     const text = this.text.trim();
@@ -167,7 +232,12 @@ export class TextSink {
 
 interface SuiteNode {
   parent: SuiteNode | null;
+  /** Suite path in the stored form (≤ 4 levels), built once from the parent's. */
   path: string[];
+  /** `<testsuite>` elements from the root to this one (0 for the `<testsuites>` container). */
+  depth: number;
+  /** JSON of `path`, computed when a nameless testcase needs it. */
+  pathKey: string | null;
   ownProperties: Record<string, string> | null;
   effective: Readonly<Record<string, string>> | null;
   systemOut: string | null;
@@ -178,6 +248,7 @@ interface PendingCase {
   index: number;
   suite: SuiteNode;
   name: string;
+  generatedName: boolean;
   classname: string | null;
   file: string | null;
   line: number | null;
@@ -206,20 +277,41 @@ type Frame =
   | { kind: 'testcase'; tc: PendingCase }
   | { kind: 'outcome'; outcome: PendingOutcome; tc: PendingCase }
   | { kind: 'properties'; owner: PropertyOwner }
-  | { kind: 'property'; owner: PropertyOwner; name: string; value: string | null; sink: TextSink }
+  | {
+      kind: 'property';
+      owner: PropertyOwner;
+      name: string;
+      value: string | null;
+      /** Null for a property the import does not read (its text is not captured). */
+      sink: TextSink | null;
+    }
   | { kind: 'output'; sink: TextSink; assign: (text: string | null, truncated: boolean) => void }
   | { kind: 'other'; sink: TextSink | null };
 
 const EMPTY_PROPERTIES: Readonly<Record<string, string>> = Object.freeze({});
 
+/**
+ * A suite's properties with those of its ancestors (the nearer ones win), computed once per suite
+ * and shared by its testcases. Iterative: walks up to the nearest suite already computed, then down.
+ */
 function effectiveProperties(node: SuiteNode): Readonly<Record<string, string>> {
   if (node.effective !== null) return node.effective;
-  const inherited = node.parent === null ? EMPTY_PROPERTIES : effectiveProperties(node.parent);
-  node.effective =
-    node.ownProperties === null
-      ? inherited
-      : Object.freeze({ ...inherited, ...node.ownProperties });
-  return node.effective;
+  const chain: SuiteNode[] = [];
+  let current: SuiteNode | null = node;
+  while (current !== null && current.effective === null) {
+    chain.push(current);
+    current = current.parent;
+  }
+  let inherited = current?.effective ?? EMPTY_PROPERTIES;
+  for (let i = chain.length - 1; i >= 0; i--) {
+    const suite = chain[i] as SuiteNode;
+    suite.effective =
+      suite.ownProperties === null
+        ? inherited
+        : Object.freeze({ ...inherited, ...suite.ownProperties });
+    inherited = suite.effective;
+  }
+  return inherited;
 }
 
 function localName(name: string): string {
@@ -292,6 +384,9 @@ class ReportBuilder {
   private firstSuiteTimestamp: Date | null = null;
   private suiteCount = 0;
   private testcaseElements = 0;
+  private elementCount = 0;
+  /** Nameless testcases seen per suite path (and classname): the N of their generated names. */
+  private readonly namelessSeen = new Map<string, number>();
   private anyTruncated = false;
 
   constructor(
@@ -303,6 +398,11 @@ class ReportBuilder {
       remaining: Math.max(0, options.maxTotalTextChars ?? DEFAULT_MAX_TOTAL_TEXT_CHARS),
     };
     this.rejectNameless = options.namelessTestcases === 'reject';
+  }
+
+  /** Counts an attribute of the element being opened (sax reports them before the element). */
+  checkAttributeCount(count: number): void {
+    if (count > MAX_JUNIT_ATTRIBUTES_PER_ELEMENT) this.fail(ATTRIBUTES_REASON);
   }
 
   private fail(reason: string): never {
@@ -325,6 +425,9 @@ class ReportBuilder {
 
   openTag(rawName: string, attrs: Record<string, string>): void {
     const name = localName(rawName);
+    this.elementCount += 1;
+    if (this.elementCount > MAX_JUNIT_ELEMENTS) this.fail(ELEMENTS_REASON);
+    if (this.stack.length >= MAX_JUNIT_ELEMENT_DEPTH) this.fail(ELEMENT_DEPTH_REASON);
     const parent = this.stack[this.stack.length - 1];
     if (parent === undefined) {
       this.openRoot(name, attrs);
@@ -340,7 +443,7 @@ class ReportBuilder {
       const suiteName = blankToNull(attr(attrs, 'name'));
       this.rootName = suiteName;
       this.rootTimestamp = parseTimestamp(attr(attrs, 'timestamp'));
-      const node = this.newNode(null, suiteName);
+      const node = this.newNode(null, suiteName, 0);
       this.stack.push({ kind: 'container', node });
     } else if (name === 'testsuite') {
       this.root = 'testsuite';
@@ -352,11 +455,13 @@ class ReportBuilder {
     }
   }
 
-  private newNode(parent: SuiteNode | null, name: string | null): SuiteNode {
+  private newNode(parent: SuiteNode | null, name: string | null, depth: number): SuiteNode {
     const base = parent?.path ?? [];
     return {
       parent,
-      path: name === null ? base : [...base, name],
+      path: name === null ? base : extendStoragePath(base, name),
+      depth,
+      pathKey: null,
       ownProperties: null,
       effective: null,
       systemOut: null,
@@ -365,17 +470,22 @@ class ReportBuilder {
   }
 
   private openSuite(parent: SuiteNode | null, attrs: Record<string, string>): SuiteNode {
+    const depth = (parent?.depth ?? 0) + 1;
+    if (depth > MAX_JUNIT_SUITE_DEPTH) this.fail(SUITE_DEPTH_REASON);
     const name = blankToNull(attr(attrs, 'name'));
     this.suiteCount += 1;
     if (this.suiteCount === 1) this.firstSuiteName = name;
     if (this.firstSuiteTimestamp === null) {
       this.firstSuiteTimestamp = parseTimestamp(attr(attrs, 'timestamp'));
     }
-    return this.newNode(parent, name);
+    return this.newNode(parent, name, depth);
   }
 
   private childFrame(parent: Frame, name: string, attrs: Record<string, string>): Frame {
-    if (name === 'testcase') this.testcaseElements += 1;
+    if (name === 'testcase') {
+      this.testcaseElements += 1;
+      if (this.testcaseElements > MAX_JUNIT_TESTCASES) this.fail(TESTCASES_REASON);
+    }
     switch (parent.kind) {
       case 'container':
         // Reference: only direct <testsuite> children of <testsuites> are read; testcases placed
@@ -402,12 +512,14 @@ class ReportBuilder {
         return this.outcomeChild(parent.outcome, name);
       case 'properties':
         if (name === 'property') {
+          const propertyName = (attr(attrs, 'name') ?? '').trim();
+          const recognised = isRecognisedProperty(propertyName);
           return {
             kind: 'property',
             owner: parent.owner,
-            name: (attr(attrs, 'name') ?? '').trim(),
-            value: attr(attrs, 'value'),
-            sink: this.sink(),
+            name: recognised ? propertyName : '',
+            value: recognised ? attr(attrs, 'value') : null,
+            sink: recognised ? new TextSink(MAX_JUNIT_PROPERTY_CHARS, this.budget) : null,
           };
         }
         return { kind: 'other', sink: null };
@@ -432,24 +544,36 @@ class ReportBuilder {
     };
   }
 
+  /** The generated name of the next nameless testcase of `suite` ({@link generatedTestcaseName}). */
+  private nameFor(suite: SuiteNode, classname: string | null): string {
+    suite.pathKey ??= JSON.stringify(suite.path);
+    const key = classname === null ? suite.pathKey : `${suite.pathKey}\u0000${classname}`;
+    const position = (this.namelessSeen.get(key) ?? 0) + 1;
+    this.namelessSeen.set(key, position);
+    return generatedTestcaseName(classname, position);
+  }
+
   private openTestcase(suite: SuiteNode, attrs: Record<string, string>): Frame {
-    const name = blankToNull(attr(attrs, 'name'));
+    const given = blankToNull(attr(attrs, 'name'));
     const classname = blankToNull(attr(attrs, 'classname'));
+    let name = given;
     if (name === null) {
       if (this.rejectNameless) this.fail(NAMELESS_TESTCASE_REASON);
+      name = this.nameFor(suite, classname);
       this.nameless.push({
         element_index: this.testcaseElements - 1,
+        name,
         classname,
         suite_path: suite.path,
         line: this.position().line,
         reason: NAMELESS_TESTCASE_REASON,
       });
-      return { kind: 'other', sink: null };
     }
     const tc: PendingCase = {
       index: this.cases.length,
       suite,
       name,
+      generatedName: given === null,
       classname,
       file: blankToNull(attr(attrs, 'file')),
       line: parseLine(attr(attrs, 'line')),
@@ -562,13 +686,16 @@ class ReportBuilder {
         return;
       }
       case 'property': {
+        if (frame.name === '' || frame.sink === null) return;
         const valueAttr = frame.value === null ? '' : frame.value.trim();
-        const text = this.finishSink(frame.sink);
-        const value = valueAttr !== '' ? valueAttr : (text ?? '');
-        if (frame.name !== '') {
-          frame.owner.ownProperties ??= {};
-          frame.owner.ownProperties[frame.name] = value;
+        const text = frame.sink.finishPlain();
+        let value = valueAttr !== '' ? valueAttr : (text ?? '');
+        if (frame.sink.truncated || value.length > MAX_JUNIT_PROPERTY_CHARS) {
+          this.anyTruncated = true;
+          value = value.slice(0, MAX_JUNIT_PROPERTY_CHARS).trim();
         }
+        frame.owner.ownProperties ??= {};
+        frame.owner.ownProperties[frame.name] = value;
         return;
       }
       case 'output': {
@@ -593,7 +720,7 @@ class ReportBuilder {
       root: this.root,
       suites: this.suiteCount,
       testcase_elements: this.testcaseElements,
-      ignored_testcases: this.testcaseElements - raws.length - this.nameless.length,
+      ignored_testcases: this.testcaseElements - raws.length,
       nameless_testcases: this.nameless,
       results,
       totals: {
@@ -616,6 +743,7 @@ function toRawTestcase(tc: PendingCase): RawTestcase {
   return {
     index: tc.index,
     name: tc.name,
+    generated_name: tc.generatedName,
     classname: tc.classname,
     file: tc.file,
     line: tc.line,
@@ -752,12 +880,26 @@ function restoreLt(text: string): string {
 const WRITE_CHARS = 64 * 1024;
 const YIELD_EVERY_CHARS = 1024 * 1024;
 
+/** What sax's buffers hold, for its "Max buffer length exceeded: <buffer>" refusal. */
+const SAX_BUFFERS: Readonly<Record<string, string>> = {
+  attribValue: 'attribute value',
+  attribName: 'attribute name',
+  tagName: 'element name',
+  comment: 'comment',
+  procInstName: 'processing instruction',
+  procInstBody: 'processing instruction',
+  entity: 'entity reference',
+};
+
 function saxFailure(error: Error): JunitParseError {
   const [message = 'malformed XML', ...rest] = error.message.split('\n');
   const line = /^Line: (\d+)$/.exec(rest.find((l) => l.startsWith('Line:')) ?? '');
   const column = /^Column: (\d+)$/.exec(rest.find((l) => l.startsWith('Column:')) ?? '');
+  const buffer = /^Max buffer length exceeded: (\w+)$/.exec(message)?.[1];
   return new JunitParseError(
-    `malformed XML: ${message}`,
+    buffer === undefined
+      ? `malformed XML: ${message}`
+      : tooLongReason(SAX_BUFFERS[buffer] ?? 'markup'),
     line?.[1] === undefined ? null : Number(line[1]) + 1,
     column?.[1] === undefined ? null : Number(column[1]),
   );
@@ -804,10 +946,21 @@ export async function parseJunit(
   };
   parser.ondoctype = refuseDeclaration;
   parser.onsgmldeclaration = refuseDeclaration;
+  let attributeCount = 0;
+  parser.onopentagstart = () => {
+    attributeCount = 0;
+  };
+  parser.onattribute = () => {
+    attributeCount += 1;
+    builder.checkAttributeCount(attributeCount);
+  };
   parser.onopentag = (tag: sax.Tag | sax.QualifiedTag) => {
     const attributes = tag.attributes as Record<string, string>;
     for (const key of Object.keys(attributes)) {
       const value = attributes[key] ?? '';
+      if (value.length > MAX_JUNIT_ATTRIBUTE_CHARS) {
+        throw new JunitParseError(tooLongReason('attribute value'), parser.line + 1, parser.column);
+      }
       if (value.includes('<')) {
         throw new JunitParseError(
           `malformed XML: unescaped '<' in attribute value (${key})`,

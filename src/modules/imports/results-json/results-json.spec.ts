@@ -1,4 +1,4 @@
-import { parseJunit, type ParsedReport } from '../junit/junit-parser';
+import { MAX_JUNIT_TESTCASES, parseJunit, type ParsedReport } from '../junit/junit-parser';
 import {
   mapResultsJson,
   MAX_LISTED_PROBLEMS,
@@ -6,6 +6,11 @@ import {
   parseResultsJson,
   ResultsJsonError,
   Utf8Text,
+  JSON_DEPTH_REASON,
+  JSON_VALUES_REASON,
+  MAX_RESULTS_JSON_DEPTH,
+  MAX_RESULTS_JSON_FIELD_CHARS,
+  MAX_RESULTS_JSON_VALUES,
 } from './results-json';
 
 /** A whole report held in memory, decoded as the upload decodes it. */
@@ -479,5 +484,62 @@ describe('the same report as XML and as JSON', () => {
       results: report.results.map(({ properties: _p, file: _f, line: _l, ...rest }) => rest),
     });
     expect(shared(json)).toEqual(shared(xml));
+  });
+});
+
+describe('parseResultsJson: limits (issue #22)', () => {
+  const refusal = (text: string): string[] => {
+    try {
+      parseResultsJson(text);
+    } catch (error) {
+      if (error instanceof ResultsJsonError) return error.reasons;
+      throw error;
+    }
+    throw new Error('expected a refusal');
+  };
+  const caseWith = (extra: string): string => `{"cases":[{"name":"a","status":"passed"${extra}}]}`;
+
+  it.each([
+    ['arrays', '['],
+    ['objects', '{"k":'],
+  ])('refuses %s nested deeper than the limit before parsing', (_label, open) => {
+    const close = open === '[' ? ']' : '}';
+    const deep = (depth: number): string =>
+      caseWith(`,"dataset_data":{"x":${open.repeat(depth)}1${close.repeat(depth)}}`);
+    // the document, the cases array, the case and dataset_data take 4 levels
+    expect(parseResultsJson(deep(MAX_RESULTS_JSON_DEPTH - 4)).results).toHaveLength(1);
+    expect(refusal(deep(MAX_RESULTS_JSON_DEPTH - 3))).toEqual([JSON_DEPTH_REASON]);
+    expect(refusal(deep(100_000))).toEqual([JSON_DEPTH_REASON]);
+  });
+
+  it('is not fooled by brackets and quotes inside strings', () => {
+    const text = caseWith(`,"message":"${'[{\\\\\\"'.repeat(100)}"`);
+    expect(parseResultsJson(text).results).toHaveLength(1);
+  });
+
+  it('refuses more values than the limit before parsing', () => {
+    expect(refusal(`{"cases":[${'0,'.repeat(MAX_RESULTS_JSON_VALUES)}0]}`)).toEqual([
+      JSON_VALUES_REASON,
+    ]);
+  });
+
+  it('refuses more cases than the testcase limit', () => {
+    const one = '{"name":"a","status":"passed"}';
+    const reasons = refusal(`{"cases":[${`${one},`.repeat(MAX_JUNIT_TESTCASES)}${one}]}`);
+    expect(reasons).toEqual([
+      `cases: must contain at most ${MAX_JUNIT_TESTCASES} cases, not ${MAX_JUNIT_TESTCASES + 1}`,
+    ]);
+  });
+
+  it('refuses a long string field, cuts a long text field', () => {
+    const long = 'n'.repeat(MAX_RESULTS_JSON_FIELD_CHARS + 1);
+    expect(refusal(`{"cases":[{"name":"${long}","status":"passed"}]}`)).toEqual([
+      `cases.0.name: must be at most ${MAX_RESULTS_JSON_FIELD_CHARS} characters, not ${long.length}`,
+    ]);
+    expect(refusal(caseWith(`,"suite_path":["${long}"]`))).toEqual([
+      `cases.0.suite_path.0: must be at most ${MAX_RESULTS_JSON_FIELD_CHARS} characters, not ${long.length}`,
+    ]);
+    const report = parseResultsJson(caseWith(`,"details":"${long}"`));
+    expect(report.results[0]?.truncated).toBe(true);
   });
 });

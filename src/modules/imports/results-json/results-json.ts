@@ -23,6 +23,13 @@
  * JSON, anything but an object at the top (an array included), `cases` missing, not an array or
  * empty, a case that is not an object, a blank or missing `name`, a missing or unknown `status`, and
  * any field of the wrong type. Unknown keys are ignored.
+ *
+ * Bounded work per byte (issue #22): before `JSON.parse` builds anything, one linear scan of the text
+ * ({@link checkJsonShape}) refuses nesting deeper than {@link MAX_RESULTS_JSON_DEPTH} and more than
+ * {@link MAX_RESULTS_JSON_VALUES} values, so that what the parse allocates is bounded and nothing
+ * later (`JSON.stringify` of `dataset_data`) recurses deeper than that. At most
+ * {@link MAX_JUNIT_TESTCASES} cases; string fields other than the four texts (which are cut) at most
+ * {@link MAX_RESULTS_JSON_FIELD_CHARS} characters.
  */
 import { TextDecoder } from 'node:util';
 import {
@@ -43,6 +50,7 @@ import {
   DEFAULT_MAX_TEXT_CHARS,
   DEFAULT_MAX_TOTAL_TEXT_CHARS,
   FORBIDDEN_CHARS,
+  MAX_JUNIT_TESTCASES,
   parseTimestamp,
   type ParsedReport,
   TextSink,
@@ -54,6 +62,21 @@ export const MAX_JSON_DURATION_MS = 2_147_483_647;
 export const MAX_LISTED_PROBLEMS = 20;
 
 export const NOT_UTF8_REASON = 'the file is not valid UTF-8';
+/** Arrays and objects nested in one another: deeper → refused. */
+export const MAX_RESULTS_JSON_DEPTH = 64;
+/** Values (objects, arrays, strings, numbers, literals; keys not counted) in one report: more → refused. */
+export const MAX_RESULTS_JSON_VALUES = 1_000_000;
+/** Characters of a string field other than `message`, `details`, `system_out`, `system_err`. */
+export const MAX_RESULTS_JSON_FIELD_CHARS = 64 * 1024;
+export const JSON_DEPTH_REASON = `nesting deeper than ${MAX_RESULTS_JSON_DEPTH} levels (limit: ${MAX_RESULTS_JSON_DEPTH})`;
+export const JSON_VALUES_REASON = `more than ${MAX_RESULTS_JSON_VALUES} values (limit: ${MAX_RESULTS_JSON_VALUES})`;
+/** Fields cut at the text limit like XML text, rather than refused when long. */
+const TEXT_FIELDS: ReadonlySet<string> = new Set([
+  'message',
+  'details',
+  'system_out',
+  'system_err',
+]);
 
 export class ResultsJsonError extends Error {
   override readonly name = 'ResultsJsonError';
@@ -120,11 +143,81 @@ export class Utf8Text {
   }
 }
 
-/** `JSON.parse` and {@link mapResultsJson}; malformed JSON → {@link ResultsJsonError}. */
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+
+function isWhitespace(c: number): boolean {
+  return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
+}
+
+/** End of a number or literal: whitespace or a structural character. */
+function endsScalar(c: number): boolean {
+  return isWhitespace(c) || c === 0x2c || c === 0x5d || c === 0x7d || c === 0x3a;
+}
+
+/**
+ * One linear pass over JSON text, without building anything: refuses nesting deeper than
+ * {@link MAX_RESULTS_JSON_DEPTH} and more than {@link MAX_RESULTS_JSON_VALUES} values. It does not
+ * check the syntax (`JSON.parse` does, afterwards); on malformed text its counts are approximate.
+ */
+export function checkJsonShape(text: string): void {
+  const objects: boolean[] = [];
+  let values = 0;
+  let expectKey = false;
+  let i = 0;
+  const n = text.length;
+  while (i < n) {
+    const c = text.charCodeAt(i);
+    if (c === QUOTE) {
+      if (!expectKey) values += 1;
+      let from = i + 1;
+      i = n;
+      for (;;) {
+        const quote = text.indexOf('"', from);
+        if (quote === -1) break;
+        let backslashes = 0;
+        while (text.charCodeAt(quote - 1 - backslashes) === BACKSLASH) backslashes += 1;
+        if (backslashes % 2 === 0) {
+          i = quote + 1;
+          break;
+        }
+        from = quote + 1;
+      }
+    } else if (c === 0x7b || c === 0x5b) {
+      values += 1;
+      if (objects.length >= MAX_RESULTS_JSON_DEPTH) throw new ResultsJsonError([JSON_DEPTH_REASON]);
+      objects.push(c === 0x7b);
+      expectKey = c === 0x7b;
+      i += 1;
+    } else if (c === 0x7d || c === 0x5d) {
+      objects.pop();
+      expectKey = false;
+      i += 1;
+    } else if (c === 0x2c) {
+      expectKey = objects[objects.length - 1] === true;
+      i += 1;
+    } else if (c === 0x3a || isWhitespace(c)) {
+      if (c === 0x3a) expectKey = false;
+      i += 1;
+    } else {
+      values += 1;
+      i += 1;
+      while (i < n && !endsScalar(text.charCodeAt(i))) i += 1;
+    }
+    if (values > MAX_RESULTS_JSON_VALUES) throw new ResultsJsonError([JSON_VALUES_REASON]);
+  }
+}
+
+/**
+ * {@link checkJsonShape}, `JSON.parse` and {@link mapResultsJson}; malformed JSON or a limit passed
+ * → {@link ResultsJsonError}.
+ */
 export function parseResultsJson(text: string, options: ResultsJsonOptions = {}): ParsedReport {
   let doc: unknown;
+  const body = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+  checkJsonShape(body);
   try {
-    doc = JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
+    doc = JSON.parse(body);
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     throw new ResultsJsonError([`malformed JSON: ${message}`]);
@@ -185,6 +278,16 @@ function optionalString(
     problems.add(path, `must be a string, not ${kindOf(value)}`);
     return undefined;
   }
+  if (
+    value.length > MAX_RESULTS_JSON_FIELD_CHARS &&
+    !TEXT_FIELDS.has(path.slice(path.lastIndexOf('.') + 1))
+  ) {
+    problems.add(
+      path,
+      `must be at most ${MAX_RESULTS_JSON_FIELD_CHARS} characters, not ${value.length}`,
+    );
+    return undefined;
+  }
   return blankToNull(clean(value));
 }
 
@@ -231,6 +334,11 @@ function readCase(raw: unknown, path: string, problems: Problems): JsonCase | nu
       rawPath.forEach((segment: unknown, i) => {
         if (typeof segment !== 'string') {
           problems.add(`${path}.suite_path.${i}`, `must be a string, not ${kindOf(segment)}`);
+        } else if (segment.length > MAX_RESULTS_JSON_FIELD_CHARS) {
+          problems.add(
+            `${path}.suite_path.${i}`,
+            `must be at most ${MAX_RESULTS_JSON_FIELD_CHARS} characters, not ${segment.length}`,
+          );
         }
       });
       suitePath = rawPath
@@ -392,6 +500,11 @@ export function mapResultsJson(doc: unknown, options: ResultsJsonOptions = {}): 
     problems.add('cases', `must be an array, not ${kindOf(rawCases)}`);
   } else if (rawCases.length === 0) {
     problems.add('cases', 'must contain at least one case');
+  } else if (rawCases.length > MAX_JUNIT_TESTCASES) {
+    problems.add(
+      'cases',
+      `must contain at most ${MAX_JUNIT_TESTCASES} cases, not ${rawCases.length}`,
+    );
   } else {
     rawCases.forEach((raw: unknown, i) => {
       const c = readCase(raw, `cases.${i}`, problems);
