@@ -4,7 +4,12 @@
  * the OpenAPI description lists this catalogue.
  */
 export const ERROR_CATALOGUE = {
-  // 400 is never used: malformed input is a 422 validation_error.
+  // 400: only for what cannot be read at all, before any field is looked at: a request Node's HTTP
+  // parser refuses (answered by the server's clientError handler, `src/common/http/client-errors.ts`)
+  // and a body its Content-Encoding does not decode. Malformed input that can be read — malformed
+  // JSON included — is a 422 validation_error.
+  bad_request: { status: 400, title: 'Bad request' },
+  invalid_content_encoding: { status: 400, title: 'Invalid content encoding' },
   // 401
   unauthorized: { status: 401, title: 'Unauthorized' },
   invalid_credentials: { status: 401, title: 'Unauthorized' },
@@ -36,10 +41,14 @@ export const ERROR_CATALOGUE = {
   dataset_binding_not_found: { status: 404, title: 'Not found' },
   test_plan_not_found: { status: 404, title: 'Not found' },
   milestone_not_found: { status: 404, title: 'Not found' },
-  // 405, 413, 415
+  // 405, 408, 413, 415, 417, 431
   method_not_allowed: { status: 405, title: 'Method not allowed' },
+  request_timeout: { status: 408, title: 'Request timeout' },
   payload_too_large: { status: 413, title: 'Payload too large' },
   unsupported_media_type: { status: 415, title: 'Unsupported media type' },
+  unsupported_content_encoding: { status: 415, title: 'Unsupported content encoding' },
+  expectation_failed: { status: 417, title: 'Expectation failed' },
+  request_header_fields_too_large: { status: 431, title: 'Request header fields too large' },
   // 409
   invalid_status_transition: { status: 409, title: 'Invalid transition' },
   run_items_in_progress: { status: 409, title: 'Run items in progress' },

@@ -3,6 +3,12 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
 import { requestContext } from '../persistence/request-context';
 import { AppException } from '../errors/app-exception';
+import {
+  invalidContentEncoding,
+  isDecodingError,
+  requestContentCoding,
+  unsupportedContentEncoding,
+} from './content-encoding';
 import { logCompletion } from './logging';
 import { MetricsService } from './metrics.service';
 import { allowedMethodsFor, routeTemplateFor } from './route-table';
@@ -19,8 +25,7 @@ const REQUEST_ID_RE = /^[\x21-\x7e]{1,128}$/;
 export function requestMiddleware(logger: Logger, metrics: MetricsService) {
   return (req: Request, res: Response, next: NextFunction): void => {
     const start = process.hrtime.bigint();
-    const given = req.headers['x-request-id'];
-    const id = typeof given === 'string' && REQUEST_ID_RE.test(given) ? given : randomUUID();
+    const id = requestIdOf(req.headers['x-request-id']);
     req.requestId = id;
     res.setHeader('X-Request-Id', id);
     // 'close' follows 'finish' for every answered request, and comes alone when the client left first.
@@ -32,6 +37,11 @@ export function requestMiddleware(logger: Logger, metrics: MetricsService) {
     });
     requestContext.run({ req, validated: new Map() }, next);
   };
+}
+
+/** The client's `X-Request-Id` when it is 1..128 visible ASCII characters, else a new uuid. */
+export function requestIdOf(given: unknown): string {
+  return typeof given === 'string' && REQUEST_ID_RE.test(given) ? given : randomUUID();
 }
 
 /**
@@ -49,8 +59,9 @@ export function routeLabel(req: Request): string {
 
 /**
  * One layer for what comes before routing, in this order: OPTIONS on a known path (204 with
- * `Allow`), the media type of a body (415, deferred), the JSON body of POST, PUT and PATCH (413 and
- * malformed JSON deferred) and its nesting depth (422, deferred). A body on GET, HEAD, DELETE or
+ * `Allow`), the media type of a body (415, deferred), its Content-Encoding (415 when not one of
+ * CONTENT_CODINGS, deferred), the JSON body of POST, PUT and PATCH (413, a body its coding cannot
+ * decode (400) and malformed JSON deferred) and its nesting depth (422, deferred). A body on GET, HEAD, DELETE or
  * OPTIONS is ignored. Deferred problems are raised by the RolesGuard after authentication.
  */
 export function requestBodyMiddleware(parseJson: RequestHandler) {
@@ -58,6 +69,7 @@ export function requestBodyMiddleware(parseJson: RequestHandler) {
     if (req.method === 'OPTIONS') return optionsMiddleware(req, res, next);
     if (!takesBody(req)) return next();
     mediaTypeMiddleware(req, res, () => {
+      if (req.deferredError === undefined) contentEncodingCheck(req);
       if (req.deferredError !== undefined) return next();
       void parseJson(req, res, (err?: unknown) => {
         if (err !== undefined && err !== null) return deferBodyErrors(err, req, res, next);
@@ -82,9 +94,7 @@ export function takesBody(req: Request): boolean {
  */
 export function mediaTypeMiddleware(req: Request, _res: Response, next: NextFunction): void {
   if (!takesBody(req)) return next();
-  const length = Number(req.headers['content-length'] ?? 0);
-  const hasBody = length > 0 || req.headers['transfer-encoding'] !== undefined;
-  if (!hasBody) return next();
+  if (!hasRequestBody(req)) return next();
   const type = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
   const isJson =
     type === 'application/json' || (type.startsWith('application/') && type.endsWith('+json'));
@@ -97,6 +107,23 @@ export function mediaTypeMiddleware(req: Request, _res: Response, next: NextFunc
       : `Content-Type must be application/json, got "${type || 'none'}"`,
   );
   next();
+}
+
+/**
+ * A body whose Content-Encoding is not one of CONTENT_CODINGS is refused (415
+ * `unsupported_content_encoding`, deferred like the media type). JSON bodies are decoded by the
+ * JSON parser, multipart uploads by their reader (`createBodyDecoder`).
+ */
+export function contentEncodingCheck(req: Request): void {
+  if (!takesBody(req) || !hasRequestBody(req)) return;
+  const coding = requestContentCoding(req);
+  if ('unsupported' in coding) req.deferredError = unsupportedContentEncoding(coding.unsupported);
+}
+
+/** True when the request announces a body (a Content-Length above 0, or a Transfer-Encoding). */
+function hasRequestBody(req: Request): boolean {
+  const length = Number(req.headers['content-length'] ?? 0);
+  return length > 0 || req.headers['transfer-encoding'] !== undefined;
 }
 
 /** Deepest nesting of arrays and objects a JSON body may have (deeper bodies are a 422). */
@@ -133,14 +160,21 @@ export function jsonDepthMiddleware(req: Request, _res: Response, next: NextFunc
   next();
 }
 
-/** Body-parser failures (413, malformed JSON, bad charset) are deferred like the 415 above. */
+/**
+ * Body-parser failures (413, malformed JSON, bad charset, a body its Content-Encoding does not
+ * decode: 400 `invalid_content_encoding`) are deferred like the 415 above.
+ */
 export function deferBodyErrors(
   err: unknown,
   req: Request,
   _res: Response,
   next: NextFunction,
 ): void {
-  req.deferredError = err;
+  const coding = requestContentCoding(req);
+  req.deferredError =
+    'coding' in coding && coding.coding !== null && isDecodingError(err)
+      ? invalidContentEncoding(coding.coding, err)
+      : err;
   req.body = undefined;
   next();
 }

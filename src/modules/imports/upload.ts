@@ -15,10 +15,11 @@
  * answer (request shape → run state → empty upload → unsupported format → invalid report).
  */
 import { createHash } from 'node:crypto';
-import { PassThrough } from 'node:stream';
+import { PassThrough, type Writable } from 'node:stream';
 import type { Request } from 'express';
 import multer from 'multer';
 import { AppException } from '../../common/errors/app-exception';
+import { createBodyDecoder, requestContentCoding } from '../../common/http/content-encoding';
 import { JunitParseError, parseJunit, type ParsedReport } from './junit/junit-parser';
 import { addMissingFilename } from './multipart-filename';
 import { FormatSniffer, type SniffedFormat } from './report-format';
@@ -371,7 +372,7 @@ export async function readJunitUpload(req: Request, maxBytes: number): Promise<U
   }).single(FILE_PART);
   const res = req.res;
   if (res === undefined) throw new Error('readJunitUpload: request has no response object');
-  const restore = passNamelessFileParts(req);
+  const restore = passNamelessFileParts(req, maxBytes + MULTIPART_OVERHEAD_BYTES);
   await new Promise<void>((resolve, reject) => {
     // Over the limit: answer 413 at once; multer keeps discarding the rest of the body meanwhile.
     storage.onLimit = () => reject(uploadProblem({ code: 'LIMIT_FILE_SIZE' }, maxBytes));
@@ -393,13 +394,21 @@ export async function readJunitUpload(req: Request, maxBytes: number): Promise<U
 
 /**
  * Routes the request body through `addMissingFilename` on its way to multer, so a `file` part sent
- * without a filename is still a file. Returns a function that undoes the patch.
+ * without a filename is still a file. A body with a Content-Encoding (gzip, deflate, br; others were
+ * refused before routing) is decoded first (`createBodyDecoder`: at most `maxDecodedBytes`, a body
+ * that does not decode fails multer with 400 `invalid_content_encoding`). Returns a function that
+ * undoes the patch.
  */
-function passNamelessFileParts(req: Request): () => void {
+function passNamelessFileParts(req: Request, maxDecodedBytes: number): () => void {
   const m = /boundary=(?:"([^"]+)"|([^;\s]+))/i.exec(req.headers['content-type'] ?? '');
   const boundary = m?.[1] ?? m?.[2];
   if (!boundary) return () => undefined;
   const fix = addMissingFilename(boundary, FILE_PART, MISSING_FILE_NAME);
+  const coding = requestContentCoding(req);
+  const decoder =
+    'coding' in coding && coding.coding !== null
+      ? createBodyDecoder(coding.coding, maxDecodedBytes)
+      : null;
   const pipe = req.pipe;
   const unpipe = req.unpipe;
   const patched = req as unknown as {
@@ -407,12 +416,23 @@ function passNamelessFileParts(req: Request): () => void {
     unpipe: (dest?: NodeJS.WritableStream) => unknown;
   };
   patched.pipe = (dest) => {
-    pipe.call(req, fix);
+    if (decoder === null) {
+      pipe.call(req, fix);
+    } else {
+      pipe.call(req, decoder.input);
+      decoder.output.pipe(fix);
+      // multer hears of a decoding failure through its parser, like of a malformed body.
+      decoder.output.once('error', (error) => (dest as Writable).destroy(error));
+    }
     return fix.pipe(dest);
   };
+  const first = decoder === null ? fix : decoder.input;
   patched.unpipe = (dest) => {
+    // Node's own pipe cleanup of the first link (once it finished) leaves the rest in place.
+    if (dest === first) return unpipe.call(req, first);
     fix.unpipe(dest);
-    return unpipe.call(req, fix);
+    decoder?.output.unpipe(fix);
+    return unpipe.call(req, first);
   };
   return () => {
     req.pipe = pipe;
