@@ -1,3 +1,4 @@
+import type { Server } from 'node:http';
 import { dirname } from 'node:path';
 import { type INestApplication, NotFoundException } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
@@ -6,6 +7,7 @@ import express, { NextFunction, Request, Response } from 'express';
 import type { Logger } from 'pino';
 import { APP_CONFIG, AppConfig } from './config/config';
 import { ProblemFilter } from './common/errors/problem.filter';
+import { installClientErrorHandler } from './common/http/client-errors';
 import { AppLogger, ROOT_LOGGER } from './common/http/logging';
 import { MetricsService } from './common/http/metrics.service';
 import { requestBodyMiddleware, requestMiddleware } from './common/http/middleware';
@@ -33,6 +35,13 @@ export function setupApp(app: NestExpressApplication | INestApplication): INestA
   expressApp.set('query parser', 'simple');
   // res.json splices JSON text read from the database (RawJson) instead of re-serialising it.
   installRawJsonResponses(expressApp.getHttpAdapter().getInstance() as { response: object });
+
+  // Requests Node's HTTP server refuses before any layer sees them (431, 400, 408, 417) are
+  // answered with problem bodies too.
+  installClientErrorHandler(app.getHttpServer() as Server, {
+    errorBaseUrl: config.errorBaseUrl,
+    logger: app.get<Logger>(ROOT_LOGGER),
+  });
 
   // Two application-level layers in front of Nest's router (each Express layer costs every request).
   expressApp.use(requestMiddleware(app.get<Logger>(ROOT_LOGGER), metrics));
