@@ -2,12 +2,13 @@ import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { EnvironmentEntity, EnvironmentRevisionEntity } from './entities/environment.entity';
 import { EnvironmentsController } from './environments.controller';
+import { EnvironmentsRepository } from './environments.repository';
 import { EnvironmentsService } from './environments.service';
 
 @Module({
   imports: [TypeOrmModule.forFeature([EnvironmentEntity, EnvironmentRevisionEntity])],
   controllers: [EnvironmentsController],
-  providers: [EnvironmentsService],
+  providers: [EnvironmentsService, EnvironmentsRepository],
   exports: [EnvironmentsService],
 })
 export class EnvironmentsModule {}
