@@ -80,6 +80,12 @@ const SORTS: Record<
   name: { expr: 'lower(p.name)', defaultOrder: 'asc' },
 };
 
+/** The link tables of a plan (code constants). */
+const PLAN_LINKS = {
+  suites: { table: 'test_plan_suites', column: 'suite_id' },
+  cases: { table: 'test_plan_cases', column: 'test_case_id' },
+} as const;
+
 /** SQL of test plans (`test_plans`, `test_plan_suites`, `test_plan_cases`). */
 @Injectable()
 export class TestPlansRepository {
@@ -253,26 +259,20 @@ export class TestPlansRepository {
     return rows[0];
   }
 
-  /** Replaces the plan's suites (one statement each, unnest), in the given order. */
-  async replaceSuites(planId: string, projectId: string, suiteIds: string[]): Promise<void> {
-    await this.db.query(`DELETE FROM test_plan_suites WHERE test_plan_id = $1`, [planId]);
-    if (suiteIds.length) {
+  /** Replaces the plan's suites or explicit cases (one statement each, unnest), in the given order. */
+  async replaceLinks(
+    kind: 'suites' | 'cases',
+    planId: string,
+    projectId: string,
+    ids: string[],
+  ): Promise<void> {
+    const { table, column } = PLAN_LINKS[kind];
+    await this.db.query(`DELETE FROM ${table} WHERE test_plan_id = $1`, [planId]);
+    if (ids.length) {
       await this.db.query(
-        `INSERT INTO test_plan_suites (test_plan_id, suite_id, project_id, position)
+        `INSERT INTO ${table} (test_plan_id, ${column}, project_id, position)
            SELECT $1, u.id, $2, u.pos FROM unnest($3::uuid[]) WITH ORDINALITY AS u(id, pos)`,
-        [planId, projectId, suiteIds],
-      );
-    }
-  }
-
-  /** Replaces the plan's explicit cases (one statement each, unnest), in the given order. */
-  async replaceCases(planId: string, projectId: string, caseIds: string[]): Promise<void> {
-    await this.db.query(`DELETE FROM test_plan_cases WHERE test_plan_id = $1`, [planId]);
-    if (caseIds.length) {
-      await this.db.query(
-        `INSERT INTO test_plan_cases (test_plan_id, test_case_id, project_id, position)
-           SELECT $1, u.id, $2, u.pos FROM unnest($3::uuid[]) WITH ORDINALITY AS u(id, pos)`,
-        [planId, projectId, caseIds],
+        [planId, projectId, ids],
       );
     }
   }

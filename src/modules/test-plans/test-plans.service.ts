@@ -267,8 +267,9 @@ export class TestPlansService {
   /** Replaces the suite and case links that changed (one statement each, unnest). */
   private async writeLinks(projectId: string, planId: string, scope: Scope): Promise<void> {
     if (scope.suiteIds !== undefined)
-      await this.plans.replaceSuites(planId, projectId, scope.suiteIds);
-    if (scope.caseIds !== undefined) await this.plans.replaceCases(planId, projectId, scope.caseIds);
+      await this.plans.replaceLinks('suites', planId, projectId, scope.suiteIds);
+    if (scope.caseIds !== undefined)
+      await this.plans.replaceLinks('cases', planId, projectId, scope.caseIds);
   }
 }
 
