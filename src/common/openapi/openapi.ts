@@ -18,9 +18,16 @@ project, a member below the needed role 403 \`insufficient_project_role\`.
 text is trimmed; lists answer \`{items, page, page_size, has_next, total}\` with \`page\` ≥ 1 and
 \`page_size\` 1..200 (row lists 1..500); sorting ties are broken by id; search is a case-insensitive
 substring match where \`%\` and \`_\` are literal. Every writing request runs in one transaction.
-Checks run in this order: authentication (401) → request shape (415 media type, 413 size, 422 malformed
-JSON or invalid fields) → resource and project (404) → role (403) → domain rules (409/422). Bodies of
+Checks run in this order: authentication (401) → request shape (415 media type or content coding, 413
+size, 400 undecodable body, 422 malformed JSON or invalid fields) → resource and project (404) → role (403) → domain rules (409/422). Bodies of
 GET, HEAD, DELETE and OPTIONS requests are ignored. JSON bodies may nest at most 64 levels.
+A request body (JSON or multipart) may be compressed with \`Content-Encoding\` \`gzip\`, \`deflate\` or
+\`br\` (one coding); the size limits apply to the decoded body. Any other coding is 415
+\`unsupported_content_encoding\`, a body its coding does not decode 400 \`invalid_content_encoding\`
+(both after authentication, like the other body problems). Requests the HTTP server refuses before
+reading them (header block over 16 KB: 431, malformed HTTP: 400 \`bad_request\`, not received in
+time: 408, an \`Expect\` other than 100-continue: 417) are answered with problem bodies too, and the
+connection is closed.
 
 **Errors** are \`application/problem+json\`: \`type, title, status, detail, instance, code, request_id\`
 and, on validation failures, \`errors\` (dot-joined field path → messages). Codes:
