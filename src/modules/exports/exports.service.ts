@@ -3,15 +3,14 @@ import type { Request, Response } from 'express';
 import { Readable } from 'node:stream';
 import { AppException } from '../../common/errors/app-exception';
 import { ProblemFilter } from '../../common/errors/problem.filter';
-import { Db } from '../../common/persistence/db.service';
 import { csvReport } from './formats/csv';
 import { jsonReport } from './formats/json';
 import { junitReport } from './formats/junit';
 import { pdfReport } from './formats/pdf';
 import { chunked } from './formats/text';
 import { xmlReport } from './formats/xml';
+import { ExportsRepository, RunReportReader } from './exports.repository';
 import { ReportFormat } from './report';
-import { RunReportReader } from './report.reader';
 
 /**
  * Content type and file extension per format. The download is always `test-run-<id>-report.<ext>`
@@ -41,12 +40,12 @@ export class ExportsService {
   private readonly logger = new Logger('ExportsService');
 
   constructor(
-    private readonly db: Db,
+    private readonly reports: ExportsRepository,
     private readonly problems: ProblemFilter,
   ) {}
 
   async export(runId: string, format: ReportFormat): Promise<StreamableFile> {
-    const reader = await RunReportReader.open(this.db.dataSource, runId);
+    const reader = await this.reports.openRunReport(runId);
     if (reader === null) throw AppException.notFound('test_run_not_found', 'Test run');
     const media = EXPORT_MEDIA[format];
     let stream: Readable;

@@ -1,4 +1,4 @@
-import { publicItem, RunReportReader } from '../report.reader';
+import { publicItem, RunReportReader } from '../exports.repository';
 import { csvLine } from './text';
 
 export const CSV_COLUMNS = [

@@ -1,6 +1,6 @@
 import { parseJunit } from '../../imports/junit/junit-parser';
 import type { ReportRow } from '../report';
-import type { ReportItemWithRows } from '../report.reader';
+import type { ReportItemWithRows } from '../exports.repository';
 import { addToTotals, emptyTotals, junitTestcase, splitComment } from './junit';
 import { pdfSafe, sliceSvgPath } from './pdf';
 import { csvField, csvLine, xmlAttr, xmlTagName, xmlText } from './text';

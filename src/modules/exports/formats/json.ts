@@ -1,5 +1,5 @@
 import { FAILURE_STATUSES, toFailure } from '../report';
-import { publicItem, RunReportReader } from '../report.reader';
+import { publicItem, RunReportReader } from '../exports.repository';
 
 function indent(text: string, spaces: number): string {
   const pad = ' '.repeat(spaces);

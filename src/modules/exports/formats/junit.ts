@@ -1,7 +1,7 @@
 import type { RunItemStatus } from '../../run-items/roll-up';
 import type { ReportRow } from '../report';
 import { secondsText } from '../report';
-import type { ReportItemWithRows, RunReportReader } from '../report.reader';
+import type { ReportItemWithRows, RunReportReader } from '../exports.repository';
 import { xmlAttr, xmlText } from './text';
 
 /**

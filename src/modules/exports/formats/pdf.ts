@@ -1,6 +1,6 @@
 import PDFDocument from 'pdfkit';
 import { RUN_ITEM_STATUSES, RunItemStatus } from '../../run-items/roll-up';
-import type { ReportHeader, ReportItemWithRows, RunReportReader } from '../report.reader';
+import type { ReportHeader, ReportItemWithRows, RunReportReader } from '../exports.repository';
 
 /**
  * A readable PDF report (CONTRACT §6) drawn with pdfkit and streamed page by page: title, the run's

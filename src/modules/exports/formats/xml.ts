@@ -1,5 +1,5 @@
 import { FAILURE_STATUSES, toFailure } from '../report';
-import { publicItem, RunReportReader } from '../report.reader';
+import { publicItem, RunReportReader } from '../exports.repository';
 import { xmlTagName, xmlText } from './text';
 
 /** Fields written like Python floats (`50.0`), as in the reference export. */

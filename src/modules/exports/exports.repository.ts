@@ -1,4 +1,6 @@
+import { Injectable } from '@nestjs/common';
 import type { DataSource, QueryRunner } from 'typeorm';
+import { Db } from '../../common/persistence/db.service';
 import type { RunItemStatus, StatusCounts } from '../run-items/roll-up';
 import {
   ReportAssignee,
@@ -341,6 +343,17 @@ export class RunReportReader {
     } finally {
       await this.runner.release();
     }
+  }
+}
+
+/** SQL of run report exports: every read goes through a {@link RunReportReader} snapshot. */
+@Injectable()
+export class ExportsRepository {
+  constructor(private readonly db: Db) {}
+
+  /** Opens a run's report snapshot (on its own pooled connection); null when the run does not exist. */
+  openRunReport(runId: string): Promise<RunReportReader | null> {
+    return RunReportReader.open(this.db.dataSource, runId);
   }
 }
 
