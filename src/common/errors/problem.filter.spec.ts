@@ -114,3 +114,30 @@ describe('ProblemFilter.toProblem', () => {
     expect(p.body.code).toBe(code);
   });
 });
+
+describe('ProblemFilter.toProblem: request bodies that do not decode (issue #22)', () => {
+  // What body-parser hands on: its decompression stream's error with a 400, or its own 415.
+  const zlibFailure = (code: string, errno: number) =>
+    Object.assign(new Error('incorrect header check'), { code, errno, status: 400, statusCode: 400, expose: true });
+  it.each([
+    ['gzip over plain bytes', zlibFailure('Z_DATA_ERROR', -3), 400, 'invalid_content_encoding'],
+    ['a truncated body', zlibFailure('Z_BUF_ERROR', -5), 400, 'invalid_content_encoding'],
+    ['a corrupt brotli body', zlibFailure('ERR__ERROR_FORMAT_PADDING_2', -15), 400, 'invalid_content_encoding'],
+    [
+      "body-parser's unsupported coding",
+      Object.assign(new Error('unsupported content encoding "zstd"'), { status: 415, type: 'encoding.unsupported' }),
+      415,
+      'unsupported_content_encoding',
+    ],
+    [
+      'an unsupported charset stays a media type problem',
+      Object.assign(new Error('unsupported charset'), { status: 415, type: 'charset.unsupported' }),
+      415,
+      'unsupported_media_type',
+    ],
+  ])('%s → %i %s', (_what, err, status, code) => {
+    const p = filter.toProblem(err, req);
+    expect(p.status).toBe(status);
+    expect(p.body.code).toBe(code);
+  });
+});

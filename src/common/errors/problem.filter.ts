@@ -5,6 +5,7 @@ import { APP_CONFIG, AppConfig } from '../../config/config';
 import { AppException, FieldErrors } from './app-exception';
 import { ERROR_CATALOGUE, ErrorCode, UNIQUE_CONSTRAINTS } from './error-codes';
 import { allowedMethodsFor } from '../http/route-table';
+import { isDecodingError } from '../http/content-encoding';
 
 export interface ProblemBody {
   type: string;
@@ -146,7 +147,15 @@ export class ProblemFilter implements ExceptionFilter {
     if (e.type === 'entity.parse.failed') {
       return make('validation_error', 'The request body is not valid JSON', { body: ['Malformed JSON'] });
     }
-    if (e.type === 'encoding.unsupported' || e.type === 'charset.unsupported' || status === 415) {
+    // A Content-Encoding problem that reached here without the body middleware's mapping
+    // (body-parser's own 415, or its decompression stream's error, which carries only a 400).
+    if (e.type === 'encoding.unsupported') {
+      return make('unsupported_content_encoding', 'The Content-Encoding of the request body is not supported');
+    }
+    if (status === 400 && isDecodingError(exception)) {
+      return make('invalid_content_encoding', 'The request body does not decode as its Content-Encoding says');
+    }
+    if (e.type === 'charset.unsupported' || status === 415) {
       return make('unsupported_media_type', 'Unsupported content encoding or charset');
     }
     if (typeof e.code === 'string' && e.code.startsWith('LIMIT_')) {
