@@ -141,6 +141,19 @@ const SORT_COLUMNS: Readonly<Record<EnvironmentSortKey, string>> = {
   name: 'lower(e.name)',
 };
 
+/** The descriptive columns of an environment row, in table order (name … schema_version). */
+function sectionColumns(env: EnvironmentSection): unknown[] {
+  return [
+    env.name,
+    env.kind,
+    env.status,
+    env.description,
+    env.tags,
+    env.use_cases,
+    env.schema_version,
+  ];
+}
+
 /** `environments` and `environment_revisions`. */
 @Injectable()
 export class EnvironmentsRepository {
@@ -257,25 +270,12 @@ export class EnvironmentsRepository {
 
   /** Inserts the environment row; writeRevision completes it (topology, meta, extra, counters). */
   async insert(e: NewEnvironment): Promise<void> {
-    const env = e.environment;
     await this.db.query(
       `INSERT INTO environments (id, project_id, name, kind, status, description, tags, use_cases,
               schema_version, current_revision_id, current_revision_number, snapshot_hash,
               created_by, updated_by)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 1, '', $11, $11)`,
-      [
-        e.id,
-        e.projectId,
-        env.name,
-        env.kind,
-        env.status,
-        env.description,
-        env.tags,
-        env.use_cases,
-        env.schema_version,
-        e.revisionId,
-        e.userId,
-      ],
+      [e.id, e.projectId, ...sectionColumns(e.environment), e.revisionId, e.userId],
     );
   }
 
@@ -342,13 +342,7 @@ export class EnvironmentsRepository {
       [
         w.environmentId,
         w.revisionId,
-        env.name,
-        env.kind,
-        env.status,
-        env.description,
-        env.tags,
-        env.use_cases,
-        env.schema_version,
+        ...sectionColumns(env),
         counters.entities_count,
         counters.edges_count,
         counters.topology_component_count,
