@@ -385,6 +385,34 @@ describe('transport errors: Content-Encoding and requests Node refuses', () => {
       }
     });
 
+    it('each refusal is logged with its request id and code, never the bytes sent', async () => {
+      const lines: string[] = [];
+      const logged = createServer({}, (_req, res) => res.end());
+      installClientErrorHandler(logged, {
+        errorBaseUrl: 'https://errors.test',
+        logger: pino({ level: 'info' }, { write: (line: string) => void lines.push(line) }),
+      });
+      await new Promise<void>((resolve) => logged.listen(0, '127.0.0.1', resolve));
+      try {
+        const raw = await rawExchange(
+          (logged.address() as AddressInfo).port,
+          `GET / HTTP/1.1\r\nAuthorization: Bearer secret-token-xyz\r\nX-Big: ${'a'.repeat(20 * 1024)}\r\n\r\n`,
+        );
+        const body = expectRawProblem(raw, 431, 'request_header_fields_too_large');
+        expect(lines).toHaveLength(1);
+        expect(JSON.parse(lines[0])).toMatchObject({
+          level: 30,
+          request_id: body.request_id,
+          err_code: 'HPE_HEADER_OVERFLOW',
+          status: 431,
+        });
+        expect(lines[0]).not.toContain('secret-token-xyz');
+      } finally {
+        logged.closeAllConnections();
+        await new Promise<void>((resolve) => logged.close(() => resolve()));
+      }
+    });
+
     it('a request answered normally is not affected', async () => {
       const text = await new Promise<string>((resolve, reject) => {
         const r = httpRequest({ port: barePort, host: '127.0.0.1', method: 'POST', path: '/' }, (res) => {
