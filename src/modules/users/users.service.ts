@@ -6,8 +6,7 @@ import { dummyHash, hashPassword, verifyPassword } from '../../common/auth/passw
 import { signAccessToken } from '../../common/auth/tokens';
 import { AppException } from '../../common/errors/app-exception';
 import { isUuid, uuidv7 } from '../../common/persistence/ids';
-import { Db } from '../../common/persistence/db.service';
-import { likePattern, offsetOf, Page, pageOf } from '../../common/pagination/page';
+import { offsetOf, Page, pageOf } from '../../common/pagination/page';
 import {
   ApiKeyDto,
   ChangePasswordDto,
@@ -22,10 +21,9 @@ import {
   toUserDto,
   UpdateUserDto,
   UserDto,
-  UserSortKey,
 } from './dto/user.dto';
-import { ApiKeyEntity } from './entities/api-key.entity';
 import { UserEntity } from './entities/user.entity';
+import { UsersRepository } from './users.repository';
 import { toInstant } from '../../common/validation/datetime';
 
 @Injectable()
@@ -33,29 +31,19 @@ export class UsersService {
   private readonly logger = new Logger('UsersService');
 
   constructor(
-    private readonly db: Db,
+    private readonly users: UsersRepository,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
-  private get users() {
-    return this.db.repo(UserEntity);
-  }
-
   async login(dto: LoginDto): Promise<LoginResponseDto> {
-    const user = await this.users
-      .createQueryBuilder('u')
-      .where('lower(u.username) = lower(:username)', { username: dto.username })
-      .getOne();
+    const user = await this.users.findByUsername(dto.username);
     // Same work and the same answer for an unknown user and a wrong password.
     const ok = await verifyPassword(dto.password, user?.passwordHash ?? (await dummyHash()));
     if (!user || !ok) throw new AppException('invalid_credentials', 'Invalid username or password');
     if (!user.isActive) throw new AppException('user_disabled', 'The user account is disabled');
     user.lastLoginAt = new Date();
-    // Plain SQL: a login is not a change of the user, so `updated_at` stays.
-    await this.db.query('UPDATE users SET last_login_at = $2 WHERE id = $1', [
-      user.id,
-      user.lastLoginAt,
-    ]);
+    // A login is not a change of the user: `updated_at` stays.
+    await this.users.setLastLogin(user.id, user.lastLoginAt);
     const { token, expiresAt } = signAccessToken(
       { sub: user.id, ver: user.tokenVersion },
       this.config.authSecret,
@@ -71,36 +59,25 @@ export class UsersService {
 
   async me(caller: AuthenticatedUser): Promise<MeDto> {
     const user = await this.getEntity(caller.id);
-    const memberships = await this.db.query<{
-      project_id: string;
-      project_name: string;
-      role: string;
-    }>(
-      `SELECT p.id AS project_id, p.name AS project_name, m.role
-         FROM project_members m JOIN projects p ON p.id = m.project_id
-        WHERE m.user_id = $1 ORDER BY lower(p.name), p.id`,
-      [caller.id],
-    );
+    const memberships = await this.users.memberships(caller.id);
     return { ...toUserDto(user), memberships };
   }
 
   async list(q: ListUsersQueryDto): Promise<Page<UserDto>> {
-    const qb = this.users.createQueryBuilder('u');
-    if (q.search) {
-      qb.where(`(u.username ILIKE :s OR u.display_name ILIKE :s OR u.email ILIKE :s)`, {
-        s: likePattern(q.search),
-      });
-    }
-    const dir = (q.sort_order ?? 'desc') === 'asc' ? 'ASC' : 'DESC';
-    qb.orderBy(USER_SORT_KEYS[q.sort_by ?? 'created_at'], dir).addOrderBy('u.id', dir);
-    qb.offset(offsetOf(q.page, q.page_size)).limit(q.page_size);
-    const [rows, total] = await qb.getManyAndCount();
+    const [rows, total] = await this.users.page({
+      search: q.search,
+      sortBy: q.sort_by ?? 'created_at',
+      direction: (q.sort_order ?? 'desc') === 'asc' ? 'ASC' : 'DESC',
+      offset: offsetOf(q.page, q.page_size),
+      limit: q.page_size,
+    });
     return pageOf(rows.map(toUserDto), q.page, q.page_size, total);
   }
 
   async create(dto: CreateUserDto): Promise<UserDto> {
-    const entity = this.users.create({
-      id: uuidv7(),
+    const id = uuidv7();
+    await this.users.insert({
+      id,
       username: dto.username,
       displayName: blankToNull(dto.display_name),
       email: blankToNull(dto.email),
@@ -110,8 +87,7 @@ export class UsersService {
       tokenVersion: 0,
       lastLoginAt: null,
     });
-    await this.users.insert(entity);
-    return toUserDto(await this.getEntity(entity.id));
+    return toUserDto(await this.getEntity(id));
   }
 
   async get(caller: AuthenticatedUser, rawId: string): Promise<UserDto> {
@@ -195,10 +171,7 @@ export class UsersService {
   }
 
   async listApiKeys(caller: AuthenticatedUser): Promise<{ items: ApiKeyDto[] }> {
-    const keys = await this.db.repo(ApiKeyEntity).find({
-      where: { userId: caller.id },
-      order: { createdAt: 'DESC', id: 'DESC' },
-    });
+    const keys = await this.users.listApiKeys(caller.id);
     return { items: keys.map(toApiKeyDto) };
   }
 
@@ -211,7 +184,7 @@ export class UsersService {
       }
     }
     const { key, prefix, hash } = generateApiKey();
-    const entity = this.db.repo(ApiKeyEntity).create({
+    const saved = await this.users.insertApiKey({
       id: uuidv7(),
       userId: caller.id,
       name: dto.name,
@@ -220,8 +193,6 @@ export class UsersService {
       expiresAt,
       lastUsedAt: null,
     });
-    await this.db.repo(ApiKeyEntity).insert(entity);
-    const saved = await this.db.repo(ApiKeyEntity).findOneByOrFail({ id: entity.id });
     this.logger.log(
       { user_id: caller.id, key_id: saved.id, prefix: apiKeyPrefix(key) },
       'API key created',
@@ -231,13 +202,13 @@ export class UsersService {
 
   async deleteApiKey(caller: AuthenticatedUser, id: string): Promise<void> {
     if (!isUuid(id)) throw AppException.notFound('api_key_not_found', 'API key');
-    const res = await this.db.repo(ApiKeyEntity).delete({ id, userId: caller.id });
-    if (!res.affected) throw AppException.notFound('api_key_not_found', 'API key');
+    if (!(await this.users.deleteApiKey(caller.id, id)))
+      throw AppException.notFound('api_key_not_found', 'API key');
   }
 
   private async revokeAll(user: UserEntity): Promise<void> {
     user.tokenVersion += 1;
-    await this.db.repo(ApiKeyEntity).delete({ userId: user.id });
+    await this.users.deleteApiKeysOf(user.id);
   }
 
   /** CONTRACT §4 "admin, or the user for itself": others get 403 admin_required (after the 404). */
@@ -249,9 +220,7 @@ export class UsersService {
 
   private async getEntity(id: string, lock = false): Promise<UserEntity> {
     if (!isUuid(id)) throw AppException.notFound('user_not_found', 'User');
-    const qb = this.users.createQueryBuilder('u').where('u.id = :id', { id });
-    if (lock && this.db.manager.queryRunner?.isTransactionActive) qb.setLock('pessimistic_write');
-    const user = await qb.getOne();
+    const user = lock ? await this.users.findByIdForUpdate(id) : await this.users.findById(id);
     if (!user) throw AppException.notFound('user_not_found', 'User');
     return user;
   }
@@ -269,11 +238,3 @@ function selfAlias(caller: AuthenticatedUser, id: string): string {
 function blankToNull(v: string | null | undefined): string | null {
   return v === undefined || v === null || v === '' ? null : v;
 }
-
-const USER_SORT_KEYS: Record<UserSortKey, string> = {
-  created_at: 'u.created_at',
-  updated_at: 'u.updated_at',
-  username: 'lower(u.username)',
-  display_name: "lower(coalesce(u.display_name, ''))",
-  last_login_at: "coalesce(u.last_login_at, '-infinity'::timestamptz)",
-};
