@@ -92,7 +92,7 @@ describe('loadConfig', () => {
 
   it('gives every database connection deadlines (issue #22), configurable', () => {
     expect(loadConfig({ AUTH_SECRET: secret })).toMatchObject({
-      db: { statementTimeoutMs: 30_000, queryTimeoutMs: 32_000, connectTimeoutMs: 5_000, idleInTransactionTimeoutMs: 60_000 },
+      db: { statementTimeoutMs: 30_000, queryTimeoutMs: 32_000, readTimeoutMs: 5_000, connectTimeoutMs: 5_000, idleInTransactionTimeoutMs: 60_000 },
       readinessTimeoutMs: 2_000,
     });
     // The client-side deadline follows a longer statement deadline unless it is set itself.
@@ -105,8 +105,16 @@ describe('loadConfig', () => {
       DB_IDLE_IN_TRANSACTION_TIMEOUT_MS: '1500',
       READINESS_TIMEOUT_MS: '300',
     });
-    expect(c.db).toEqual({ statementTimeoutMs: 800, queryTimeoutMs: 800, connectTimeoutMs: 700, idleInTransactionTimeoutMs: 1500 });
+    // The read deadline defaults to 5 s, but never beyond the query deadline.
+    expect(c.db).toEqual({ statementTimeoutMs: 800, queryTimeoutMs: 800, readTimeoutMs: 800, connectTimeoutMs: 700, idleInTransactionTimeoutMs: 1500 });
     expect(c.readinessTimeoutMs).toBe(300);
+  });
+
+  it('takes DB_READ_TIMEOUT_MS up to the query deadline, and refuses a longer one', () => {
+    expect(loadConfig({ AUTH_SECRET: secret, DB_READ_TIMEOUT_MS: '1500' }).db.readTimeoutMs).toBe(1500);
+    expect(() => loadConfig({ AUTH_SECRET: secret, DB_READ_TIMEOUT_MS: '40000' })).toThrow(
+      /DB_READ_TIMEOUT_MS \(40000\) must not exceed DB_QUERY_TIMEOUT_MS \(32000\)/,
+    );
   });
 
   it('accepts short secrets and passwords and tiny limits an operator chose, with warnings', () => {

@@ -45,6 +45,12 @@ export interface DbDeadlines {
    * catches a server that never answers (frozen, or unreachable with the socket still open).
    */
   queryTimeoutMs: number;
+  /**
+   * Client-side limit of one read outside a transaction (every GET; DB_READ_TIMEOUT_MS): shorter
+   * than the query deadline, so that reads from a frozen database answer 503 within a few seconds
+   * while the statements of a large import keep the longer one.
+   */
+  readTimeoutMs: number;
   /** Opening a connection, or waiting for a free one in the pool (DB_CONNECT_TIMEOUT_MS). */
   connectTimeoutMs: number;
   /**
@@ -58,6 +64,8 @@ export interface DbDeadlines {
 export const DEFAULT_STATEMENT_TIMEOUT_MS = 30_000;
 /** DB_QUERY_TIMEOUT_MS defaults to the statement timeout plus this margin for the server's answer. */
 export const QUERY_TIMEOUT_MARGIN_MS = 2_000;
+/** Default DB_READ_TIMEOUT_MS (capped at DB_QUERY_TIMEOUT_MS). */
+export const DEFAULT_READ_TIMEOUT_MS = 5_000;
 /** Default DB_CONNECT_TIMEOUT_MS. */
 export const DEFAULT_CONNECT_TIMEOUT_MS = 5_000;
 /** Default DB_IDLE_IN_TRANSACTION_TIMEOUT_MS. */
@@ -181,9 +189,22 @@ export function loadConfig(
       `DB_QUERY_TIMEOUT_MS (${queryTimeoutMs}) must be at least DB_STATEMENT_TIMEOUT_MS (${statementTimeoutMs})`,
     );
   }
+  const readTimeoutMs = int(
+    env,
+    'DB_READ_TIMEOUT_MS',
+    Math.min(DEFAULT_READ_TIMEOUT_MS, queryTimeoutMs),
+    100,
+    86_400_000 + QUERY_TIMEOUT_MARGIN_MS,
+  );
+  if (readTimeoutMs > queryTimeoutMs) {
+    throw new ConfigError(
+      `DB_READ_TIMEOUT_MS (${readTimeoutMs}) must not exceed DB_QUERY_TIMEOUT_MS (${queryTimeoutMs})`,
+    );
+  }
   const db: DbDeadlines = {
     statementTimeoutMs,
     queryTimeoutMs,
+    readTimeoutMs,
     connectTimeoutMs: int(env, 'DB_CONNECT_TIMEOUT_MS', DEFAULT_CONNECT_TIMEOUT_MS, 100, 600_000),
     idleInTransactionTimeoutMs: int(
       env,

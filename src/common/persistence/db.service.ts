@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DatabaseError } from 'pg';
+import { DatabaseError, type QueryConfig } from 'pg';
 import {
   DataSource,
   EntityManager,
@@ -63,9 +63,14 @@ export class Db {
   private async poolQuery<T>(sql: string, params: unknown[], name?: string): Promise<T[]> {
     const pool = poolOf(this.dataSource);
     try {
-      const raw = await (name === undefined
-        ? pool.query(sql, params)
-        : pool.query({ name, text: sql, values: params }));
+      // A read outside a transaction has the short read deadline (DB_READ_TIMEOUT_MS): pg's pool
+      // destroys a client whose query missed it.
+      const raw = await pool.query({
+        name,
+        text: sql,
+        values: params,
+        query_timeout: this.config.db.readTimeoutMs,
+      } as QueryConfig);
       return (
         raw.command === 'UPDATE' || raw.command === 'DELETE' ? [raw.rows, raw.rowCount] : raw.rows
       ) as T[];
