@@ -301,6 +301,15 @@ describe('transport errors: Content-Encoding and requests Node refuses', () => {
       expect(body.request_id).toBe('rid-417');
     });
 
+    it('CONNECT is 405 method_not_allowed with a problem body (Node closed the connection silently)', async () => {
+      const raw = await rawExchange(port, 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n');
+      expectRawProblem(raw, 405, 'method_not_allowed');
+    });
+
+    it('an HTTP/2 connection preface is 400 bad_request', async () => {
+      expectRawProblem(await rawExchange(port, 'PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n'), 400, 'bad_request');
+    });
+
     it('a malformed request after an answered one on the same connection gets its own answer', async () => {
       const raw = await new Promise<string>((resolve, reject) => {
         const socket = connect(port, '127.0.0.1');

@@ -32,6 +32,7 @@ const DETAILS: Partial<Record<ErrorCode, string>> = {
   request_timeout: 'The request was not received completely in time',
   bad_request: 'The request is not a valid HTTP/1.1 request',
   expectation_failed: 'Only the expectation 100-continue is supported',
+  method_not_allowed: 'The CONNECT method is not supported: this server is no proxy',
 };
 
 /** The problem body (JSON bytes) of a refusal by the HTTP server. */
@@ -84,6 +85,8 @@ export function rawProblemResponse(
  *   pipelined request after it was malformed, or a timeout while an early answer is still being
  *   sent): bytes in the middle of it would corrupt it. Such sockets are only destroyed, as Node does.
  * - `checkExpectation`: an `Expect` other than `100-continue` is 417 `expectation_failed`.
+ * - `connect`: a CONNECT request (which Node would answer by closing the connection without a word)
+ *   is 405 `method_not_allowed`, and the connection is closed.
  *
  * Each refusal is logged at `info` with its request id and Node's error code (never the raw bytes,
  * which may hold credentials).
@@ -117,6 +120,19 @@ export function installClientErrorHandler(
       'request refused by the HTTP parser',
     );
     socket.end(rawProblemResponse(code, opts.errorBaseUrl, requestId), () => socket.destroy());
+  });
+
+  server.on('connect', (req: IncomingMessage, socket: Duplex) => {
+    const requestId = requestIdOf(req.headers['x-request-id']);
+    opts.logger.info({ request_id: requestId, method: req.method, status: 405 }, 'request refused: CONNECT');
+    socket.on('error', () => undefined);
+    if (!socket.writable) {
+      socket.destroy();
+      return;
+    }
+    socket.end(rawProblemResponse('method_not_allowed', opts.errorBaseUrl, requestId), () =>
+      socket.destroy(),
+    );
   });
 
   server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
