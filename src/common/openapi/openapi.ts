@@ -26,8 +26,8 @@ A request body (JSON or multipart) may be compressed with \`Content-Encoding\` \
 \`unsupported_content_encoding\`, a body its coding does not decode 400 \`invalid_content_encoding\`
 (both after authentication, like the other body problems). Requests the HTTP server refuses before
 reading them (header block over 16 KB: 431, malformed HTTP: 400 \`bad_request\`, not received in
-time: 408, an \`Expect\` other than 100-continue: 417) are answered with problem bodies too, and the
-connection is closed.
+time: 408, an \`Expect\` other than 100-continue: 417, CONNECT: 405) are answered with problem bodies
+too, and the connection is closed.
 
 **Errors** are \`application/problem+json\`: \`type, title, status, detail, instance, code, request_id\`
 and, on validation failures, \`errors\` (dot-joined field path → messages). Codes:
