@@ -1,15 +1,12 @@
 import { Controller, Get, Header, Inject, Logger, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
-import { InjectDataSource } from '@nestjs/typeorm';
 import type { Response } from 'express';
-import { DatabaseError, type QueryConfig } from 'pg';
-import { DataSource } from 'typeorm';
 import { Endpoint } from '../../common/access/endpoint.decorator';
 import { AppException } from '../../common/errors/app-exception';
 import { DATABASE_RETRY_AFTER_SECONDS } from '../../common/errors/problem.filter';
 import { MetricsService } from '../../common/http/metrics.service';
 import { APP_CONFIG, AppConfig } from '../../config/config';
-import { poolOf } from '../../database/data-source-options';
+import { HealthRepository } from './health.repository';
 import { readinessVerdict, withDeadline } from './readiness';
 
 /** Operational endpoints outside /api/v1 (CONTRACT §11). */
@@ -19,7 +16,7 @@ export class HealthController {
   private readonly logger = new Logger('Readiness');
 
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly health: HealthRepository,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly metrics: MetricsService,
   ) {}
@@ -41,7 +38,7 @@ export class HealthController {
     const ms = this.config.readinessTimeoutMs;
     let applied: string[];
     try {
-      applied = await withDeadline(this.appliedMigrations(ms), ms);
+      applied = await withDeadline(this.health.appliedMigrations(ms), ms);
     } catch (err) {
       this.logger.warn({ err }, 'the database is not ready');
       throw new AppException(
@@ -51,29 +48,10 @@ export class HealthController {
         { 'Retry-After': String(DATABASE_RETRY_AFTER_SECONDS) },
       );
     }
-    if (readinessVerdict(this.dataSource.migrations, applied) === 'migrations_pending') {
+    if (readinessVerdict(this.health.migrations(), applied) === 'migrations_pending') {
       throw new AppException('service_unavailable', 'Migrations are pending');
     }
     return { status: 'ready' };
-  }
-
-  /**
-   * One statement on the pool with its own query deadline: a probe that times out releases (and
-   * discards) its connection at once instead of holding it for DB_QUERY_TIMEOUT_MS.
-   */
-  private async appliedMigrations(ms: number): Promise<string[]> {
-    const query: QueryConfig & { query_timeout: number } = {
-      text: 'SELECT name FROM schema_migrations',
-      query_timeout: ms,
-    };
-    try {
-      const res = await poolOf(this.dataSource).query<{ name: string }>(query);
-      return res.rows.map((r) => r.name);
-    } catch (err) {
-      // No migrations table yet (undefined_table): nothing is applied.
-      if (err instanceof DatabaseError && err.code === '42P01') return [];
-      throw err;
-    }
   }
 
   @Get('metrics')
