@@ -13,6 +13,7 @@ import {
   MAX_NODE_COUNT,
   normalizeTopology,
   revisionNote,
+  TOPOLOGY_LIMITS,
   topologyCounters,
   ValidationIssue,
   validateTopology,
@@ -1354,5 +1355,120 @@ describe('large topologies', () => {
     expect(issues.map((i) => i.path)).toEqual(
       [999, 1999, 2999, 3999, 4999].map((n) => `${SUT0}.nodes.${n}.host_type`),
     );
+  });
+});
+
+describe('validateTopology: sizes and keys (issue #22)', () => {
+  const L = TOPOLOGY_LIMITS;
+  const many = (n: number, item: unknown = 'x') => Array.from({ length: n }, () => item);
+  const comp = (extra: Record<string, unknown>) => ({
+    system_under_test: [{ name: 'api', ...extra }],
+  });
+  const node = (extra: Record<string, unknown>) => comp({ nodes: [{ host_type: 'vm', ...extra }] });
+  const N0 = `${SUT0}.nodes.0`;
+
+  it.each<[string, unknown, Array<[string, string]>]>([
+    [
+      'components at the limit',
+      { load_generators: many(L.componentsPerSection, { name: 'c' }) },
+      [],
+    ],
+    [
+      'one component too many',
+      { load_generators: many(L.componentsPerSection + 1, { name: 'c' }) },
+      [
+        [
+          'topology.load_generators',
+          `load_generators must contain at most ${L.componentsPerSection} items`,
+        ],
+      ],
+    ],
+    ['nodes at the limit', comp({ nodes: many(L.nodesPerComponent, { host_type: 'vm' }) }), []],
+    [
+      'one node too many',
+      comp({ nodes: many(L.nodesPerComponent + 1, { host_type: 'vm' }) }),
+      [[`${SUT0}.nodes`, `nodes must contain at most ${L.nodesPerComponent} items`]],
+    ],
+    ['tags at the limit', comp({ tags: many(L.tags) }), []],
+    [
+      '10,000 tags',
+      comp({ tags: many(10_000) }),
+      [[`${SUT0}.tags`, `tags must contain at most ${L.tags} items`]],
+    ],
+    [
+      'a tag too long',
+      comp({ tags: ['x'.repeat(L.tagLength + 1)] }),
+      [[`${SUT0}.tags.0`, `tags[0] must be at most ${L.tagLength} characters long`]],
+    ],
+    ['a tag at the limit once trimmed', comp({ tags: [` ${'x'.repeat(L.tagLength)} `] }), []],
+    [
+      'too many endpoints',
+      comp({ endpoints: many(L.endpoints + 1, '/x') }),
+      [[`${SUT0}.endpoints`, `endpoints must contain at most ${L.endpoints} items`]],
+    ],
+    [
+      'a component name too long',
+      { system_under_test: [{ name: 'n'.repeat(L.textLength + 1) }] },
+      [[`${SUT0}.name`, `name must be at most ${L.textLength} characters long`]],
+    ],
+    [
+      'a component_type too long',
+      comp({ component_type: 't'.repeat(L.textLength + 1) }),
+      [
+        [
+          `${SUT0}.component_type`,
+          `component_type must be at most ${L.textLength} characters long`,
+        ],
+      ],
+    ],
+    [
+      'a host_type too long',
+      comp({ nodes: [{ host_type: 'h'.repeat(L.textLength + 1) }] }),
+      [[`${N0}.host_type`, `host_type must be at most ${L.textLength} characters long`]],
+    ],
+    [
+      'a region too long',
+      node({ region: 'r'.repeat(L.textLength + 1) }),
+      [[`${N0}.region`, `region must be at most ${L.textLength} characters long`]],
+    ],
+    ['an endpoint of 2,048 characters', node({ endpoint: 'e'.repeat(L.endpointLength) }), []],
+    [
+      'an endpoint too long',
+      node({ endpoint: 'e'.repeat(L.endpointLength + 1) }),
+      [[`${N0}.endpoint`, `endpoint must be at most ${L.endpointLength} characters long`]],
+    ],
+    ['255 astral characters', node({ name: '😀'.repeat(L.textLength) }), []],
+    [
+      'a $ne key in the topology',
+      { $ne: null },
+      [['topology', expect.stringContaining('topology has a key that is not allowed ("$ne")')]],
+    ],
+    [
+      'a $where key in node metadata',
+      node({ metadata: { $where: 'x' } }),
+      [[`${N0}.metadata`, expect.stringContaining('metadata has a key that is not allowed')]],
+    ],
+    [
+      'a key with a quote in a component extra',
+      comp({ extra: { 'a"b': 1 } }),
+      [[`${SUT0}.extra`, expect.stringContaining('extra has a key that is not allowed')]],
+    ],
+    [
+      'too many resource keys',
+      node({ resources: Object.fromEntries(many(201).map((_, i) => [`k${i}`, i])) }),
+      [[`${N0}.resources`, 'resources has 201 keys; at most 200 are allowed']],
+    ],
+    [
+      'usual keys (documented extras, Kubernetes labels, other scripts, reserved names)',
+      {
+        entities: [{ entity_key: 'ext:payments' }],
+        edges: [{ from: 'a', to: 'b' }],
+        metadata: { 'app.kubernetes.io/name': 'api', ключ: 1, 'os version': '12', __proto__x: 1 },
+        system_under_test: [{ name: 'api', entity_key: 'k', extra: { rack: { u: 4 } } }],
+      },
+      [],
+    ],
+  ])('%s', (_name, topology, expected) => {
+    expect(validateTopology(topology).map((i) => [i.path, i.message])).toEqual(expected);
   });
 });

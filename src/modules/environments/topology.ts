@@ -11,6 +11,7 @@
  * keys) are carried by reference from the input into the output. Treat results as immutable.
  */
 import { normalizeStringList } from '../../common/normalize';
+import { freeFormIssues } from '../../common/validation/free-form';
 import { canonicalJson, compareCodePoints } from './snapshot-hash';
 
 // ---------------------------------------------------------------------------------------------
@@ -47,6 +48,28 @@ export const ENVIRONMENT_DEFAULTS = { kind: 'custom', status: 'active' } as cons
  * `integer` range) keeps sums such as `topology_node_count` exact and storable.
  */
 export const MAX_NODE_COUNT = 2_147_483_647;
+
+/**
+ * Size limits of a topology (issue #22, defect 6). Generous for real systems (a test exercises a
+ * 5,000-node component) while keeping every list and text bounded; the JSON body limit bounds the
+ * whole. Keys at every level follow the free-form key rule (`src/common/validation/free-form.ts`).
+ */
+export const TOPOLOGY_LIMITS = {
+  /** Components per section (`load_generators`, `system_under_test`, `supporting_services`). */
+  componentsPerSection: 1000,
+  /** Nodes per component. */
+  nodesPerComponent: 10_000,
+  /** Entries of a component's `endpoints`. */
+  endpoints: 1000,
+  /** Characters of one endpoint (component `endpoints` entries, node `endpoint`). */
+  endpointLength: 2048,
+  /** Entries of a `tags` list (component or node). */
+  tags: 100,
+  /** Characters of one tag. */
+  tagLength: 100,
+  /** Characters of a name, `component_type`, `host_type`, `role`, `provider`, `region`. */
+  textLength: 255,
+} as const;
 
 /** A host (or a group of `count` identical hosts) of a component, fully defaulted. */
 export interface TopologyNode {
@@ -238,12 +261,14 @@ export function validateTopology(value: unknown, path = 'topology'): ValidationI
   for (const section of TOPOLOGY_SECTIONS) {
     const list = value[section];
     const sectionPath = join(path, section);
-    if (list === undefined || !checkArray(list, sectionPath, issues)) continue;
+    if (list === undefined) continue;
+    if (!checkArray(list, sectionPath, issues, TOPOLOGY_LIMITS.componentsPerSection)) continue;
     list.forEach((component, index) =>
       validateComponent(component, join(sectionPath, index), issues),
     );
   }
   optionalObject(value.metadata, join(path, 'metadata'), issues);
+  issues.push(...freeFormIssues(value, path));
   return issues;
 }
 
@@ -254,11 +279,26 @@ function validateComponent(value: unknown, path: string, issues: ValidationIssue
     nonBlankText(value.component_type, join(path, 'component_type'), issues);
   }
   const nodesPath = join(path, 'nodes');
-  if (value.nodes !== undefined && checkArray(value.nodes, nodesPath, issues)) {
+  if (
+    value.nodes !== undefined &&
+    checkArray(value.nodes, nodesPath, issues, TOPOLOGY_LIMITS.nodesPerComponent)
+  ) {
     value.nodes.forEach((node, index) => validateNode(node, join(nodesPath, index), issues));
   }
-  optionalStringList(value.endpoints, join(path, 'endpoints'), issues);
-  optionalStringList(value.tags, join(path, 'tags'), issues);
+  optionalStringList(
+    value.endpoints,
+    join(path, 'endpoints'),
+    issues,
+    TOPOLOGY_LIMITS.endpoints,
+    TOPOLOGY_LIMITS.endpointLength,
+  );
+  optionalStringList(
+    value.tags,
+    join(path, 'tags'),
+    issues,
+    TOPOLOGY_LIMITS.tags,
+    TOPOLOGY_LIMITS.tagLength,
+  );
   optionalObject(value.metadata, join(path, 'metadata'), issues);
 }
 
@@ -269,11 +309,21 @@ function validateNode(value: unknown, path: string, issues: ValidationIssue[]): 
     const text = value[field];
     if (text !== undefined && text !== null && typeof text !== 'string') {
       issues.push(issue(join(path, field), 'must be a string'));
+    } else if (typeof text === 'string') {
+      const max =
+        field === 'endpoint' ? TOPOLOGY_LIMITS.endpointLength : TOPOLOGY_LIMITS.textLength;
+      checkLength(text, join(path, field), issues, max);
     }
   }
   validateCount(value.count, join(path, 'count'), issues);
   optionalObject(value.resources, join(path, 'resources'), issues);
-  optionalStringList(value.tags, join(path, 'tags'), issues);
+  optionalStringList(
+    value.tags,
+    join(path, 'tags'),
+    issues,
+    TOPOLOGY_LIMITS.tags,
+    TOPOLOGY_LIMITS.tagLength,
+  );
   optionalObject(value.metadata, join(path, 'metadata'), issues);
 }
 
@@ -297,12 +347,27 @@ function requiredText(value: unknown, path: string, issues: ValidationIssue[]): 
 function nonBlankText(value: unknown, path: string, issues: ValidationIssue[]): void {
   if (typeof value !== 'string') issues.push(issue(path, 'must be a string'));
   else if (value.trim() === '') issues.push(issue(path, 'must not be empty'));
+  else checkLength(value, path, issues, TOPOLOGY_LIMITS.textLength);
 }
 
-function optionalStringList(value: unknown, path: string, issues: ValidationIssue[]): void {
-  if (value === undefined || !checkArray(value, path, issues)) return;
+/** Length in characters as PostgreSQL counts them (code points), after trimming. */
+function checkLength(value: string, path: string, issues: ValidationIssue[], max: number): void {
+  if (value.length > max && [...value.trim()].length > max) {
+    issues.push(issue(path, `must be at most ${max} characters long`));
+  }
+}
+
+function optionalStringList(
+  value: unknown,
+  path: string,
+  issues: ValidationIssue[],
+  maxItems: number,
+  maxLength: number,
+): void {
+  if (value === undefined || !checkArray(value, path, issues, maxItems)) return;
   value.forEach((item, index) => {
     if (typeof item !== 'string') issues.push(issue(join(path, index), 'must be a string'));
+    else checkLength(item, join(path, index), issues, maxLength);
   });
 }
 
@@ -316,10 +381,21 @@ function checkObject(value: unknown, path: string, issues: ValidationIssue[]): v
   return false;
 }
 
-function checkArray(value: unknown, path: string, issues: ValidationIssue[]): value is unknown[] {
-  if (Array.isArray(value)) return true;
-  issues.push(issue(path, value === null ? 'must not be null' : 'must be an array'));
-  return false;
+function checkArray(
+  value: unknown,
+  path: string,
+  issues: ValidationIssue[],
+  maxItems: number,
+): value is unknown[] {
+  if (!Array.isArray(value)) {
+    issues.push(issue(path, value === null ? 'must not be null' : 'must be an array'));
+    return false;
+  }
+  if (value.length > maxItems) {
+    issues.push(issue(path, `must contain at most ${maxItems} items`));
+    return false;
+  }
+  return true;
 }
 
 /**

@@ -7,6 +7,7 @@ import {
 } from 'class-validator';
 import { AppException } from '../../../common/errors/app-exception';
 import { flattenErrors } from '../../../common/validation/validate';
+import { freeFormIssues } from '../../../common/validation/free-form';
 import { jsonSafetyIssues } from '../json-safety';
 import { issuesToErrorMap, ValidationIssue, validateTopology } from '../topology';
 
@@ -15,7 +16,8 @@ import { issuesToErrorMap, ValidationIssue, validateTopology } from '../topology
  * with nested paths: the free-form `topology` (validateTopology: node without host_type, count < 1,
  * non-object parts… reported as `topology.system_under_test.0.nodes.1.host_type`) and, for every
  * field, values PostgreSQL could not store or the snapshot hash could not cover (NUL characters,
- * unpaired surrogates, numbers that overflowed, absurd nesting).
+ * unpaired surrogates, numbers that overflowed, absurd nesting) and, in `meta`, `extra` and the
+ * topology, keys outside the free-form key rule (`src/common/validation/free-form.ts`).
  *
  * It runs inside the DTO validation (so before the 404/403 checks, in the CONTRACT §3 order). When
  * it finds a problem it validates the rest of the body once more with the deep checks switched
@@ -51,6 +53,10 @@ export function deepBodyIssues(body: Record<string, unknown>): ValidationIssue[]
   const issues: ValidationIssue[] = [];
   const topology = body.topology;
   if (topology !== undefined && topology !== null) issues.push(...validateTopology(topology));
+  for (const field of ['meta', 'extra'] as const) {
+    const value = body[field];
+    if (value !== undefined && value !== null) issues.push(...freeFormIssues(value, field));
+  }
   for (const field of DEEP_FIELDS) {
     const value = body[field];
     if (value !== undefined && value !== null) issues.push(...jsonSafetyIssues(value, field));
