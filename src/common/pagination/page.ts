@@ -2,6 +2,15 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsInt, Max, Min } from 'class-validator';
 import { OptionalNotNull, QueryInt } from '../validation/decorators';
 
+/**
+ * Most values a repeatable query parameter (`?status=a&status=b`, `?tag=…`) may carry. URLs are
+ * short anyway (Node refuses request heads over 16 KB); the bound makes it explicit and documented.
+ */
+export const QUERY_VALUES_MAX = 100;
+
+/** Longest `search` text of a list, in characters. */
+export const SEARCH_MAX = 200;
+
 /** `page` (1-based, default 1) and `page_size` (1..200, default 50) — CONTRACT §2. */
 export class PageQueryDto {
   @ApiPropertyOptional({ minimum: 1, default: 1, description: '1-based page number' })
@@ -59,7 +68,13 @@ export interface Page<T> {
 
 /** Builds the paging envelope. `has_next` comes from `total`, never from the page length. */
 export function pageOf<T>(items: T[], page: number, pageSize: number, total: number): Page<T> {
-  return { items, page, page_size: pageSize, has_next: (page - 1) * pageSize + items.length < total, total };
+  return {
+    items,
+    page,
+    page_size: pageSize,
+    has_next: (page - 1) * pageSize + items.length < total,
+    total,
+  };
 }
 
 export function offsetOf(page: number, pageSize: number): number {

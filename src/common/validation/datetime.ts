@@ -16,6 +16,9 @@ const DATETIME_RE =
   /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?(Z|[+-]\d{2}(?::?\d{2})?)?$/i;
 const DATE_RE = /^(\d{4})-(\d{2})-(\d{2})$/;
 
+/** Longest text a datetime (or date) field can match: `YYYY-MM-DDTHH:MM:SS.fffffffff+HH:MM`. */
+export const DATETIME_MAX_LENGTH = 35;
+
 /** The instant of a UTC calendar date and time, or null when a field is out of its range. */
 function utc(
   year: number,

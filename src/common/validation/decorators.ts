@@ -9,7 +9,6 @@ import {
   ValidateIf,
   ValidationOptions,
 } from 'class-validator';
-import { freeFormIssues } from './free-form';
 
 /**
  * Optional field that must not be `null` when present (CONTRACT §2: an explicit null for a
@@ -85,7 +84,9 @@ export function MaxChars(max: number, options?: ValidationOptions): PropertyDeco
  * attributes merge).
  */
 export function MaxLen(max: number, options?: ValidationOptions): PropertyDecorator {
-  return applyDecorators(MaxChars(max, options), ApiProperty({ maxLength: max }));
+  // On lists the bound goes to `items` (query parameters would otherwise carry it on the array).
+  const schema = options?.each ? { items: { type: 'string', maxLength: max } } : { maxLength: max };
+  return applyDecorators(MaxChars(max, options), ApiProperty(schema));
 }
 
 /** A list of at most `max` items: `ArrayMaxSize` and the OpenAPI `maxItems` in one decorator. */
@@ -94,27 +95,23 @@ export function MaxItems(max: number, options?: ValidationOptions): PropertyDeco
 }
 
 /**
- * A free-form JSON object (`meta`, `extra`, `values`…) whose keys, at every level, follow the
- * extension-key rule of `free-form.ts` (safe characters, at most {@link FREE_FORM_KEY_MAX}
- * characters) and whose objects have at most `maxKeys` keys each; documented as `maxProperties`.
- * Does not check that the value is an object: put `@IsObject()` beside it.
+ * An object with at most `max` own keys (its nested objects are not counted): the validator and
+ * the OpenAPI `maxProperties` in one decorator. Put `@IsObject()` beside it.
  */
-export function FreeFormKeys(maxKeys: number, options?: ValidationOptions): PropertyDecorator {
+export function MaxKeys(max: number, options?: ValidationOptions): PropertyDecorator {
   return applyDecorators(
     ValidateBy(
       {
-        name: 'freeFormKeys',
-        constraints: [maxKeys],
+        name: 'maxKeys',
+        constraints: [max],
         validator: {
-          validate: (value: unknown) => freeFormIssues(value, '', maxKeys, 1).length === 0,
-          defaultMessage: (args) => {
-            const [first] = freeFormIssues(args?.value, args?.property ?? '', maxKeys, 1);
-            return first ? first.message : `${args?.property ?? 'value'} is not acceptable`;
-          },
+          validate: (value: unknown) =>
+            value === null || typeof value !== 'object' || Object.keys(value).length <= max,
+          defaultMessage: buildMessage((each) => `${each}$property must have at most ${max} keys`),
         },
       },
       options,
     ),
-    ApiProperty({ maxProperties: maxKeys }),
+    ApiProperty({ maxProperties: max }),
   );
 }

@@ -1,6 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import {
-  ArrayMaxSize,
   IsArray,
   IsIn,
   IsNotEmpty,
@@ -8,11 +7,16 @@ import {
   IsString,
   IsUUID,
   Matches,
-  MaxLength,
   type ValidationOptions,
 } from 'class-validator';
-import { PageQueryDto } from '../../../common/pagination/page';
-import { Nullable, OptionalNotNull, QueryArray } from '../../../common/validation/decorators';
+import { PageQueryDto, QUERY_VALUES_MAX } from '../../../common/pagination/page';
+import {
+  MaxItems,
+  MaxLen,
+  Nullable,
+  OptionalNotNull,
+  QueryArray,
+} from '../../../common/validation/decorators';
 import { RISK_LEVELS, type RiskLevel } from '../risk-score';
 
 export const CATALOG_STATUSES = ['active', 'archived'] as const;
@@ -108,14 +112,14 @@ export abstract class CatalogCreateFieldsDto {
   })
   @Nullable()
   @IsString()
-  @MaxLength(100)
+  @MaxLen(100)
   @NoNul()
   key?: string | null;
 
   @ApiPropertyOptional({ nullable: true, maxLength: 10000 })
   @Nullable()
   @IsString()
-  @MaxLength(10000)
+  @MaxLen(10000)
   @NoNul()
   description?: string | null;
 
@@ -127,7 +131,7 @@ export abstract class CatalogCreateFieldsDto {
   })
   @Nullable()
   @IsString()
-  @MaxLength(ID_MAX_LENGTH)
+  @MaxLen(ID_MAX_LENGTH)
   @NoNul()
   owner_id?: string | null;
 
@@ -139,9 +143,9 @@ export abstract class CatalogCreateFieldsDto {
   @ApiPropertyOptional({ type: [String], description: 'Trimmed, de-duplicated case-insensitively' })
   @OptionalNotNull()
   @IsArray()
-  @ArrayMaxSize(100)
+  @MaxItems(100)
   @IsString({ each: true })
-  @MaxLength(100, { each: true })
+  @MaxLen(100, { each: true })
   @NoNul({ each: true })
   tags?: string[];
 }
@@ -157,14 +161,14 @@ export abstract class CatalogUpdateFieldsDto {
   })
   @Nullable()
   @IsString()
-  @MaxLength(100)
+  @MaxLen(100)
   @NoNul()
   key?: string | null;
 
   @ApiPropertyOptional({ nullable: true, maxLength: 10000 })
   @Nullable()
   @IsString()
-  @MaxLength(10000)
+  @MaxLen(10000)
   @NoNul()
   description?: string | null;
 
@@ -176,7 +180,7 @@ export abstract class CatalogUpdateFieldsDto {
   })
   @Nullable()
   @IsString()
-  @MaxLength(ID_MAX_LENGTH)
+  @MaxLen(ID_MAX_LENGTH)
   @NoNul()
   owner_id?: string | null;
 
@@ -188,9 +192,9 @@ export abstract class CatalogUpdateFieldsDto {
   @ApiPropertyOptional({ type: [String] })
   @OptionalNotNull()
   @IsArray()
-  @ArrayMaxSize(100)
+  @MaxItems(100)
   @IsString({ each: true })
-  @MaxLength(100, { each: true })
+  @MaxLen(100, { each: true })
   @NoNul({ each: true })
   tags?: string[];
 }
@@ -203,7 +207,7 @@ export class CreateComponentDto extends CatalogCreateFieldsDto {
   @ApiProperty({ maxLength: NAME_MAX_LENGTH, example: 'Payments API' })
   @IsString()
   @IsNotEmpty()
-  @MaxLength(NAME_MAX_LENGTH)
+  @MaxLen(NAME_MAX_LENGTH)
   @NoNul()
   name: string;
 
@@ -220,7 +224,7 @@ export class UpdateComponentDto extends CatalogUpdateFieldsDto {
   @OptionalNotNull()
   @IsString()
   @IsNotEmpty()
-  @MaxLength(NAME_MAX_LENGTH)
+  @MaxLen(NAME_MAX_LENGTH)
   @NoNul()
   name?: string;
 
@@ -239,12 +243,14 @@ export class ListComponentsQueryDto extends PageQueryDto {
 
   @ApiPropertyOptional({ enum: CATALOG_STATUSES, isArray: true, description: 'Repeatable; any of' })
   @QueryArray()
+  @MaxItems(QUERY_VALUES_MAX)
   @IsOptional()
   @IsIn(CATALOG_STATUSES, { each: true })
   status?: CatalogStatus[];
 
   @ApiPropertyOptional({ enum: RISK_LEVELS, isArray: true, description: 'Repeatable; any of' })
   @QueryArray()
+  @MaxItems(QUERY_VALUES_MAX)
   @IsOptional()
   @IsIn(RISK_LEVELS, { each: true })
   risk_level?: RiskLevel[];
@@ -254,9 +260,10 @@ export class ListComponentsQueryDto extends PageQueryDto {
     description: 'Repeatable; components having any of the tags (case-insensitive)',
   })
   @QueryArray()
+  @MaxItems(QUERY_VALUES_MAX)
   @IsOptional()
   @IsString({ each: true })
-  @MaxLength(100, { each: true })
+  @MaxLen(100, { each: true })
   @NoNul({ each: true })
   tag?: string[];
 
@@ -267,16 +274,17 @@ export class ListComponentsQueryDto extends PageQueryDto {
       'Repeatable; components linked to any of these products (unknown ids match nothing)',
   })
   @QueryArray()
+  @MaxItems(QUERY_VALUES_MAX)
   @IsOptional()
   @IsString({ each: true })
-  @MaxLength(ID_MAX_LENGTH, { each: true })
+  @MaxLen(ID_MAX_LENGTH, { each: true })
   @NoNul({ each: true })
   product_id?: string[];
 
   @ApiPropertyOptional({ description: 'Case-insensitive substring of name, key or description' })
   @IsOptional()
   @IsString()
-  @MaxLength(200)
+  @MaxLen(200)
   @NoNul()
   search?: string;
 }

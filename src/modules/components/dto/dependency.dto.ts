@@ -1,16 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import {
-  ArrayMaxSize,
-  IsArray,
-  IsIn,
-  IsNotEmpty,
-  IsObject,
-  IsString,
-  MaxLength,
-  ValidateNested,
-} from 'class-validator';
-import { OptionalNotNull } from '../../../common/validation/decorators';
+import { IsArray, IsIn, IsNotEmpty, IsObject, IsString, ValidateNested } from 'class-validator';
+import { MaxItems, MaxLen, OptionalNotNull } from '../../../common/validation/decorators';
 import { ComponentDto, ID_MAX_LENGTH, NoNul } from './component.dto';
 
 export const DEPENDENCY_TYPES = ['depends_on'] as const;
@@ -41,7 +32,7 @@ export class DependencyInputDto {
   })
   @IsString()
   @IsNotEmpty()
-  @MaxLength(ID_MAX_LENGTH)
+  @MaxLen(ID_MAX_LENGTH)
   @NoNul()
   target_component_id: string;
 
@@ -59,7 +50,7 @@ export class ReplaceDependenciesDto {
   })
   @OptionalNotNull()
   @IsArray()
-  @ArrayMaxSize(MAX_DEPENDENCIES_PER_COMPONENT)
+  @MaxItems(MAX_DEPENDENCIES_PER_COMPONENT)
   @IsObject({ each: true })
   @ValidateNested({ each: true })
   @Type(() => DependencyInputDto)

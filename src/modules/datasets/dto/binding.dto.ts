@@ -1,6 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import {
-  ArrayMaxSize,
   IsArray,
   IsIn,
   IsInt,
@@ -8,14 +7,13 @@ import {
   IsString,
   IsUUID,
   Max,
-  MaxLength,
   Min,
   Validate,
   ValidationArguments,
   ValidatorConstraint,
   ValidatorConstraintInterface,
 } from 'class-validator';
-import { Nullable, OptionalNotNull } from '../../../common/validation/decorators';
+import { MaxItems, MaxLen, Nullable, OptionalNotNull } from '../../../common/validation/decorators';
 import {
   BINDING_MODES,
   BindingMode,
@@ -126,7 +124,7 @@ export class CreateDatasetBindingDto {
   })
   @IsString()
   @IsNotEmpty()
-  @MaxLength(128)
+  @MaxLen(128)
   dataset_alias: string;
 
   @ApiPropertyOptional({ enum: BINDING_MODES, default: 'follow_latest' })
@@ -153,6 +151,7 @@ export class CreateDatasetBindingDto {
   @ApiPropertyOptional({
     type: [String],
     maxItems: MAX_SELECTED_KEYS,
+    maxLength: MAX_ROW_KEY_LENGTH,
     description:
       'Required (non-empty) when row_selection_type is subset; every key must exist in the resolved revision ' +
       '(else 422 unknown_row_keys); ignored with all. Duplicates are dropped.',
@@ -173,7 +172,7 @@ export class UpdateDatasetBindingDto {
   @OptionalNotNull()
   @IsString()
   @IsNotEmpty()
-  @MaxLength(128)
+  @MaxLen(128)
   dataset_alias?: string;
 
   @ApiPropertyOptional({
@@ -215,10 +214,10 @@ export class UpdateDatasetBindingDto {
   })
   @OptionalNotNull()
   @IsArray()
-  @ArrayMaxSize(MAX_SELECTED_KEYS)
+  @MaxItems(MAX_SELECTED_KEYS)
   @IsString({ each: true })
   @IsNotEmpty({ each: true })
-  @MaxLength(128, { each: true })
+  @MaxLen(128, { each: true })
   selected_row_keys?: string[];
 
   @ApiPropertyOptional({ minimum: 0 })

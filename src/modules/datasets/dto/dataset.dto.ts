@@ -1,7 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import {
-  ArrayMaxSize,
   ArrayNotEmpty,
   IsArray,
   IsBoolean,
@@ -11,11 +10,18 @@ import {
   IsOptional,
   IsString,
   IsUUID,
-  MaxLength,
   ValidateNested,
 } from 'class-validator';
-import { PageQueryDto, SORT_ORDERS, SortOrder } from '../../../common/pagination/page';
 import {
+  PageQueryDto,
+  SORT_ORDERS,
+  SortOrder,
+  QUERY_VALUES_MAX,
+} from '../../../common/pagination/page';
+import {
+  MaxItems,
+  MaxKeys,
+  MaxLen,
   Nullable,
   OptionalNotNull,
   QueryArray,
@@ -44,7 +50,7 @@ export class DatasetColumnInputDto {
   @ApiProperty({ maxLength: 128, example: 'username' })
   @IsString()
   @IsNotEmpty()
-  @MaxLength(128)
+  @MaxLen(128)
   column_key: string;
 
   @ApiPropertyOptional({
@@ -54,7 +60,7 @@ export class DatasetColumnInputDto {
   })
   @OptionalNotNull()
   @IsString()
-  @MaxLength(255)
+  @MaxLen(255)
   display_name?: string;
 
   @ApiPropertyOptional({
@@ -64,7 +70,7 @@ export class DatasetColumnInputDto {
   })
   @OptionalNotNull()
   @IsString()
-  @MaxLength(32)
+  @MaxLen(32)
   data_type?: string;
 
   @ApiPropertyOptional({ default: false, description: 'Informational; not enforced' })
@@ -75,7 +81,7 @@ export class DatasetColumnInputDto {
   @ApiPropertyOptional({ nullable: true, type: String, maxLength: 10000 })
   @Nullable()
   @IsString()
-  @MaxLength(10000)
+  @MaxLen(10000)
   default_value?: string | null;
 
   @ApiPropertyOptional({ default: false, description: 'At most one column of a table' })
@@ -88,13 +94,13 @@ export class DatasetRowInputDto {
   @ApiProperty({ maxLength: 128, example: 'admin' })
   @IsString()
   @IsNotEmpty()
-  @MaxLength(128)
+  @MaxLen(128)
   row_key: string;
 
   @ApiPropertyOptional({ nullable: true, type: String, maxLength: 255, example: 'Administrator' })
   @Nullable()
   @IsString()
-  @MaxLength(255)
+  @MaxLen(255)
   scenario_label?: string | null;
 
   @ApiPropertyOptional({
@@ -105,6 +111,7 @@ export class DatasetRowInputDto {
   })
   @OptionalNotNull()
   @IsObject()
+  @MaxKeys(MAX_DATASET_COLUMNS)
   values?: Record<string, unknown>;
 
   @ApiPropertyOptional({
@@ -128,13 +135,13 @@ export class CreateDatasetDto {
   })
   @IsString()
   @IsNotEmpty()
-  @MaxLength(255)
+  @MaxLen(255)
   name: string;
 
   @ApiPropertyOptional({ nullable: true, type: String, maxLength: 10000 })
   @Nullable()
   @IsString()
-  @MaxLength(10000)
+  @MaxLen(10000)
   description?: string | null;
 
   @ApiPropertyOptional({ enum: DATASET_STATUSES, default: 'active' })
@@ -150,7 +157,7 @@ export class CreateDatasetDto {
   @ApiPropertyOptional({ nullable: true, type: String, maxLength: 512 })
   @Nullable()
   @IsString()
-  @MaxLength(512)
+  @MaxLen(512)
   source_ref?: string | null;
 
   @ApiPropertyOptional({
@@ -160,7 +167,7 @@ export class CreateDatasetDto {
   })
   @OptionalNotNull()
   @IsArray()
-  @ArrayMaxSize(MAX_DATASET_COLUMNS)
+  @MaxItems(MAX_DATASET_COLUMNS)
   @ValidateNested({ each: true })
   @Type(() => DatasetColumnInputDto)
   columns?: DatasetColumnInputDto[];
@@ -168,7 +175,7 @@ export class CreateDatasetDto {
   @ApiPropertyOptional({ type: [DatasetRowInputDto], default: [], maxItems: MAX_DATASET_ROWS })
   @OptionalNotNull()
   @IsArray()
-  @ArrayMaxSize(MAX_DATASET_ROWS)
+  @MaxItems(MAX_DATASET_ROWS)
   @ValidateNested({ each: true })
   @Type(() => DatasetRowInputDto)
   rows?: DatasetRowInputDto[];
@@ -181,7 +188,7 @@ export class CreateDatasetDto {
   })
   @Nullable()
   @IsString()
-  @MaxLength(2000)
+  @MaxLen(2000)
   change_summary?: string | null;
 }
 
@@ -190,13 +197,13 @@ export class UpdateDatasetDto {
   @OptionalNotNull()
   @IsString()
   @IsNotEmpty()
-  @MaxLength(255)
+  @MaxLen(255)
   name?: string;
 
   @ApiPropertyOptional({ nullable: true, type: String, maxLength: 10000 })
   @Nullable()
   @IsString()
-  @MaxLength(10000)
+  @MaxLen(10000)
   description?: string | null;
 
   @ApiPropertyOptional({
@@ -215,7 +222,7 @@ export class UpdateDatasetDto {
   @ApiPropertyOptional({ nullable: true, type: String, maxLength: 512 })
   @Nullable()
   @IsString()
-  @MaxLength(512)
+  @MaxLen(512)
   source_ref?: string | null;
 
   @ApiPropertyOptional({
@@ -225,7 +232,7 @@ export class UpdateDatasetDto {
   })
   @OptionalNotNull()
   @IsArray()
-  @ArrayMaxSize(MAX_DATASET_COLUMNS)
+  @MaxItems(MAX_DATASET_COLUMNS)
   @ValidateNested({ each: true })
   @Type(() => DatasetColumnInputDto)
   columns?: DatasetColumnInputDto[];
@@ -237,7 +244,7 @@ export class UpdateDatasetDto {
   })
   @OptionalNotNull()
   @IsArray()
-  @ArrayMaxSize(MAX_DATASET_ROWS)
+  @MaxItems(MAX_DATASET_ROWS)
   @ValidateNested({ each: true })
   @Type(() => DatasetRowInputDto)
   rows?: DatasetRowInputDto[];
@@ -250,7 +257,7 @@ export class UpdateDatasetDto {
   })
   @Nullable()
   @IsString()
-  @MaxLength(2000)
+  @MaxLen(2000)
   change_summary?: string | null;
 }
 
@@ -269,9 +276,9 @@ export class DatasetBulkDto {
   })
   @IsArray()
   @ArrayNotEmpty()
-  @ArrayMaxSize(MAX_BULK_DATASETS)
+  @MaxItems(MAX_BULK_DATASETS)
   @IsString({ each: true })
-  @MaxLength(DATASET_ID_MAX_LENGTH, { each: true })
+  @MaxLen(DATASET_ID_MAX_LENGTH, { each: true })
   dataset_ids: string[];
 
   @ApiProperty({ enum: DATASET_BULK_ACTIONS, description: 'Only `delete` for now' })
@@ -353,17 +360,19 @@ export class ListDatasetsQueryDto extends PageQueryDto {
   @ApiPropertyOptional({ description: 'Case-insensitive substring of name or description' })
   @IsOptional()
   @IsString()
-  @MaxLength(200)
+  @MaxLen(200)
   search?: string;
 
   @ApiPropertyOptional({ enum: DATASET_SOURCE_TYPES, isArray: true })
   @QueryArray()
+  @MaxItems(QUERY_VALUES_MAX)
   @IsOptional()
   @IsIn(DATASET_SOURCE_TYPES, { each: true })
   source_type?: DatasetSourceType[];
 
   @ApiPropertyOptional({ enum: DATASET_STATUSES, isArray: true })
   @QueryArray()
+  @MaxItems(QUERY_VALUES_MAX)
   @IsOptional()
   @IsIn(DATASET_STATUSES, { each: true })
   status?: DatasetStatus[];

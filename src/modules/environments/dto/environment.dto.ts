@@ -9,16 +9,38 @@ import {
   IsString,
   IsUUID,
   Matches,
-  MaxLength,
 } from 'class-validator';
-import { PageQueryDto, SORT_ORDERS, SortOrder } from '../../../common/pagination/page';
 import {
+  PageQueryDto,
+  QUERY_VALUES_MAX,
+  SORT_ORDERS,
+  SortOrder,
+} from '../../../common/pagination/page';
+import {
+  MaxItems,
+  MaxLen,
   Nullable,
   OptionalNotNull,
   QueryArray,
   QueryBool,
 } from '../../../common/validation/decorators';
+import { FREE_FORM_KEY_RULE, FREE_FORM_KEYS_MAX } from '../../../common/validation/free-form';
+import { TOPOLOGY_LIMITS as L } from '../topology';
 import { EnvironmentBodyChecks } from './environment-body.validator';
+
+/** Most entries of an environment's `tags`, and characters of one tag. */
+export const ENVIRONMENT_TAGS_MAX = 100;
+export const ENVIRONMENT_TAG_LENGTH = 100;
+/** Most entries of an environment's `use_cases`, and characters of one use case. */
+export const ENVIRONMENT_USE_CASES_MAX = 100;
+export const ENVIRONMENT_USE_CASE_LENGTH = 255;
+
+const FREE_FORM = {
+  type: 'object',
+  additionalProperties: true,
+  maxProperties: FREE_FORM_KEYS_MAX,
+} as const;
+const FREE_FORM_NOTE = `Free-form JSON; at every level at most ${FREE_FORM_KEYS_MAX} keys per object, ${FREE_FORM_KEY_RULE}.`;
 
 /** PostgreSQL text cannot hold NUL characters: a query value with one is a 422, never a 500. */
 const NO_NUL = /^[^\u0000]*$/;
@@ -28,18 +50,32 @@ const NO_NUL_MESSAGE = '$property must not contain NUL characters';
 // documentation-only shapes (topology, snapshot, entities, edges)
 
 export class TopologyNodeDto {
-  @ApiPropertyOptional({ nullable: true, type: String, example: 'api-1' }) name?: string | null;
+  @ApiPropertyOptional({ nullable: true, type: String, example: 'api-1', maxLength: L.textLength })
+  name?: string | null;
   @ApiProperty({
     example: 'vm',
+    maxLength: L.textLength,
     description:
       'Required, not blank. Free text, e.g. baremetal, vm, container, cloud_service, kubernetes.',
   })
   host_type: string;
-  @ApiPropertyOptional({ nullable: true, type: String, example: 'app' }) role?: string | null;
-  @ApiPropertyOptional({ nullable: true, type: String, example: 'aws' }) provider?: string | null;
-  @ApiPropertyOptional({ nullable: true, type: String, example: 'eu-central-1' })
+  @ApiPropertyOptional({ nullable: true, type: String, example: 'app', maxLength: L.textLength })
+  role?: string | null;
+  @ApiPropertyOptional({ nullable: true, type: String, example: 'aws', maxLength: L.textLength })
+  provider?: string | null;
+  @ApiPropertyOptional({
+    nullable: true,
+    type: String,
+    example: 'eu-central-1',
+    maxLength: L.textLength,
+  })
   region?: string | null;
-  @ApiPropertyOptional({ nullable: true, type: String, example: '10.0.0.5:8080' })
+  @ApiPropertyOptional({
+    nullable: true,
+    type: String,
+    example: '10.0.0.5:8080',
+    maxLength: L.endpointLength,
+  })
   endpoint?: string | null;
   @ApiPropertyOptional({
     type: 'integer',
@@ -49,44 +85,54 @@ export class TopologyNodeDto {
     description: 'Number of identical hosts',
   })
   count?: number;
-  @ApiPropertyOptional({
-    type: 'object',
-    additionalProperties: true,
-    example: { cpu: '4', memory: '8Gi' },
-  })
+  @ApiPropertyOptional({ ...FREE_FORM, example: { cpu: '4', memory: '8Gi' } })
   resources?: Record<string, unknown>;
-  @ApiPropertyOptional({ type: [String], description: 'Normalised like every tags list' })
+  @ApiPropertyOptional({
+    type: [String],
+    maxItems: L.tags,
+    maxLength: L.tagLength,
+    description: 'Normalised like every tags list',
+  })
   tags?: string[];
-  @ApiPropertyOptional({ type: 'object', additionalProperties: true }) metadata?: Record<
-    string,
-    unknown
-  >;
+  @ApiPropertyOptional(FREE_FORM) metadata?: Record<string, unknown>;
 }
 
 export class TopologyComponentDto {
-  @ApiProperty({ example: 'checkout-api', description: 'Required, not blank' }) name: string;
-  @ApiPropertyOptional({ nullable: true, type: String, example: 'service' })
+  @ApiProperty({
+    example: 'checkout-api',
+    maxLength: L.textLength,
+    description: 'Required, not blank',
+  })
+  name: string;
+  @ApiPropertyOptional({
+    nullable: true,
+    type: String,
+    example: 'service',
+    maxLength: L.textLength,
+  })
   component_type?: string | null;
-  @ApiPropertyOptional({ type: [String], example: ['/health', '/checkout'] }) endpoints?: string[];
-  @ApiPropertyOptional({ type: [String] }) tags?: string[];
-  @ApiPropertyOptional({ type: 'object', additionalProperties: true }) metadata?: Record<
-    string,
-    unknown
-  >;
-  @ApiPropertyOptional({ type: [TopologyNodeDto] }) nodes?: TopologyNodeDto[];
+  @ApiPropertyOptional({
+    type: [String],
+    example: ['/health', '/checkout'],
+    maxItems: L.endpoints,
+    maxLength: L.endpointLength,
+  })
+  endpoints?: string[];
+  @ApiPropertyOptional({ type: [String], maxItems: L.tags, maxLength: L.tagLength })
+  tags?: string[];
+  @ApiPropertyOptional(FREE_FORM) metadata?: Record<string, unknown>;
+  @ApiPropertyOptional({ type: [TopologyNodeDto], maxItems: L.nodesPerComponent })
+  nodes?: TopologyNodeDto[];
 }
 
 export class TopologyDto {
-  @ApiPropertyOptional({ type: [TopologyComponentDto] })
+  @ApiPropertyOptional({ type: [TopologyComponentDto], maxItems: L.componentsPerSection })
   load_generators?: TopologyComponentDto[];
-  @ApiPropertyOptional({ type: [TopologyComponentDto] })
+  @ApiPropertyOptional({ type: [TopologyComponentDto], maxItems: L.componentsPerSection })
   system_under_test?: TopologyComponentDto[];
-  @ApiPropertyOptional({ type: [TopologyComponentDto] })
+  @ApiPropertyOptional({ type: [TopologyComponentDto], maxItems: L.componentsPerSection })
   supporting_services?: TopologyComponentDto[];
-  @ApiPropertyOptional({ type: 'object', additionalProperties: true }) metadata?: Record<
-    string,
-    unknown
-  >;
+  @ApiPropertyOptional(FREE_FORM) metadata?: Record<string, unknown>;
 }
 
 const TOPOLOGY_DESCRIPTION =
@@ -94,7 +140,11 @@ const TOPOLOGY_DESCRIPTION =
   '`metadata` (object). Components need a non-blank `name`; nodes need a non-blank `host_type` and ' +
   'a `count` ≥ 1 (default 1). Components, nodes and the topology itself keep any additional ' +
   'environment-specific keys verbatim (custom `entities`/`edges` lists feed the derived graph). ' +
-  'Stored fully defaulted: every declared field is present in responses.';
+  'Stored fully defaulted: every declared field is present in responses. Limits: ' +
+  `${L.componentsPerSection} components per section, ${L.nodesPerComponent} nodes per component, ` +
+  `${L.endpoints} endpoints of ${L.endpointLength} characters, ${L.tags} tags of ${L.tagLength} ` +
+  `characters, names and other texts ${L.textLength} characters; at every level at most ` +
+  `${FREE_FORM_KEYS_MAX} keys per object, ${FREE_FORM_KEY_RULE}.`;
 
 export class EnvironmentEntityDto {
   @ApiProperty({ format: 'uuid' }) id: string;
@@ -245,7 +295,7 @@ export class CreateEnvironmentDto {
   @EnvironmentBodyChecks()
   @IsString()
   @IsNotEmpty()
-  @MaxLength(255)
+  @MaxLen(255)
   name: string;
 
   @ApiPropertyOptional({ maxLength: 64, default: 'custom', example: 'performance' })
@@ -253,7 +303,7 @@ export class CreateEnvironmentDto {
   @EnvironmentBodyChecks()
   @IsString()
   @IsNotEmpty()
-  @MaxLength(64)
+  @MaxLen(64)
   kind?: string;
 
   @ApiPropertyOptional({
@@ -268,14 +318,14 @@ export class CreateEnvironmentDto {
   @EnvironmentBodyChecks()
   @IsString()
   @IsNotEmpty()
-  @MaxLength(64)
+  @MaxLen(64)
   status?: string;
 
   @ApiPropertyOptional({ nullable: true, maxLength: 10000, description: 'Blank becomes null' })
   @Nullable()
   @EnvironmentBodyChecks()
   @IsString()
-  @MaxLength(10000)
+  @MaxLen(10000)
   description?: string | null;
 
   @ApiPropertyOptional({
@@ -285,14 +335,18 @@ export class CreateEnvironmentDto {
   @OptionalNotNull()
   @EnvironmentBodyChecks()
   @IsArray()
+  @MaxItems(ENVIRONMENT_TAGS_MAX)
   @IsString({ each: true })
+  @MaxLen(ENVIRONMENT_TAG_LENGTH, { each: true })
   tags?: string[];
 
   @ApiPropertyOptional({ type: [String], description: 'Normalised like tags' })
   @OptionalNotNull()
   @EnvironmentBodyChecks()
   @IsArray()
+  @MaxItems(ENVIRONMENT_USE_CASES_MAX)
   @IsString({ each: true })
+  @MaxLen(ENVIRONMENT_USE_CASE_LENGTH, { each: true })
   use_cases?: string[];
 
   @ApiPropertyOptional({ type: TopologyDto, description: TOPOLOGY_DESCRIPTION })
@@ -300,13 +354,13 @@ export class CreateEnvironmentDto {
   @EnvironmentBodyChecks()
   topology?: Record<string, unknown>;
 
-  @ApiPropertyOptional({ type: 'object', additionalProperties: true, default: {} })
+  @ApiPropertyOptional({ ...FREE_FORM, default: {}, description: FREE_FORM_NOTE })
   @OptionalNotNull()
   @EnvironmentBodyChecks()
   @IsObject()
   meta?: Record<string, unknown>;
 
-  @ApiPropertyOptional({ type: 'object', additionalProperties: true, default: {} })
+  @ApiPropertyOptional({ ...FREE_FORM, default: {}, description: FREE_FORM_NOTE })
   @OptionalNotNull()
   @EnvironmentBodyChecks()
   @IsObject()
@@ -319,7 +373,7 @@ export class UpdateEnvironmentDto {
   @EnvironmentBodyChecks()
   @IsString()
   @IsNotEmpty()
-  @MaxLength(255)
+  @MaxLen(255)
   name?: string;
 
   @ApiPropertyOptional({ maxLength: 64 })
@@ -327,7 +381,7 @@ export class UpdateEnvironmentDto {
   @EnvironmentBodyChecks()
   @IsString()
   @IsNotEmpty()
-  @MaxLength(64)
+  @MaxLen(64)
   kind?: string;
 
   @ApiPropertyOptional({
@@ -340,28 +394,32 @@ export class UpdateEnvironmentDto {
   @EnvironmentBodyChecks()
   @IsString()
   @IsNotEmpty()
-  @MaxLength(64)
+  @MaxLen(64)
   status?: string;
 
   @ApiPropertyOptional({ nullable: true, maxLength: 10000, description: 'null clears it' })
   @Nullable()
   @EnvironmentBodyChecks()
   @IsString()
-  @MaxLength(10000)
+  @MaxLen(10000)
   description?: string | null;
 
   @ApiPropertyOptional({ type: [String], description: 'Replaces the list' })
   @OptionalNotNull()
   @EnvironmentBodyChecks()
   @IsArray()
+  @MaxItems(ENVIRONMENT_TAGS_MAX)
   @IsString({ each: true })
+  @MaxLen(ENVIRONMENT_TAG_LENGTH, { each: true })
   tags?: string[];
 
   @ApiPropertyOptional({ type: [String], description: 'Replaces the list' })
   @OptionalNotNull()
   @EnvironmentBodyChecks()
   @IsArray()
+  @MaxItems(ENVIRONMENT_USE_CASES_MAX)
   @IsString({ each: true })
+  @MaxLen(ENVIRONMENT_USE_CASE_LENGTH, { each: true })
   use_cases?: string[];
 
   @ApiPropertyOptional({
@@ -373,9 +431,8 @@ export class UpdateEnvironmentDto {
   topology?: Record<string, unknown>;
 
   @ApiPropertyOptional({
-    type: 'object',
-    additionalProperties: true,
-    description: 'Replaces the object (no deep merge)',
+    ...FREE_FORM,
+    description: `Replaces the object (no deep merge). ${FREE_FORM_NOTE}`,
   })
   @OptionalNotNull()
   @EnvironmentBodyChecks()
@@ -383,9 +440,8 @@ export class UpdateEnvironmentDto {
   meta?: Record<string, unknown>;
 
   @ApiPropertyOptional({
-    type: 'object',
-    additionalProperties: true,
-    description: 'Replaces the object (no deep merge)',
+    ...FREE_FORM,
+    description: `Replaces the object (no deep merge). ${FREE_FORM_NOTE}`,
   })
   @OptionalNotNull()
   @EnvironmentBodyChecks()
@@ -416,7 +472,7 @@ export class ListEnvironmentsQueryDto extends PageQueryDto {
   })
   @IsOptional()
   @IsString()
-  @MaxLength(200)
+  @MaxLen(200)
   @Matches(NO_NUL, { message: NO_NUL_MESSAGE })
   search?: string;
 
@@ -428,7 +484,9 @@ export class ListEnvironmentsQueryDto extends PageQueryDto {
   @QueryArray()
   @IsOptional()
   @IsArray()
+  @MaxItems(QUERY_VALUES_MAX)
   @IsString({ each: true })
+  @MaxLen(ENVIRONMENT_USE_CASE_LENGTH, { each: true })
   @Matches(NO_NUL, { each: true, message: NO_NUL_MESSAGE })
   use_case?: string[];
 

@@ -7,10 +7,15 @@ import {
   IsString,
   IsUUID,
   Matches,
-  MaxLength,
 } from 'class-validator';
-import { PageQueryDto } from '../../../common/pagination/page';
-import { Nullable, OptionalNotNull, QueryArray } from '../../../common/validation/decorators';
+import { PageQueryDto, QUERY_VALUES_MAX } from '../../../common/pagination/page';
+import {
+  MaxItems,
+  MaxLen,
+  Nullable,
+  OptionalNotNull,
+  QueryArray,
+} from '../../../common/validation/decorators';
 import type { MilestoneStatus } from '../entities/milestone.entity';
 import { IsDateTime } from '../../../common/validation/datetime';
 
@@ -49,13 +54,13 @@ export class CreateMilestoneDto {
   @ApiProperty({ maxLength: 255, example: 'Release 2.4' })
   @IsString()
   @IsNotEmpty()
-  @MaxLength(255)
+  @MaxLen(255)
   name: string;
 
   @ApiPropertyOptional({ nullable: true, maxLength: 10000 })
   @Nullable()
   @IsString()
-  @MaxLength(10000)
+  @MaxLen(10000)
   description?: string | null;
 
   @ApiPropertyOptional({ enum: MILESTONE_STATUSES, default: 'planned' })
@@ -88,7 +93,7 @@ export class CreateMilestoneDto {
   @ApiPropertyOptional({ nullable: true, maxLength: 128, example: 'v2.4.0' })
   @Nullable()
   @IsString()
-  @MaxLength(128)
+  @MaxLen(128)
   release_label?: string | null;
 }
 
@@ -97,13 +102,13 @@ export class UpdateMilestoneDto {
   @OptionalNotNull()
   @IsString()
   @IsNotEmpty()
-  @MaxLength(255)
+  @MaxLen(255)
   name?: string;
 
   @ApiPropertyOptional({ nullable: true, maxLength: 10000 })
   @Nullable()
   @IsString()
-  @MaxLength(10000)
+  @MaxLen(10000)
   description?: string | null;
 
   @ApiPropertyOptional({ enum: MILESTONE_STATUSES })
@@ -136,7 +141,7 @@ export class UpdateMilestoneDto {
   @ApiPropertyOptional({ nullable: true, maxLength: 128 })
   @Nullable()
   @IsString()
-  @MaxLength(128)
+  @MaxLen(128)
   release_label?: string | null;
 }
 
@@ -151,6 +156,7 @@ export class ListMilestonesQueryDto extends PageQueryDto {
     description: 'Repeat to match any of several statuses',
   })
   @QueryArray()
+  @MaxItems(QUERY_VALUES_MAX)
   @IsOptional()
   @IsIn(MILESTONE_STATUSES, { each: true })
   status?: MilestoneStatus[];
@@ -160,7 +166,7 @@ export class ListMilestonesQueryDto extends PageQueryDto {
   })
   @IsOptional()
   @IsString()
-  @MaxLength(200)
+  @MaxLen(200)
   @Matches(NO_NUL, { message: NO_NUL_MESSAGE })
   search?: string;
 }

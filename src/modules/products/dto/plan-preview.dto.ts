@@ -1,17 +1,15 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import {
-  ArrayMaxSize,
   IsArray,
   IsBoolean,
   IsIn,
   IsObject,
   IsString,
   IsUUID,
-  MaxLength,
   ValidateNested,
 } from 'class-validator';
-import { Nullable, OptionalNotNull } from '../../../common/validation/decorators';
+import { MaxItems, MaxLen, Nullable, OptionalNotNull } from '../../../common/validation/decorators';
 import { NoNul } from '../../components/dto/component.dto';
 import { RISK_LEVELS, type RiskLevel } from '../../components/risk-score';
 import {
@@ -28,9 +26,9 @@ function IdList(description: string): PropertyDecorator {
     ApiPropertyOptional({ type: [String], default: [], description })(target, key);
     OptionalNotNull()(target, key);
     IsArray()(target, key);
-    ArrayMaxSize(MAX_IDS)(target, key);
+    MaxItems(MAX_IDS)(target, key);
     IsString({ each: true })(target, key);
-    MaxLength(64, { each: true })(target, key);
+    MaxLen(64, { each: true })(target, key);
     NoNul({ each: true })(target, key);
   };
 }

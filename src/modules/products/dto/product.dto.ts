@@ -1,7 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import {
-  ArrayMaxSize,
   IsArray,
   IsBoolean,
   IsIn,
@@ -12,12 +11,16 @@ import {
   IsString,
   IsUUID,
   Max,
-  MaxLength,
   Min,
   ValidateNested,
 } from 'class-validator';
-import { PageQueryDto } from '../../../common/pagination/page';
-import { OptionalNotNull, QueryArray } from '../../../common/validation/decorators';
+import { PageQueryDto, QUERY_VALUES_MAX } from '../../../common/pagination/page';
+import {
+  MaxItems,
+  MaxLen,
+  OptionalNotNull,
+  QueryArray,
+} from '../../../common/validation/decorators';
 import {
   CATALOG_STATUSES,
   CatalogCreateFieldsDto,
@@ -87,7 +90,7 @@ export class CreateProductDto extends CatalogCreateFieldsDto {
   @ApiProperty({ maxLength: NAME_MAX_LENGTH, example: 'Web shop' })
   @IsString()
   @IsNotEmpty()
-  @MaxLength(NAME_MAX_LENGTH)
+  @MaxLen(NAME_MAX_LENGTH)
   @NoNul()
   name: string;
 }
@@ -97,7 +100,7 @@ export class UpdateProductDto extends CatalogUpdateFieldsDto {
   @OptionalNotNull()
   @IsString()
   @IsNotEmpty()
-  @MaxLength(NAME_MAX_LENGTH)
+  @MaxLen(NAME_MAX_LENGTH)
   @NoNul()
   name?: string;
 }
@@ -109,6 +112,7 @@ export class ListProductsQueryDto extends PageQueryDto {
 
   @ApiPropertyOptional({ enum: CATALOG_STATUSES, isArray: true, description: 'Repeatable; any of' })
   @QueryArray()
+  @MaxItems(QUERY_VALUES_MAX)
   @IsOptional()
   @IsIn(CATALOG_STATUSES, { each: true })
   status?: CatalogStatus[];
@@ -118,16 +122,17 @@ export class ListProductsQueryDto extends PageQueryDto {
     description: 'Repeatable; products having any of the tags (case-insensitive)',
   })
   @QueryArray()
+  @MaxItems(QUERY_VALUES_MAX)
   @IsOptional()
   @IsString({ each: true })
-  @MaxLength(100, { each: true })
+  @MaxLen(100, { each: true })
   @NoNul({ each: true })
   tag?: string[];
 
   @ApiPropertyOptional({ description: 'Case-insensitive substring of name, key or description' })
   @IsOptional()
   @IsString()
-  @MaxLength(200)
+  @MaxLen(200)
   @NoNul()
   search?: string;
 }
@@ -161,7 +166,7 @@ export class ProductComponentLinkInputDto {
   })
   @IsString()
   @IsNotEmpty()
-  @MaxLength(ID_MAX_LENGTH)
+  @MaxLen(ID_MAX_LENGTH)
   @NoNul()
   component_id: string;
 
@@ -192,7 +197,7 @@ export class ReplaceProductComponentsDto {
   })
   @OptionalNotNull()
   @IsArray()
-  @ArrayMaxSize(MAX_PRODUCT_LINKS)
+  @MaxItems(MAX_PRODUCT_LINKS)
   @IsObject({ each: true })
   @ValidateNested({ each: true })
   @Type(() => ProductComponentLinkInputDto)

@@ -2,7 +2,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsNotEmpty, IsOptional, IsString } from 'class-validator';
 import { PROJECT_ROLES, ProjectRole } from '../../../common/access/roles';
 import { PageQueryDto, SORT_ORDERS, SortOrder } from '../../../common/pagination/page';
-import { MaxChars, Nullable, OptionalNotNull } from '../../../common/validation/decorators';
+import { MaxLen, Nullable, OptionalNotNull } from '../../../common/validation/decorators';
 import { ProjectEntity } from '../entities/project.entity';
 
 export class ProjectDto {
@@ -27,13 +27,13 @@ export class CreateProjectDto {
   @ApiProperty({ maxLength: 200, example: 'Checkout' })
   @IsString()
   @IsNotEmpty()
-  @MaxChars(200)
+  @MaxLen(200)
   name: string;
 
   @ApiPropertyOptional({ nullable: true, maxLength: 10000 })
   @Nullable()
   @IsString()
-  @MaxChars(10000)
+  @MaxLen(10000)
   description?: string | null;
 }
 
@@ -42,13 +42,13 @@ export class UpdateProjectDto {
   @OptionalNotNull()
   @IsString()
   @IsNotEmpty()
-  @MaxChars(200)
+  @MaxLen(200)
   name?: string;
 
   @ApiPropertyOptional({ nullable: true, maxLength: 10000 })
   @Nullable()
   @IsString()
-  @MaxChars(10000)
+  @MaxLen(10000)
   description?: string | null;
 }
 
@@ -59,7 +59,7 @@ export class ListProjectsQueryDto extends PageQueryDto {
   @ApiPropertyOptional({ description: 'Case-insensitive substring of the name or description' })
   @IsOptional()
   @IsString()
-  @MaxChars(200)
+  @MaxLen(200)
   search?: string;
 
   @ApiPropertyOptional({ enum: PROJECT_SORT_KEYS, default: 'created_at' })
@@ -96,7 +96,7 @@ export class AddMemberDto {
   })
   @IsString()
   @IsNotEmpty()
-  @MaxChars(64)
+  @MaxLen(64)
   user_id: string;
 
   @ApiProperty({ enum: PROJECT_ROLES })

@@ -1,6 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import {
-  ArrayMaxSize,
   IsArray,
   IsBoolean,
   IsIn,
@@ -8,9 +7,9 @@ import {
   IsOptional,
   IsString,
   IsUUID,
+  ValidateIf,
   Matches,
   Max,
-  MaxLength,
   Min,
 } from 'class-validator';
 import {
@@ -18,8 +17,11 @@ import {
   RowPageQueryDto,
   SORT_ORDERS,
   SortOrder,
+  QUERY_VALUES_MAX,
 } from '../../../common/pagination/page';
 import {
+  MaxItems,
+  MaxLen,
   Nullable,
   OptionalNotNull,
   QueryArray,
@@ -191,12 +193,12 @@ export class BulkRunCasesResultDto {
 export class CreateRunCaseDto {
   @ApiProperty({ format: 'uuid' })
   @IsString()
-  @MaxLength(100)
+  @MaxLen(100)
   test_run_id: string;
 
   @ApiProperty({ format: 'uuid', description: 'An active test case of the run’s project' })
   @IsString()
-  @MaxLength(100)
+  @MaxLen(100)
   test_case_id: string;
 
   @ApiPropertyOptional({
@@ -207,36 +209,39 @@ export class CreateRunCaseDto {
   })
   @Nullable()
   @IsString()
-  @MaxLength(100)
+  @MaxLen(100)
   assignee_id?: string | null;
 }
 
 export class BulkCreateRunCasesDto {
   @ApiProperty({ format: 'uuid' })
   @IsString()
-  @MaxLength(100)
+  @MaxLen(100)
   test_run_id: string;
 
   @ApiPropertyOptional({
     type: [String],
     description:
-      'Test case ids (exactly one of a non-empty test_case_ids and suite_id; an empty list counts as absent)',
-    maxItems: MAX_BULK_CASES,
+      'Test case ids (exactly one of a non-empty test_case_ids and suite_id; an empty list counts ' +
+      `as absent; null is a 422). At most ${MAX_BULK_CASES} ids.`,
   })
-  @IsOptional()
+  @OptionalNotNull()
   @IsArray()
-  @ArrayMaxSize(MAX_BULK_CASES)
+  @MaxItems(MAX_BULK_CASES)
   @IsString({ each: true })
+  @MaxLen(100, { each: true })
   test_case_ids?: string[];
 
   @ApiPropertyOptional({
     type: String,
     format: 'uuid',
-    description: 'Adds the active cases of this suite and all its descendant suites',
+    description:
+      'Adds the active cases of this suite and all its descendant suites. Must be a uuid (an ' +
+      'empty string counts as absent); a suite that is not one of the project adds nothing.',
   })
-  @IsOptional()
-  @IsString()
-  @MaxLength(100)
+  @OptionalNotNull()
+  @ValidateIf((_o, v) => v !== '')
+  @IsUUID()
   suite_id?: string;
 }
 
@@ -244,13 +249,13 @@ export class UpdateRunCaseDto {
   @ApiPropertyOptional({ nullable: true, type: String, format: 'uuid' })
   @Nullable()
   @IsString()
-  @MaxLength(100)
+  @MaxLen(100)
   assignee_id?: string | null;
 
   @ApiPropertyOptional({ nullable: true, type: String })
   @Nullable()
   @IsString()
-  @MaxLength(TEXT_MAX)
+  @MaxLen(TEXT_MAX)
   comment?: string | null;
 }
 
@@ -272,7 +277,7 @@ export class ListRunCasesQueryDto extends PageQueryDto {
   })
   @IsOptional()
   @IsString()
-  @MaxLength(100)
+  @MaxLen(100)
   test_run_id?: string;
 
   @ApiPropertyOptional({ format: 'uuid', description: 'With test_case_id: the case across runs' })
@@ -283,11 +288,12 @@ export class ListRunCasesQueryDto extends PageQueryDto {
   @ApiPropertyOptional({ format: 'uuid' })
   @IsOptional()
   @IsString()
-  @MaxLength(100)
+  @MaxLen(100)
   test_case_id?: string;
 
   @ApiPropertyOptional({ enum: RUN_ITEM_STATUSES, isArray: true, description: 'Repeatable' })
   @QueryArray()
+  @MaxItems(QUERY_VALUES_MAX)
   @IsOptional()
   @IsIn(RUN_ITEM_STATUSES, { each: true })
   status?: RunItemStatus[];
@@ -295,7 +301,7 @@ export class ListRunCasesQueryDto extends PageQueryDto {
   @ApiPropertyOptional({ format: 'uuid' })
   @IsOptional()
   @IsString()
-  @MaxLength(100)
+  @MaxLen(100)
   assignee_id?: string;
 
   @ApiPropertyOptional({
@@ -304,7 +310,7 @@ export class ListRunCasesQueryDto extends PageQueryDto {
   })
   @IsOptional()
   @IsString()
-  @MaxLength(200)
+  @MaxLen(200)
   @Matches(NO_NUL, { message: NO_NUL_MESSAGE })
   search?: string;
 
@@ -339,6 +345,7 @@ export class RunCaseDetailQueryDto {
 export class ListRowsQueryDto extends RowPageQueryDto {
   @ApiPropertyOptional({ enum: RUN_ITEM_STATUSES, isArray: true, description: 'Repeatable' })
   @QueryArray()
+  @MaxItems(QUERY_VALUES_MAX)
   @IsOptional()
   @IsIn(RUN_ITEM_STATUSES, { each: true })
   status?: RunItemStatus[];
@@ -353,33 +360,33 @@ export class UpdateRowDto {
   @ApiPropertyOptional({ nullable: true, type: String })
   @Nullable()
   @IsString()
-  @MaxLength(TEXT_MAX)
+  @MaxLen(TEXT_MAX)
   comment?: string | null;
 
   @ApiPropertyOptional({ type: [String], description: 'Replaces the list; [] clears it' })
   @OptionalNotNull()
   @IsArray()
-  @ArrayMaxSize(100)
+  @MaxItems(100)
   @IsString({ each: true })
-  @MaxLength(200, { each: true })
+  @MaxLen(200, { each: true })
   defect_ids?: string[];
 
   @ApiPropertyOptional({ nullable: true, type: String })
   @Nullable()
   @IsString()
-  @MaxLength(TEXT_MAX)
+  @MaxLen(TEXT_MAX)
   actual_result?: string | null;
 
   @ApiPropertyOptional({ nullable: true, type: String })
   @Nullable()
   @IsString()
-  @MaxLength(TEXT_MAX)
+  @MaxLen(TEXT_MAX)
   system_out?: string | null;
 
   @ApiPropertyOptional({ nullable: true, type: String })
   @Nullable()
   @IsString()
-  @MaxLength(TEXT_MAX)
+  @MaxLen(TEXT_MAX)
   system_err?: string | null;
 
   @ApiPropertyOptional({
@@ -390,7 +397,7 @@ export class UpdateRowDto {
   })
   @Nullable()
   @IsString()
-  @MaxLength(100)
+  @MaxLen(100)
   executed_by?: string | null;
 
   @ApiPropertyOptional({
@@ -401,7 +408,7 @@ export class UpdateRowDto {
   })
   @Nullable()
   @IsString()
-  @MaxLength(100)
+  @MaxLen(100)
   executed_by_id?: string | null;
 
   @ApiPropertyOptional({ nullable: true, type: String, format: 'date-time' })
@@ -443,8 +450,9 @@ export class RerunDto {
   @ApiPropertyOptional({ type: [String], description: 'Rows of this item (required for subset)' })
   @OptionalNotNull()
   @IsArray()
-  @ArrayMaxSize(10000)
+  @MaxItems(10000)
   @IsString({ each: true })
+  @MaxLen(100, { each: true })
   run_case_row_ids?: string[];
 
   @ApiPropertyOptional({

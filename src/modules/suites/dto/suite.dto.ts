@@ -8,11 +8,15 @@ import {
   IsString,
   IsUUID,
   Max,
-  MaxLength,
   Min,
 } from 'class-validator';
 import { PageQueryDto, SORT_ORDERS, SortOrder } from '../../../common/pagination/page';
-import { Nullable, OptionalNotNull, QueryBool } from '../../../common/validation/decorators';
+import {
+  MaxLen,
+  Nullable,
+  OptionalNotNull,
+  QueryBool,
+} from '../../../common/validation/decorators';
 
 export const SUITE_SORT_FIELDS = ['created_at', 'updated_at', 'name', 'position'] as const;
 export type SuiteSortField = (typeof SUITE_SORT_FIELDS)[number];
@@ -40,7 +44,7 @@ export class CreateSuiteDto {
   @ApiProperty({ maxLength: 255, example: 'Authentication' })
   @IsString()
   @IsNotEmpty()
-  @MaxLength(255)
+  @MaxLen(255)
   name: string;
 
   @ApiPropertyOptional({
@@ -56,7 +60,7 @@ export class CreateSuiteDto {
   @ApiPropertyOptional({ nullable: true, type: String, maxLength: 10000 })
   @Nullable()
   @IsString()
-  @MaxLength(10000)
+  @MaxLen(10000)
   description?: string | null;
 
   @ApiPropertyOptional({ default: 100, minimum: 0, description: 'Ordering among siblings' })
@@ -72,7 +76,7 @@ export class UpdateSuiteDto {
   @OptionalNotNull()
   @IsString()
   @IsNotEmpty()
-  @MaxLength(255)
+  @MaxLen(255)
   name?: string;
 
   @ApiPropertyOptional({
@@ -88,7 +92,7 @@ export class UpdateSuiteDto {
   @ApiPropertyOptional({ nullable: true, type: String, maxLength: 10000 })
   @Nullable()
   @IsString()
-  @MaxLength(10000)
+  @MaxLen(10000)
   description?: string | null;
 
   @ApiPropertyOptional({ minimum: 0 })
@@ -118,7 +122,7 @@ export class ListSuitesQueryDto extends PageQueryDto {
   @ApiPropertyOptional({ description: 'Case-insensitive substring of the name' })
   @IsOptional()
   @IsString()
-  @MaxLength(200)
+  @MaxLen(200)
   search?: string;
 
   @ApiPropertyOptional({ enum: SUITE_SORT_FIELDS, default: 'created_at' })

@@ -1,7 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import {
-  ArrayMaxSize,
   IsArray,
   IsBoolean,
   IsIn,
@@ -9,11 +8,21 @@ import {
   IsOptional,
   IsString,
   IsUUID,
-  MaxLength,
   ValidateNested,
 } from 'class-validator';
-import { PageQueryDto, SORT_ORDERS, SortOrder } from '../../../common/pagination/page';
-import { Nullable, OptionalNotNull, QueryArray } from '../../../common/validation/decorators';
+import {
+  PageQueryDto,
+  SORT_ORDERS,
+  SortOrder,
+  QUERY_VALUES_MAX,
+} from '../../../common/pagination/page';
+import {
+  MaxItems,
+  MaxLen,
+  Nullable,
+  OptionalNotNull,
+  QueryArray,
+} from '../../../common/validation/decorators';
 import { RISK_LEVELS, RiskLevel } from '../../components/risk-score';
 import { DatasetBindingDto } from '../../datasets/dto/binding.dto';
 import {
@@ -45,7 +54,7 @@ export class TestCaseStepDto {
   @ApiProperty({ maxLength: 10000, example: 'Open the login page' })
   @IsString()
   @IsNotEmpty()
-  @MaxLength(10000)
+  @MaxLen(10000)
   action: string;
 
   @ApiPropertyOptional({
@@ -56,7 +65,7 @@ export class TestCaseStepDto {
   })
   @Nullable()
   @IsString()
-  @MaxLength(10000)
+  @MaxLen(10000)
   expected?: string | null;
 }
 
@@ -88,7 +97,7 @@ export class CoverageInputDto {
   @ApiPropertyOptional({ nullable: true, type: String, maxLength: 10000 })
   @Nullable()
   @IsString()
-  @MaxLength(10000)
+  @MaxLen(10000)
   notes?: string | null;
 }
 
@@ -140,25 +149,25 @@ export class CreateTestCaseDto {
   @ApiProperty({ maxLength: 500, example: 'Login with valid credentials' })
   @IsString()
   @IsNotEmpty()
-  @MaxLength(500)
+  @MaxLen(500)
   title: string;
 
   @ApiPropertyOptional({ nullable: true, type: String, maxLength: 100000 })
   @Nullable()
   @IsString()
-  @MaxLength(100000)
+  @MaxLen(100000)
   description?: string | null;
 
   @ApiPropertyOptional({ nullable: true, type: String, maxLength: 100000 })
   @Nullable()
   @IsString()
-  @MaxLength(100000)
+  @MaxLen(100000)
   preconditions?: string | null;
 
   @ApiPropertyOptional({ type: [TestCaseStepDto], default: [], maxItems: 500 })
   @OptionalNotNull()
   @IsArray()
-  @ArrayMaxSize(500)
+  @MaxItems(500)
   @ValidateNested({ each: true })
   @Type(() => TestCaseStepDto)
   steps?: TestCaseStepDto[];
@@ -187,7 +196,7 @@ export class CreateTestCaseDto {
   })
   @Nullable()
   @IsString()
-  @MaxLength(255)
+  @MaxLen(255)
   automation_id?: string | null;
 
   @ApiPropertyOptional({ format: 'uuid', nullable: true, type: String })
@@ -218,15 +227,15 @@ export class CreateTestCaseDto {
   })
   @OptionalNotNull()
   @IsArray()
-  @ArrayMaxSize(100)
+  @MaxItems(100)
   @IsString({ each: true })
-  @MaxLength(100, { each: true })
+  @MaxLen(100, { each: true })
   tags?: string[];
 
   @ApiPropertyOptional({ type: [CoverageInputDto], default: [], maxItems: 500 })
   @OptionalNotNull()
   @IsArray()
-  @ArrayMaxSize(500)
+  @MaxItems(500)
   @ValidateNested({ each: true })
   @Type(() => CoverageInputDto)
   component_coverages?: CoverageInputDto[];
@@ -237,19 +246,19 @@ export class UpdateTestCaseDto {
   @OptionalNotNull()
   @IsString()
   @IsNotEmpty()
-  @MaxLength(500)
+  @MaxLen(500)
   title?: string;
 
   @ApiPropertyOptional({ nullable: true, type: String, maxLength: 100000 })
   @Nullable()
   @IsString()
-  @MaxLength(100000)
+  @MaxLen(100000)
   description?: string | null;
 
   @ApiPropertyOptional({ nullable: true, type: String, maxLength: 100000 })
   @Nullable()
   @IsString()
-  @MaxLength(100000)
+  @MaxLen(100000)
   preconditions?: string | null;
 
   @ApiPropertyOptional({
@@ -259,7 +268,7 @@ export class UpdateTestCaseDto {
   })
   @OptionalNotNull()
   @IsArray()
-  @ArrayMaxSize(500)
+  @MaxItems(500)
   @ValidateNested({ each: true })
   @Type(() => TestCaseStepDto)
   steps?: TestCaseStepDto[];
@@ -282,7 +291,7 @@ export class UpdateTestCaseDto {
   @ApiPropertyOptional({ nullable: true, type: String, maxLength: 255 })
   @Nullable()
   @IsString()
-  @MaxLength(255)
+  @MaxLen(255)
   automation_id?: string | null;
 
   @ApiPropertyOptional({ format: 'uuid', nullable: true, type: String })
@@ -303,9 +312,9 @@ export class UpdateTestCaseDto {
   @ApiPropertyOptional({ type: [String] })
   @OptionalNotNull()
   @IsArray()
-  @ArrayMaxSize(100)
+  @MaxItems(100)
   @IsString({ each: true })
-  @MaxLength(100, { each: true })
+  @MaxLen(100, { each: true })
   tags?: string[];
 
   @ApiPropertyOptional({
@@ -315,7 +324,7 @@ export class UpdateTestCaseDto {
   })
   @OptionalNotNull()
   @IsArray()
-  @ArrayMaxSize(500)
+  @MaxItems(500)
   @ValidateNested({ each: true })
   @Type(() => CoverageInputDto)
   component_coverages?: CoverageInputDto[];
@@ -331,7 +340,7 @@ export class ListTestCasesQueryDto extends PageQueryDto {
   })
   @IsOptional()
   @IsString()
-  @MaxLength(200)
+  @MaxLen(200)
   search?: string;
 
   @ApiPropertyOptional({
@@ -340,18 +349,21 @@ export class ListTestCasesQueryDto extends PageQueryDto {
     description: 'Without this filter archived cases are hidden',
   })
   @QueryArray()
+  @MaxItems(QUERY_VALUES_MAX)
   @IsOptional()
   @IsIn(TEST_CASE_STATUSES, { each: true })
   status?: TestCaseStatus[];
 
   @ApiPropertyOptional({ enum: TEST_CASE_PRIORITIES, isArray: true })
   @QueryArray()
+  @MaxItems(QUERY_VALUES_MAX)
   @IsOptional()
   @IsIn(TEST_CASE_PRIORITIES, { each: true })
   priority?: TestCasePriority[];
 
   @ApiPropertyOptional({ type: [String], description: 'Cases directly in any of these suites' })
   @QueryArray()
+  @MaxItems(QUERY_VALUES_MAX)
   @IsOptional()
   @IsUUID('all', { each: true })
   suite_id?: string[];
@@ -361,31 +373,36 @@ export class ListTestCasesQueryDto extends PageQueryDto {
     description: 'Cases with any of these tags (case-insensitive)',
   })
   @QueryArray()
+  @MaxItems(QUERY_VALUES_MAX)
   @IsOptional()
   @IsString({ each: true })
-  @MaxLength(100, { each: true })
+  @MaxLen(100, { each: true })
   tag?: string[];
 
   @ApiPropertyOptional({ enum: TEST_CASE_TYPES, isArray: true })
   @QueryArray()
+  @MaxItems(QUERY_VALUES_MAX)
   @IsOptional()
   @IsIn(TEST_CASE_TYPES, { each: true })
   test_case_type?: TestCaseType[];
 
   @ApiPropertyOptional({ type: [String], description: 'primary_product_id is any of these' })
   @QueryArray()
+  @MaxItems(QUERY_VALUES_MAX)
   @IsOptional()
   @IsUUID('all', { each: true })
   product_id?: string[];
 
   @ApiPropertyOptional({ type: [String], description: 'Cases covering any of these components' })
   @QueryArray()
+  @MaxItems(QUERY_VALUES_MAX)
   @IsOptional()
   @IsUUID('all', { each: true })
   component_id?: string[];
 
   @ApiPropertyOptional({ type: [String] })
   @QueryArray()
+  @MaxItems(QUERY_VALUES_MAX)
   @IsOptional()
   @IsUUID('all', { each: true })
   owner_id?: string[];
@@ -400,6 +417,7 @@ export class ListTestCasesQueryDto extends PageQueryDto {
 
   @ApiPropertyOptional({ type: [String], description: 'Leave these cases out' })
   @QueryArray()
+  @MaxItems(QUERY_VALUES_MAX)
   @IsOptional()
   @IsUUID('all', { each: true })
   exclude_test_case_id?: string[];

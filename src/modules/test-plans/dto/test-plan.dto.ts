@@ -1,7 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import {
-  ArrayMaxSize,
   IsArray,
   IsBoolean,
   IsIn,
@@ -10,11 +9,21 @@ import {
   IsOptional,
   IsString,
   IsUUID,
-  MaxLength,
   ValidateNested,
 } from 'class-validator';
-import { PageQueryDto, SORT_ORDERS, SortOrder } from '../../../common/pagination/page';
-import { Nullable, OptionalNotNull, QueryArray } from '../../../common/validation/decorators';
+import {
+  PageQueryDto,
+  SORT_ORDERS,
+  SortOrder,
+  QUERY_VALUES_MAX,
+} from '../../../common/pagination/page';
+import {
+  MaxItems,
+  MaxLen,
+  Nullable,
+  OptionalNotNull,
+  QueryArray,
+} from '../../../common/validation/decorators';
 import { PlanGenerationConfigDto } from '../../products/dto/plan-preview.dto';
 import { CreateTestRunFields } from '../../test-runs/dto/test-run.dto';
 
@@ -66,21 +75,21 @@ export class CreateTestPlanDto {
   @ApiProperty({ maxLength: 255, example: 'Release 2.4 regression' })
   @IsString()
   @IsNotEmpty()
-  @MaxLength(255)
+  @MaxLen(255)
   name: string;
 
   @ApiPropertyOptional({ nullable: true, type: String, maxLength: 10000 })
   @Nullable()
   @IsString()
-  @MaxLength(10000)
+  @MaxLen(10000)
   description?: string | null;
 
   @ApiPropertyOptional({ type: [String], default: [] })
   @OptionalNotNull()
   @IsArray()
-  @ArrayMaxSize(100)
+  @MaxItems(100)
   @IsString({ each: true })
-  @MaxLength(100, { each: true })
+  @MaxLen(100, { each: true })
   tags?: string[];
 
   @ApiPropertyOptional({ enum: GENERATION_SOURCES, default: 'manual' })
@@ -107,19 +116,25 @@ export class CreateTestPlanDto {
 
   @ApiPropertyOptional({
     type: [String],
+    items: { type: 'string', format: 'uuid' },
     default: [],
     description: 'Suites of the project (their subtrees are included)',
   })
   @OptionalNotNull()
   @IsArray()
-  @ArrayMaxSize(MAX_PLAN_SUITES)
+  @MaxItems(MAX_PLAN_SUITES)
   @IsUUID('all', { each: true })
   suite_ids?: string[];
 
-  @ApiPropertyOptional({ type: [String], default: [], description: 'Test cases of the project' })
+  @ApiPropertyOptional({
+    type: [String],
+    items: { type: 'string', format: 'uuid' },
+    default: [],
+    description: 'Test cases of the project',
+  })
   @OptionalNotNull()
   @IsArray()
-  @ArrayMaxSize(MAX_PLAN_CASES)
+  @MaxItems(MAX_PLAN_CASES)
   @IsUUID('all', { each: true })
   case_ids?: string[];
 }
@@ -129,21 +144,21 @@ export class UpdateTestPlanDto {
   @OptionalNotNull()
   @IsString()
   @IsNotEmpty()
-  @MaxLength(255)
+  @MaxLen(255)
   name?: string;
 
   @ApiPropertyOptional({ nullable: true, type: String, maxLength: 10000 })
   @Nullable()
   @IsString()
-  @MaxLength(10000)
+  @MaxLen(10000)
   description?: string | null;
 
   @ApiPropertyOptional({ type: [String] })
   @OptionalNotNull()
   @IsArray()
-  @ArrayMaxSize(100)
+  @MaxItems(100)
   @IsString({ each: true })
-  @MaxLength(100, { each: true })
+  @MaxLen(100, { each: true })
   tags?: string[];
 
   @ApiPropertyOptional({ enum: GENERATION_SOURCES })
@@ -168,17 +183,25 @@ export class UpdateTestPlanDto {
   @IsUUID()
   milestone_id?: string | null;
 
-  @ApiPropertyOptional({ type: [String], description: 'Replaces all suites ([] clears)' })
+  @ApiPropertyOptional({
+    type: [String],
+    items: { type: 'string', format: 'uuid' },
+    description: 'Replaces all suites ([] clears)',
+  })
   @OptionalNotNull()
   @IsArray()
-  @ArrayMaxSize(MAX_PLAN_SUITES)
+  @MaxItems(MAX_PLAN_SUITES)
   @IsUUID('all', { each: true })
   suite_ids?: string[];
 
-  @ApiPropertyOptional({ type: [String], description: 'Replaces all explicit cases ([] clears)' })
+  @ApiPropertyOptional({
+    type: [String],
+    items: { type: 'string', format: 'uuid' },
+    description: 'Replaces all explicit cases ([] clears)',
+  })
   @OptionalNotNull()
   @IsArray()
-  @ArrayMaxSize(MAX_PLAN_CASES)
+  @MaxItems(MAX_PLAN_CASES)
   @IsUUID('all', { each: true })
   case_ids?: string[];
 }
@@ -191,7 +214,7 @@ export class ListTestPlansQueryDto extends PageQueryDto {
   @ApiPropertyOptional({ description: 'Case-insensitive substring of name or description' })
   @IsOptional()
   @IsString()
-  @MaxLength(200)
+  @MaxLen(200)
   search?: string;
 
   @ApiPropertyOptional({
@@ -199,26 +222,30 @@ export class ListTestPlansQueryDto extends PageQueryDto {
     description: 'Plans having any of these tags (case-insensitive)',
   })
   @QueryArray()
+  @MaxItems(QUERY_VALUES_MAX)
   @IsOptional()
   @IsString({ each: true })
-  @MaxLength(100, { each: true })
+  @MaxLen(100, { each: true })
   tag?: string[];
 
   @ApiPropertyOptional({ type: [String], description: 'Same as tag (reference spelling)' })
   @QueryArray()
+  @MaxItems(QUERY_VALUES_MAX)
   @IsOptional()
   @IsString({ each: true })
-  @MaxLength(100, { each: true })
+  @MaxLen(100, { each: true })
   tags?: string[];
 
   @ApiPropertyOptional({ type: [String] })
   @QueryArray()
+  @MaxItems(QUERY_VALUES_MAX)
   @IsOptional()
   @IsUUID('all', { each: true })
   milestone_id?: string[];
 
   @ApiPropertyOptional({ enum: GENERATION_SOURCES, isArray: true })
   @QueryArray()
+  @MaxItems(QUERY_VALUES_MAX)
   @IsOptional()
   @IsIn(GENERATION_SOURCES, { each: true })
   generation_source?: GenerationSource[];
@@ -243,7 +270,7 @@ export class CreateRunFromPlanDto extends CreateTestRunFields {
   })
   @Nullable()
   @IsString()
-  @MaxLength(100)
+  @MaxLen(100)
   override milestone_id?: string | null = undefined;
 
   @ApiPropertyOptional({

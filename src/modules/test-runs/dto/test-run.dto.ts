@@ -9,14 +9,28 @@ import {
   IsUUID,
   Matches,
   Max,
-  MaxLength,
   Min,
 } from 'class-validator';
-import { PageQueryDto, SORT_ORDERS, SortOrder } from '../../../common/pagination/page';
-import { Nullable, OptionalNotNull, QueryArray } from '../../../common/validation/decorators';
+import {
+  PageQueryDto,
+  SORT_ORDERS,
+  SortOrder,
+  QUERY_VALUES_MAX,
+} from '../../../common/pagination/page';
+import {
+  MaxItems,
+  MaxLen,
+  Nullable,
+  OptionalNotNull,
+  QueryArray,
+} from '../../../common/validation/decorators';
 import { RUN_ITEM_STATUSES, RunItemStatus } from '../../run-items/roll-up';
 import { RUN_STATUSES, RunStatus } from '../run-status';
-import { IsDateOrDateTime, IsDateTime } from '../../../common/validation/datetime';
+import {
+  DATETIME_MAX_LENGTH,
+  IsDateOrDateTime,
+  IsDateTime,
+} from '../../../common/validation/datetime';
 
 /** PostgreSQL text cannot hold NUL characters: a query value with one is a 422, never a 500. */
 const NO_NUL = /^[^\u0000]*$/;
@@ -237,13 +251,13 @@ export class CreateTestRunFields {
   @ApiProperty({ maxLength: 255, example: 'Nightly regression' })
   @IsString()
   @IsNotEmpty()
-  @MaxLength(255)
+  @MaxLen(255)
   name: string;
 
   @ApiPropertyOptional({ nullable: true, maxLength: 10000 })
   @Nullable()
   @IsString()
-  @MaxLength(10000)
+  @MaxLen(10000)
   description?: string | null;
 
   @ApiPropertyOptional({
@@ -255,7 +269,7 @@ export class CreateTestRunFields {
   })
   @Nullable()
   @IsString()
-  @MaxLength(100)
+  @MaxLen(100)
   environment_id?: string | null;
 
   @ApiPropertyOptional({
@@ -265,13 +279,13 @@ export class CreateTestRunFields {
   })
   @Nullable()
   @IsString()
-  @MaxLength(100)
+  @MaxLen(100)
   milestone_id?: string | null;
 
   @ApiPropertyOptional({ nullable: true, maxLength: 255, example: '2.4.0-rc1' })
   @Nullable()
   @IsString()
-  @MaxLength(255)
+  @MaxLen(255)
   build?: string | null;
 
   @ApiPropertyOptional({
@@ -281,7 +295,7 @@ export class CreateTestRunFields {
   })
   @Nullable()
   @IsString()
-  @MaxLength(100)
+  @MaxLen(100)
   assignee?: string | null;
 }
 
@@ -296,13 +310,13 @@ export class UpdateTestRunDto {
   @OptionalNotNull()
   @IsString()
   @IsNotEmpty()
-  @MaxLength(255)
+  @MaxLen(255)
   name?: string;
 
   @ApiPropertyOptional({ nullable: true, maxLength: 10000 })
   @Nullable()
   @IsString()
-  @MaxLength(10000)
+  @MaxLen(10000)
   description?: string | null;
 
   @ApiPropertyOptional({
@@ -313,25 +327,25 @@ export class UpdateTestRunDto {
   })
   @IsOptional()
   @IsString()
-  @MaxLength(100)
+  @MaxLen(100)
   environment_id?: string | null;
 
   @ApiPropertyOptional({ nullable: true, type: String, description: 'Sets or clears the link' })
   @Nullable()
   @IsString()
-  @MaxLength(100)
+  @MaxLen(100)
   milestone_id?: string | null;
 
   @ApiPropertyOptional({ nullable: true, maxLength: 255 })
   @Nullable()
   @IsString()
-  @MaxLength(255)
+  @MaxLen(255)
   build?: string | null;
 
   @ApiPropertyOptional({ nullable: true, type: String })
   @Nullable()
   @IsString()
-  @MaxLength(100)
+  @MaxLen(100)
   assignee?: string | null;
 
   @ApiPropertyOptional({
@@ -402,20 +416,25 @@ export class ListTestRunsQueryDto extends PageQueryDto {
     description: 'Repeatable. Without it archived runs are hidden.',
   })
   @QueryArray()
+  @MaxItems(QUERY_VALUES_MAX)
   @IsOptional()
   @IsIn(RUN_STATUSES, { each: true })
   status?: RunStatus[];
 
   @ApiPropertyOptional({ type: [String], description: 'Repeatable' })
   @QueryArray()
+  @MaxItems(QUERY_VALUES_MAX)
   @IsOptional()
   @IsString({ each: true })
+  @MaxLen(100, { each: true })
   environment_id?: string[];
 
   @ApiPropertyOptional({ type: [String], description: 'Repeatable' })
   @QueryArray()
+  @MaxItems(QUERY_VALUES_MAX)
   @IsOptional()
   @IsString({ each: true })
+  @MaxLen(100, { each: true })
   milestone_id?: string[];
 
   @ApiPropertyOptional({
@@ -423,20 +442,21 @@ export class ListTestRunsQueryDto extends PageQueryDto {
   })
   @IsOptional()
   @IsString()
-  @MaxLength(200)
+  @MaxLen(200)
   @Matches(NO_NUL, { message: NO_NUL_MESSAGE })
   search?: string;
 
   @ApiPropertyOptional({ description: 'User id of the creator' })
   @IsOptional()
   @IsString()
-  @MaxLength(100)
+  @MaxLen(100)
   @Matches(NO_NUL, { message: NO_NUL_MESSAGE })
   created_by?: string;
 
   @ApiPropertyOptional({
     description: 'Created at or after: a date (YYYY-MM-DD, from 00:00 UTC) or an ISO 8601 datetime',
     example: '2026-05-01',
+    maxLength: DATETIME_MAX_LENGTH,
   })
   @IsOptional()
   @IsDateOrDateTime()
@@ -446,6 +466,7 @@ export class ListTestRunsQueryDto extends PageQueryDto {
     description:
       'Created at or before: a date (YYYY-MM-DD, the whole day inclusive, UTC) or an ISO 8601 datetime',
     example: '2026-05-31',
+    maxLength: DATETIME_MAX_LENGTH,
   })
   @IsOptional()
   @IsDateOrDateTime()

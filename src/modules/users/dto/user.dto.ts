@@ -10,7 +10,7 @@ import {
   MinLength,
 } from 'class-validator';
 import { PageQueryDto, SORT_ORDERS, SortOrder } from '../../../common/pagination/page';
-import { MaxChars, Nullable, OptionalNotNull } from '../../../common/validation/decorators';
+import { MaxLen, Nullable, OptionalNotNull } from '../../../common/validation/decorators';
 import { NoTrim } from '../../../common/validation/validate';
 import { UserEntity } from '../entities/user.entity';
 import { ApiKeyEntity } from '../entities/api-key.entity';
@@ -62,7 +62,7 @@ export class CreateUserDto {
   @ApiProperty({ minLength: 3, maxLength: 64, example: 'alice' })
   @IsString()
   @MinLength(3)
-  @MaxChars(64)
+  @MaxLen(64)
   @Matches(USERNAME_RE, { message: USERNAME_MESSAGE })
   username: string;
 
@@ -70,19 +70,19 @@ export class CreateUserDto {
   @NoTrim()
   @IsString()
   @MinLength(10)
-  @MaxChars(256)
+  @MaxLen(256)
   password: string;
 
   @ApiPropertyOptional({ nullable: true, maxLength: 200 })
   @Nullable()
   @IsString()
-  @MaxChars(200)
+  @MaxLen(200)
   display_name?: string | null;
 
   @ApiPropertyOptional({ nullable: true, maxLength: 320 })
   @Nullable()
   @IsEmail()
-  @MaxChars(320)
+  @MaxLen(320)
   email?: string | null;
 
   @ApiPropertyOptional({ default: false })
@@ -96,20 +96,20 @@ export class UpdateUserDto {
   @OptionalNotNull()
   @IsString()
   @MinLength(3)
-  @MaxChars(64)
+  @MaxLen(64)
   @Matches(USERNAME_RE, { message: USERNAME_MESSAGE })
   username?: string;
 
   @ApiPropertyOptional({ nullable: true, maxLength: 200 })
   @Nullable()
   @IsString()
-  @MaxChars(200)
+  @MaxLen(200)
   display_name?: string | null;
 
   @ApiPropertyOptional({ nullable: true, maxLength: 320 })
   @Nullable()
   @IsEmail()
-  @MaxChars(320)
+  @MaxLen(320)
   email?: string | null;
 
   @ApiPropertyOptional({ description: 'Administrators only' })
@@ -131,14 +131,14 @@ export class ChangePasswordDto {
   @NoTrim()
   @OptionalNotNull()
   @IsString()
-  @MaxChars(256)
+  @MaxLen(256)
   current_password?: string;
 
   @ApiProperty({ minLength: 10, maxLength: 256 })
   @NoTrim()
   @IsString()
   @MinLength(10)
-  @MaxChars(256)
+  @MaxLen(256)
   new_password: string;
 }
 
@@ -157,7 +157,7 @@ export class ListUsersQueryDto extends PageQueryDto {
   })
   @IsOptional()
   @IsString()
-  @MaxChars(200)
+  @MaxLen(200)
   search?: string;
 
   @ApiPropertyOptional({ enum: USER_SORT_KEYS, default: 'created_at' })
@@ -179,14 +179,14 @@ export class LoginDto {
   @ApiProperty({ example: 'admin' })
   @IsString()
   @IsNotEmpty()
-  @MaxChars(64)
+  @MaxLen(64)
   username: string;
 
   @ApiProperty({ example: 'a long passphrase' })
   @NoTrim()
   @IsString()
   @IsNotEmpty()
-  @MaxChars(256)
+  @MaxLen(256)
   password: string;
 }
 
@@ -201,7 +201,7 @@ export class CreateApiKeyDto {
   @ApiProperty({ maxLength: 120, example: 'CI pipeline' })
   @IsString()
   @IsNotEmpty()
-  @MaxChars(120)
+  @MaxLen(120)
   name: string;
 
   @ApiPropertyOptional({

@@ -1,0 +1,145 @@
+import 'reflect-metadata';
+import { NestFactory } from '@nestjs/core';
+import type { OpenAPIObject } from '@nestjs/swagger';
+import { AppModule } from '../../src/app.module';
+import { loadConfig } from '../../src/config/config';
+import { buildOpenApiDocument } from '../../src/common/openapi/openapi';
+
+type Schema = Record<string, unknown>;
+
+/**
+ * Every string and every array a client can send (request bodies, query parameters) declares a
+ * bound in the OpenAPI document (`maxLength` / `maxItems`), so no input is unbounded and the
+ * document says how large it may be (issue #22, defect 6). A string needs no `maxLength` when its
+ * format or enum already bounds it (uuid, date-time, binary upload, enum).
+ */
+export function unboundedInputs(doc: OpenAPIObject): string[] {
+  const schemas = (doc.components?.schemas ?? {}) as Record<string, Schema>;
+  const found: string[] = [];
+  const seen = new Set<string>();
+
+  const walk = (schema: Schema | undefined, where: string): void => {
+    if (!schema) return;
+    const ref = schema.$ref;
+    if (typeof ref === 'string') {
+      const name = ref.split('/').pop() as string;
+      if (seen.has(`${name}@${where}`)) return;
+      seen.add(`${name}@${where}`);
+      walk(schemas[name], where);
+      return;
+    }
+    for (const key of ['allOf', 'oneOf', 'anyOf'] as const) {
+      const list = schema[key];
+      if (Array.isArray(list)) list.forEach((s: Schema) => walk(s, where));
+    }
+    if (schema.type === 'string') {
+      const bounded =
+        typeof schema.maxLength === 'number' ||
+        Array.isArray(schema.enum) ||
+        ['uuid', 'date-time', 'date', 'binary'].includes(String(schema.format));
+      if (!bounded) found.push(`${where}: string without maxLength`);
+    }
+    if (schema.type === 'array') {
+      if (typeof schema.maxItems !== 'number') found.push(`${where}: array without maxItems`);
+      // @nestjs/swagger 12 keeps only `type`, `format`, `pattern`, `minimum`, `maximum` of a query
+      // array's items: their maxLength cannot be documented there (the validators still apply).
+      if (!where.includes(' query.')) walk(schema.items as Schema | undefined, `${where}[]`);
+    }
+    if (schema.type === 'object' || schema.properties) {
+      const props = (schema.properties ?? {}) as Record<string, Schema>;
+      for (const [name, child] of Object.entries(props)) walk(child, `${where}.${name}`);
+      if (
+        schema.additionalProperties &&
+        !schema.properties &&
+        typeof schema.maxProperties !== 'number'
+      ) {
+        found.push(`${where}: free-form object without maxProperties`);
+      }
+    }
+  };
+
+  for (const [path, item] of Object.entries(doc.paths)) {
+    for (const [method, op] of Object.entries(item as Record<string, Schema>)) {
+      if (!['get', 'post', 'put', 'patch', 'delete'].includes(method)) continue;
+      const at = `${method.toUpperCase()} ${path}`;
+      for (const p of (op.parameters ?? []) as Schema[]) {
+        if (p.in === 'query') walk(p.schema as Schema, `${at} query.${String(p.name)}`);
+      }
+      const content = ((op.requestBody as Schema | undefined)?.content ?? {}) as Record<
+        string,
+        Schema
+      >;
+      for (const media of Object.values(content)) walk(media.schema as Schema, `${at} body`);
+    }
+  }
+  return found;
+}
+
+describe('OpenAPI: bounds of every input', () => {
+  let doc: OpenAPIObject;
+
+  beforeAll(async () => {
+    const config = loadConfig(
+      {
+        AUTH_SECRET: 'x'.repeat(40),
+        DATABASE_URL: 'postgres://unused@127.0.0.1:1/unused',
+        LOG_LEVEL: 'silent',
+      },
+      { persistSecret: false },
+    );
+    const app = await NestFactory.create(AppModule.forRoot(config, config.databaseUrl as string), {
+      preview: true,
+      logger: false,
+      abortOnError: false,
+    });
+    app.setGlobalPrefix('api/v1', { exclude: ['healthz', 'readyz', 'metrics'] });
+    doc = buildOpenApiDocument(app);
+    await app.close();
+  });
+
+  it('every string has a maxLength and every array a maxItems (request bodies and queries)', () => {
+    expect(unboundedInputs(doc)).toEqual([]);
+  });
+});
+
+describe('OpenAPI bounds audit', () => {
+  it('finds an unbounded string, array and free-form object', () => {
+    const fake = {
+      openapi: '3.0.0',
+      info: { title: 't', version: '1' },
+      paths: {
+        '/x': {
+          post: {
+            parameters: [
+              { in: 'query', name: 'q', schema: { type: 'string' } },
+              { in: 'query', name: 'r', schema: { type: 'array', items: { type: 'string' } } },
+            ],
+            requestBody: {
+              content: { 'application/json': { schema: { $ref: '#/components/schemas/B' } } },
+            },
+          },
+        },
+      },
+      components: {
+        schemas: {
+          B: {
+            type: 'object',
+            properties: {
+              ok: { type: 'string', maxLength: 5 },
+              id: { type: 'string', format: 'uuid' },
+              list: { type: 'array', items: { type: 'string' } },
+              meta: { type: 'object', additionalProperties: true },
+            },
+          },
+        },
+      },
+    } as unknown as OpenAPIObject;
+    expect(unboundedInputs(fake)).toEqual([
+      'POST /x query.q: string without maxLength',
+      'POST /x query.r: array without maxItems',
+      'POST /x body.list: array without maxItems',
+      'POST /x body.list[]: string without maxLength',
+      'POST /x body.meta: free-form object without maxProperties',
+    ]);
+  });
+});
