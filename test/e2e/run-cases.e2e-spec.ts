@@ -461,8 +461,14 @@ describe('run cases, rows and history', () => {
       );
       const p = expectProblem(await bulk({ suite_id: 5 }), 422, 'validation_error');
       expect(p.errors).toHaveProperty('suite_id');
-      // As in the reference, the suite itself is not validated: unknown, malformed or foreign
-      // suites have no cases of this project, so nothing is added.
+      // A suite_id that is no uuid at all, or null, is a malformed request (issue #22: it was a
+      // 201 with nothing); test_case_ids null was a 500.
+      for (const body of [{ suite_id: 'nope' }, { suite_id: null }, { test_case_ids: null }]) {
+        const bad = expectProblem(await bulk(body), 422, 'validation_error');
+        expect(Object.keys(bad.errors as object)).toEqual(Object.keys(body));
+      }
+      // As in the reference, the suite itself is not checked: unknown or foreign suites have no
+      // cases of this project, so nothing is added.
       const otherProject = await t.createProject(f.lead.token);
       const foreignSuite = await ok(
         await t
@@ -476,7 +482,7 @@ describe('run cases, rows and history', () => {
           .send({ project_id: otherProject, title: 'Foreign case', suite_id: foreignSuite.id }),
         201,
       );
-      for (const suiteId of ['0190d9a6-0000-7000-8000-000000000000', 'nope', foreignSuite.id]) {
+      for (const suiteId of ['0190d9a6-0000-7000-8000-000000000000', foreignSuite.id]) {
         const res = await ok(await bulk({ suite_id: suiteId }), 201);
         expect(res).toEqual({ items: [], created_count: 0, existing_count: 0 });
       }
