@@ -436,3 +436,56 @@ describe('transport errors: Content-Encoding and requests Node refuses', () => {
     });
   });
 });
+
+describe('uploads without a Content-Length (chunked)', () => {
+  const MAX_UPLOAD = 100_000;
+  let t: TestApp;
+  let f: RoleFixture;
+  let port: number;
+  beforeAll(async () => {
+    t = await createTestApp({ MAX_UPLOAD_BYTES: String(MAX_UPLOAD) });
+    f = await t.roleFixture();
+    port = (t.server.address() as AddressInfo).port;
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  /** POSTs `body` in 16 KB chunks with Transfer-Encoding: chunked (no Content-Length to check). */
+  function chunkedPost(path: string, type: string, body: Buffer): Promise<{ status: number; body: Record<string, unknown> }> {
+    return new Promise((resolve, reject) => {
+      const req = httpRequest(
+        { port, host: '127.0.0.1', method: 'POST', path, headers: { 'Content-Type': type, Authorization: `Bearer ${f.tester.token}` } },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') }));
+        },
+      );
+      // The server may answer and close before the whole body is sent.
+      req.on('error', (err: NodeJS.ErrnoException) => (err.code === 'EPIPE' || err.code === 'ECONNRESET' ? undefined : reject(err)));
+      for (let at = 0; at < body.length; at += 16 * 1024) req.write(body.subarray(at, at + 16 * 1024));
+      req.end();
+    });
+  }
+
+  it('are held to MAX_UPLOAD_BYTES plus the multipart overhead as a whole (a padded body is 413, nothing imported)', async () => {
+    const count = async () => Number((await t.db.query(`SELECT count(*)::int AS n FROM junit_imports`))[0].n);
+    const report = fixture('basic.xml');
+    // Bytes before the first boundary are skipped by the multipart parser: only the bound on the
+    // whole body refuses them (a declared Content-Length would have been refused up front).
+    const padding = Buffer.alloc(MAX_UPLOAD + MULTIPART_OVERHEAD_BYTES + 1, 0x20);
+    const padded = multipart(report, padding);
+    const before = await count();
+    const res = await chunkedPost(`/api/v1/projects/${f.projectId}/imports/junit`, padded.type, padded.body);
+    expect(res.status).toBe(413);
+    expect(res.body).toMatchObject({ status: 413, code: 'payload_too_large' });
+    expect(await count()).toBe(before);
+
+    // The same report without the padding, chunked too, imports.
+    const plain = multipart(report);
+    const ok = await chunkedPost(`/api/v1/projects/${f.projectId}/imports/junit`, plain.type, plain.body);
+    expect(ok.status).toBe(201);
+    expect(await count()).toBe(before + 1);
+  });
+});

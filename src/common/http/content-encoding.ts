@@ -1,4 +1,4 @@
-import { type Readable, Transform, type Writable } from 'node:stream';
+import { PassThrough, type Readable, Transform, type Writable } from 'node:stream';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import type { Request } from 'express';
 import { AppException } from '../errors/app-exception';
@@ -60,8 +60,10 @@ export function isDecodingError(err: unknown): boolean {
   return e.type === undefined && typeof e.errno === 'number';
 }
 
-function decompressor(coding: ContentCoding): Transform {
+function decompressor(coding: ContentCoding | null): Transform {
   switch (coding) {
+    case null:
+      return new PassThrough();
     case 'gzip':
       return createGunzip();
     case 'deflate':
@@ -77,10 +79,11 @@ function decompressor(coding: ContentCoding): Transform {
  * `output`. `output` fails (is destroyed) with 400 `invalid_content_encoding` when the body does not
  * decode (not compressed, truncated, corrupt), or with 413 `payload_too_large` as soon as more than
  * `maxBytes` decoded bytes came out; the decompressor is then discarded, so a small compressed body
- * never inflates past the limit in memory.
+ * never inflates past the limit in memory. With `coding` null (no Content-Encoding) it only counts:
+ * a body sent without a Content-Length (chunked) is held to the same limit.
  */
 export function createBodyDecoder(
-  coding: ContentCoding,
+  coding: ContentCoding | null,
   maxBytes: number,
 ): { input: Writable; output: Readable } {
   const inflate = decompressor(coding);
@@ -99,7 +102,9 @@ export function createBodyDecoder(
   });
   // A failed output unpipes itself (stream.pipe); the decompressor is then discarded.
   output.once('error', () => inflate.destroy());
-  inflate.once('error', (error: Error) => output.destroy(invalidContentEncoding(coding, error)));
+  inflate.once('error', (error: Error) =>
+    output.destroy(invalidContentEncoding(coding ?? 'identity', error)),
+  );
   inflate.pipe(output);
   return { input: inflate, output };
 }

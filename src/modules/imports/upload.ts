@@ -405,10 +405,9 @@ function passNamelessFileParts(req: Request, maxDecodedBytes: number): () => voi
   if (!boundary) return () => undefined;
   const fix = addMissingFilename(boundary, FILE_PART, MISSING_FILE_NAME);
   const coding = requestContentCoding(req);
-  const decoder =
-    'coding' in coding && coding.coding !== null
-      ? createBodyDecoder(coding.coding, maxDecodedBytes)
-      : null;
+  // Always through the decoder: with no Content-Encoding it only counts, so a body without a
+  // Content-Length (chunked) is held to the same limit as a declared one (text fields included).
+  const decoder = createBodyDecoder('coding' in coding ? coding.coding : null, maxDecodedBytes);
   const pipe = req.pipe;
   const unpipe = req.unpipe;
   const patched = req as unknown as {
@@ -416,22 +415,19 @@ function passNamelessFileParts(req: Request, maxDecodedBytes: number): () => voi
     unpipe: (dest?: NodeJS.WritableStream) => unknown;
   };
   patched.pipe = (dest) => {
-    if (decoder === null) {
-      pipe.call(req, fix);
-    } else {
-      pipe.call(req, decoder.input);
-      decoder.output.pipe(fix);
-      // multer hears of a decoding failure through its parser, like of a malformed body.
-      decoder.output.once('error', (error) => (dest as Writable).destroy(error));
-    }
+    pipe.call(req, decoder.input);
+    decoder.output.pipe(fix);
+    // multer hears of a decoding failure or an oversized body through its parser, like of a
+    // malformed body.
+    decoder.output.once('error', (error) => (dest as Writable).destroy(error));
     return fix.pipe(dest);
   };
-  const first = decoder === null ? fix : decoder.input;
+  const first = decoder.input;
   patched.unpipe = (dest) => {
     // Node's own pipe cleanup of the first link (once it finished) leaves the rest in place.
     if (dest === first) return unpipe.call(req, first);
     fix.unpipe(dest);
-    decoder?.output.unpipe(fix);
+    decoder.output.unpipe(fix);
     return unpipe.call(req, first);
   };
   return () => {
