@@ -26,12 +26,12 @@ import {
   writeParts,
   writesInParts,
 } from '../src/common/http/raw-json';
+import { toTestRunDto } from '../src/modules/test-runs/test-run.mapper';
 import {
   RUN_COLUMNS_RAW_SNAPSHOT,
   RUN_JOINS,
   TestRunRow,
-  toTestRunDto,
-} from '../src/modules/test-runs/test-run.mapper';
+} from '../src/modules/test-runs/test-runs.repository';
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const RUN_STATUSES = ['not_started', 'in_progress', 'completed', 'archived'];

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Db } from '../../common/persistence/db.service';
 import type { RunItemStatus } from '../run-items/roll-up';
-import { RUN_ITEMS_BY_CASE_SQL } from '../run-items/run-items.service';
+import { RUN_ITEMS_BY_CASE_SQL } from '../run-items/run-items.repository';
 import type { RunStatus } from '../test-runs/run-status';
 import type { CandidateCase, SuiteRow } from './matching';
 import type { ExistingRow } from './row-plan';

@@ -1,62 +1,7 @@
-import type { RunStatus } from '../test-runs/run-status';
 import type { RunCaseDto, RunCaseHistoryDto, RunCaseRowDto } from './dto/run-item.dto';
-import type { RunItemStatus } from './roll-up';
+import type { HistoryRecord, RowRecord, RunItemRow } from './run-items.repository';
 
-/**
- * Columns of a run item read (`ri` = run_items, `tr` = its run, `tc` = its live test case,
- * `ls` = the live case's suite, `au` = assignee). Case key/title/priority/tags are the live values
- * while the case exists, else the snapshots taken when it was added; the suite is the snapshot,
- * else (no suite when the case was added) the live one (reference §3.3). `assignee_name` is the
- * assignee's username (reference §3.3).
- */
-export const ITEM_COLUMNS = `ri.id, ri.project_id, ri.test_run_id, ri.test_case_id,
-  tr.name AS test_run_name, tr.status AS test_run_status,
-  tr.environment_name AS test_run_environment_name,
-  tr.environment_revision_number AS test_run_environment_revision_number,
-  tr.build AS test_run_build, ri.assignee_id,
-  au.username AS assignee_name,
-  ri.status, ri.rows_total, ri.rows_passed, ri.rows_failed, ri.comment,
-  coalesce(tc.key, ri.test_case_key) AS test_case_key,
-  coalesce(tc.title, ri.test_case_title) AS test_case_title,
-  CASE WHEN tc.id IS NULL THEN ri.test_case_priority ELSE tc.priority END AS test_case_priority,
-  coalesce(tc.tags, ri.test_case_tags) AS test_case_tags,
-  CASE WHEN ri.suite_name IS NULL THEN tc.suite_id ELSE ri.suite_id END AS suite_id,
-  coalesce(ri.suite_name, ls.name) AS suite_name,
-  ri.last_executed_at, ri.created_at, ri.updated_at`;
-
-export const ITEM_JOINS = `JOIN test_runs tr ON tr.id = ri.test_run_id
-  LEFT JOIN test_cases tc ON tc.id = ri.test_case_id
-  LEFT JOIN suites ls ON ls.id = tc.suite_id
-  LEFT JOIN users au ON au.id = ri.assignee_id`;
-
-export interface RunItemRow {
-  id: string;
-  project_id: string;
-  test_run_id: string;
-  test_case_id: string | null;
-  test_run_name: string;
-  test_run_status: RunStatus;
-  test_run_environment_name: string | null;
-  test_run_environment_revision_number: number | null;
-  test_run_build: string | null;
-  assignee_id: string | null;
-  assignee_name: string | null;
-  status: RunItemStatus;
-  rows_total: number;
-  rows_passed: number;
-  rows_failed: number;
-  comment: string | null;
-  test_case_key: string | null;
-  test_case_title: string | null;
-  test_case_priority: string | null;
-  test_case_tags: string[] | null;
-  suite_id: string | null;
-  suite_name: string | null;
-  last_executed_at: Date | null;
-  created_at: Date;
-  updated_at: Date;
-}
-
+/** The read shapes of run-items.repository.ts → response DTOs. */
 function iso(d: Date | null): string | null {
   return d ? new Date(d).toISOString() : null;
 }
@@ -92,34 +37,6 @@ export function toRunCaseDto(r: RunItemRow): RunCaseDto {
   };
 }
 
-export const ROW_COLUMNS = `w.id, w.run_item_id, w.parent_row_id, w.row_order, w.scenario_label,
-  w.row_snapshot, w.status, w.comment, w.defect_ids, w.actual_result, w.system_out, w.system_err,
-  w.executed_by_id, w.execution_count, w.last_executed_at, w.started_at, w.finished_at,
-  w.duration_ms::float8 AS duration_ms, w.created_at, w.updated_at`;
-
-export interface RowRecord {
-  id: string;
-  run_item_id: string;
-  parent_row_id: string | null;
-  row_order: number;
-  scenario_label: string;
-  row_snapshot: Record<string, unknown> | null;
-  status: RunItemStatus;
-  comment: string | null;
-  defect_ids: string[] | null;
-  actual_result: string | null;
-  system_out: string | null;
-  system_err: string | null;
-  executed_by_id: string | null;
-  execution_count: number;
-  last_executed_at: Date | null;
-  started_at: Date | null;
-  finished_at: Date | null;
-  duration_ms: number | null;
-  created_at: Date;
-  updated_at: Date;
-}
-
 export function toRowDto(r: RowRecord): RunCaseRowDto {
   return {
     id: r.id,
@@ -143,29 +60,6 @@ export function toRowDto(r: RowRecord): RunCaseRowDto {
     created_at: new Date(r.created_at).toISOString(),
     updated_at: new Date(r.updated_at).toISOString(),
   };
-}
-
-export const HISTORY_COLUMNS = `h.id, h.run_item_id, h.run_item_row_id, h.from_status, h.to_status,
-  h.comment, h.defect_ids, h.actual_result, h.system_out, h.system_err, h.executed_by_id,
-  h.started_at, h.finished_at, h.duration_ms::float8 AS duration_ms, h.changed_by_id, h.changed_at`;
-
-export interface HistoryRecord {
-  id: string;
-  run_item_id: string;
-  run_item_row_id: string | null;
-  from_status: RunItemStatus | null;
-  to_status: RunItemStatus;
-  comment: string | null;
-  defect_ids: string[] | null;
-  actual_result: string | null;
-  system_out: string | null;
-  system_err: string | null;
-  executed_by_id: string | null;
-  started_at: Date | null;
-  finished_at: Date | null;
-  duration_ms: number | null;
-  changed_by_id: string | null;
-  changed_at: Date;
 }
 
 export function toHistoryDto(h: HistoryRecord): RunCaseHistoryDto {

@@ -6,6 +6,7 @@ import { RunItemHistoryEntity } from './entities/run-item-history.entity';
 import { RunItemRowEntity } from './entities/run-item-row.entity';
 import { RunItemEntity } from './entities/run-item.entity';
 import { RunItemsController } from './run-items.controller';
+import { RunItemsRepository } from './run-items.repository';
 import { RunItemsService } from './run-items.service';
 
 @Module({
@@ -15,7 +16,7 @@ import { RunItemsService } from './run-items.service';
     DatasetsModule,
   ],
   controllers: [RunItemsController],
-  providers: [RunItemsService],
+  providers: [RunItemsService, RunItemsRepository],
   exports: [RunItemsService],
 })
 export class RunItemsModule {}

@@ -1,5 +1,6 @@
 import { RawJson, stringifyWithRawJson } from '../../common/http/raw-json';
-import { RUN_COLUMNS, RUN_COLUMNS_RAW_SNAPSHOT, TestRunRow, toTestRunDto } from './test-run.mapper';
+import { toTestRunDto } from './test-run.mapper';
+import { RUN_COLUMNS, RUN_COLUMNS_RAW_SNAPSHOT, TestRunRow } from './test-runs.repository';
 
 describe('run columns with the snapshot as text', () => {
   it('differ from RUN_COLUMNS only by the snapshot cast', () => {

@@ -6,66 +6,7 @@ import {
   StatusCounts,
 } from '../run-items/roll-up';
 import type { TestRunDto } from './dto/test-run.dto';
-import type { RunStatus } from './run-status';
-
-/** The columns every run read selects (alias `r` = test_runs, `u` = creator, `m` = milestone). */
-export const RUN_COLUMNS = `r.id, r.project_id, r.name, r.description, r.environment_id,
-  r.environment_name, r.environment_revision_id, r.environment_revision_number,
-  r.environment_snapshot_hash, r.environment_snapshot, r.milestone_id, m.name AS milestone_name,
-  r.build, r.assignee_id, r.created_by,
-  coalesce(nullif(u.display_name, ''), u.username) AS created_by_name,
-  r.status, r.started_at, r.completed_at, r.archived_at, r.planned_item_count,
-  r.count_untested, r.count_in_progress, r.count_passed, r.count_error, r.count_failure,
-  r.count_blocked, r.count_skipped, r.count_xfailed, r.count_xpassed, r.created_at, r.updated_at`;
-
-/**
- * RUN_COLUMNS with the snapshot as JSON text, answered as it is ({@link RawJson}): for the hot
- * reads (GET one run, the list), where parsing and serialising it again was most of the CPU.
- */
-export const RUN_COLUMNS_RAW_SNAPSHOT = RUN_COLUMNS.replace(
-  'r.environment_snapshot,',
-  'r.environment_snapshot::text AS environment_snapshot,',
-);
-
-/** The joins RUN_COLUMNS needs. */
-export const RUN_JOINS = `LEFT JOIN users u ON u.id = r.created_by
-  LEFT JOIN milestones m ON m.id = r.milestone_id`;
-
-export interface TestRunRow {
-  id: string;
-  project_id: string;
-  name: string;
-  description: string | null;
-  environment_id: string | null;
-  environment_name: string | null;
-  environment_revision_id: string | null;
-  environment_revision_number: number | null;
-  environment_snapshot_hash: string | null;
-  /** Parsed, or JSON text with RUN_COLUMNS_RAW_SNAPSHOT. */
-  environment_snapshot: Record<string, unknown> | string | null;
-  milestone_id: string | null;
-  milestone_name: string | null;
-  build: string | null;
-  assignee_id: string | null;
-  created_by: string;
-  created_by_name: string | null;
-  status: RunStatus;
-  started_at: Date | null;
-  completed_at: Date | null;
-  archived_at: Date | null;
-  planned_item_count: number;
-  count_untested: number;
-  count_in_progress: number;
-  count_passed: number;
-  count_error: number;
-  count_failure: number;
-  count_blocked: number;
-  count_skipped: number;
-  count_xfailed: number;
-  count_xpassed: number;
-  created_at: Date;
-  updated_at: Date;
-}
+import type { TestRunRow } from './test-runs.repository';
 
 function iso(d: Date | null): string | null {
   return d ? d.toISOString() : null;

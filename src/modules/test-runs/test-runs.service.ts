@@ -4,13 +4,11 @@ import { isProjectRole } from '../../common/access/roles';
 import { ProjectAccess } from '../../common/access/project-access';
 import { AuthenticatedUser } from '../../common/auth/authenticated-user';
 import { AppException } from '../../common/errors/app-exception';
-import { Db } from '../../common/persistence/db.service';
 import { isUuid, uuidv7 } from '../../common/persistence/ids';
-import { likePattern, offsetOf, Page, pageOf } from '../../common/pagination/page';
+import { offsetOf, Page, pageOf } from '../../common/pagination/page';
 import {
   CreateTestRunFields,
   ListTestRunsQueryDto,
-  RunSortKey,
   TestRunDto,
   UpdateTestRunDto,
 } from './dto/test-run.dto';
@@ -21,24 +19,12 @@ import {
   RunStatus,
   RunTimestampField,
 } from './run-status';
-import {
-  RUN_COLUMNS,
-  RUN_COLUMNS_RAW_SNAPSHOT,
-  RUN_JOINS,
-  TestRunRow,
-  toTestRunDto,
-} from './test-run.mapper';
+import { toTestRunDto } from './test-run.mapper';
+import { NewTestRun, RunChanges, TestRunsRepository } from './test-runs.repository';
 import { isDateOnly, toInstant } from '../../common/validation/datetime';
 
 /** The environment revision captured on a run. */
-interface EnvironmentCapture {
-  environmentId: string;
-  name: string;
-  revisionId: string;
-  revisionNumber: number;
-  snapshotHash: string;
-  snapshot: Record<string, unknown>;
-}
+type EnvironmentCapture = NonNullable<NewTestRun['environment']>;
 
 /** The lifecycle state of a run, read under a row lock. */
 export interface LockedRun {
@@ -51,14 +37,6 @@ export interface LockedRun {
   completedAt: Date | null;
   archivedAt: Date | null;
 }
-
-const SORT_EXPRESSIONS: Record<RunSortKey, string> = {
-  created_at: 'r.created_at',
-  name: 'lower(r.name)',
-  status: 'r.status',
-  build: "lower(coalesce(r.build, ''))",
-  environment: "lower(coalesce(r.environment_name, ''))",
-};
 
 /** Blank-after-trim ids count as absent. */
 function blankToNull(value: string | null | undefined): string | null {
@@ -73,106 +51,38 @@ function blankToNull(value: string | null | undefined): string | null {
 @Injectable()
 export class TestRunsService {
   constructor(
-    private readonly db: Db,
+    private readonly repo: TestRunsRepository,
     private readonly accessService: AccessService,
   ) {}
 
-  /** One query: the page joined with creator and milestone names, plus the total (window). */
+  /** The page joined with creator and milestone names, plus the total. */
   async list(q: ListTestRunsQueryDto): Promise<Page<TestRunDto>> {
-    const params: unknown[] = [q.project_id];
-    const where = ['r.project_id = $1'];
-    const add = (value: unknown): string => {
-      params.push(value);
-      return `$${params.length}`;
-    };
-    if (q.status?.length) where.push(`r.status = ANY(${add(q.status)}::varchar[])`);
-    else where.push(`r.status <> 'archived'`);
-    // Blank values are dropped (the reference does the same); ids that cannot exist match nothing.
-    const environmentIds = q.environment_id?.filter((v) => v !== '') ?? [];
-    if (environmentIds.length) {
-      where.push(`r.environment_id = ANY(${add(environmentIds.filter(isUuid))}::uuid[])`);
-    }
-    const milestoneIds = q.milestone_id?.filter((v) => v !== '') ?? [];
-    if (milestoneIds.length) {
-      where.push(`r.milestone_id = ANY(${add(milestoneIds.filter(isUuid))}::uuid[])`);
-    }
-    if (q.created_by !== undefined && q.created_by !== '') {
-      where.push(isUuid(q.created_by) ? `r.created_by = ${add(q.created_by)}` : 'false');
-    }
-    if (q.search) {
-      const p = add(likePattern(q.search));
-      where.push(`(r.name ILIKE ${p} OR r.build ILIKE ${p} OR r.environment_name ILIKE ${p})`);
-    }
-    if (q.created_from) where.push(`r.created_at >= ${add(toInstant(q.created_from))}`);
+    let createdTo: { at: Date; inclusive: boolean } | undefined;
     if (q.created_to) {
       if (isDateOnly(q.created_to)) {
         const end = toInstant(q.created_to);
         end.setUTCDate(end.getUTCDate() + 1);
-        where.push(`r.created_at < ${add(end)}`);
+        createdTo = { at: end, inclusive: false };
       } else {
-        where.push(`r.created_at <= ${add(toInstant(q.created_to))}`);
+        createdTo = { at: toInstant(q.created_to), inclusive: true };
       }
     }
-    const dir = (q.sort_order ?? 'desc') === 'asc' ? 'ASC' : 'DESC';
-    const key = SORT_EXPRESSIONS[q.sort_by ?? 'created_at'];
-    const order = `${key} ${dir}, r.id ${dir}`;
-    const filter = where.join(' AND ');
-    const filterParams = [...params];
-    const limit = add(q.page_size);
-    const offset = add(offsetOf(q.page, q.page_size));
-    // The page: an index walk in sort order that stops after OFFSET + LIMIT rows (no count of
-    // every matching run, which would grow with the project).
-    const rows = await this.db.query<TestRunRow>(
-      `WITH page AS (
-         SELECT r.id FROM test_runs r
-          WHERE ${filter}
-          ORDER BY ${order}
-          LIMIT ${limit} OFFSET ${offset}
-       )
-       SELECT ${RUN_COLUMNS_RAW_SNAPSHOT}
-         FROM page
-         JOIN test_runs r ON r.id = page.id
-         ${RUN_JOINS}
-        ORDER BY ${order}`,
-      params,
-    );
-    const total = await this.countForList(q, filter, filterParams);
+    const { rows, total } = await this.repo.findPage({
+      projectId: q.project_id,
+      statuses: q.status,
+      // Blank values are dropped (the reference does the same).
+      environmentIds: q.environment_id?.filter((v) => v !== '') ?? [],
+      milestoneIds: q.milestone_id?.filter((v) => v !== '') ?? [],
+      createdBy: q.created_by === '' ? undefined : q.created_by,
+      search: q.search,
+      createdFrom: q.created_from ? toInstant(q.created_from) : undefined,
+      createdTo,
+      sortBy: q.sort_by ?? 'created_at',
+      sortOrder: q.sort_order ?? 'desc',
+      limit: q.page_size,
+      offset: offsetOf(q.page, q.page_size),
+    });
     return pageOf(rows.map(toTestRunDto), q.page, q.page_size, total);
-  }
-
-  /**
-   * `total` of a list: with only the project and status filters (the common case) it is read from
-   * `project_run_counts`, kept by triggers on test_runs; other filters count the matching runs.
-   */
-  private async countForList(
-    q: ListTestRunsQueryDto,
-    filter: string,
-    params: unknown[],
-  ): Promise<number> {
-    const onlyStatus =
-      !q.environment_id?.some((v) => v !== '') &&
-      !q.milestone_id?.some((v) => v !== '') &&
-      (q.created_by === undefined || q.created_by === '') &&
-      !q.search &&
-      !q.created_from &&
-      !q.created_to;
-    if (onlyStatus) {
-      const rows = q.status?.length
-        ? await this.db.query<{ n: string | null }>(
-            `SELECT sum(n) AS n FROM project_run_counts WHERE project_id = $1 AND status = ANY($2::varchar[])`,
-            [q.project_id, q.status],
-          )
-        : await this.db.query<{ n: string | null }>(
-            `SELECT sum(n) AS n FROM project_run_counts WHERE project_id = $1 AND status <> 'archived'`,
-            [q.project_id],
-          );
-      return Number(rows[0]?.n ?? 0);
-    }
-    const c = await this.db.query<{ n: number }>(
-      `SELECT count(*)::int AS n FROM test_runs r WHERE ${filter}`,
-      params,
-    );
-    return c[0]?.n ?? 0;
   }
 
   /**
@@ -183,15 +93,7 @@ export class TestRunsService {
    */
   async getForUser(user: AuthenticatedUser, id: string): Promise<TestRunDto> {
     if (!isUuid(id)) throw AppException.notFound('test_run_not_found', 'Test run');
-    const rows = await this.db.prepared<TestRunRow & { caller_role: string | null }>(
-      'test-runs.get-for-user',
-      `SELECT ${RUN_COLUMNS_RAW_SNAPSHOT}, pm.role AS caller_role
-         FROM test_runs r ${RUN_JOINS}
-         LEFT JOIN project_members pm ON pm.project_id = r.project_id AND pm.user_id = $2
-        WHERE r.id = $1`,
-      [id, user.id],
-    );
-    const row = rows[0];
+    const row = await this.repo.findForUser(id, user.id);
     if (!row || (!user.isAdmin && !isProjectRole(row.caller_role))) {
       throw AppException.notFound('test_run_not_found', 'Test run');
     }
@@ -200,12 +102,9 @@ export class TestRunsService {
 
   /** One query: the run with creator and milestone names; counters are on the row. */
   async get(id: string): Promise<TestRunDto> {
-    const rows = await this.db.query<TestRunRow>(
-      `SELECT ${RUN_COLUMNS} FROM test_runs r ${RUN_JOINS} WHERE r.id = $1`,
-      [id],
-    );
-    if (!rows[0]) throw AppException.notFound('test_run_not_found', 'Test run');
-    return toTestRunDto(rows[0]);
+    const row = await this.repo.findById(id);
+    if (!row) throw AppException.notFound('test_run_not_found', 'Test run');
+    return toTestRunDto(row);
   }
 
   /**
@@ -225,29 +124,17 @@ export class TestRunsService {
     const assignee = blankToNull(fields.assignee);
     if (assignee) await this.checkAssignee(projectId, assignee);
     const id = uuidv7();
-    await this.db.query(
-      `INSERT INTO test_runs (id, project_id, name, description, environment_id, environment_name,
-                              environment_revision_id, environment_revision_number,
-                              environment_snapshot_hash, environment_snapshot, milestone_id, build,
-                              assignee_id, created_by)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
-      [
-        id,
-        projectId,
-        fields.name,
-        fields.description ?? null,
-        env?.environmentId ?? null,
-        env?.name ?? null,
-        env?.revisionId ?? null,
-        env?.revisionNumber ?? null,
-        env?.snapshotHash ?? null,
-        JSON.stringify(env?.snapshot ?? {}),
-        milestoneId,
-        fields.build ?? null,
-        assignee,
-        user.id,
-      ],
-    );
+    await this.repo.insert({
+      id,
+      projectId,
+      name: fields.name,
+      description: fields.description ?? null,
+      environment: env,
+      milestoneId,
+      build: fields.build ?? null,
+      assigneeId: assignee,
+      createdBy: user.id,
+    });
     return this.get(id);
   }
 
@@ -277,7 +164,7 @@ export class TestRunsService {
     );
 
     const run = await this.lock(id);
-    const itemsInProgress = to === 'completed' ? await this.countItemsInProgress(id) : 0;
+    const itemsInProgress = to === 'completed' ? await this.repo.countItemsInProgress(id) : 0;
     const decision = decideRunTransition({
       from: run.status,
       to,
@@ -293,11 +180,9 @@ export class TestRunsService {
     });
     if (!decision.ok) throw new AppException(decision.code, decision.detail, decision.errors);
 
-    const sets: string[] = [];
-    const params: unknown[] = [id];
-    const set = (column: string, value: unknown) => {
-      params.push(value);
-      sets.push(`${column} = $${params.length}`);
+    const changes: RunChanges = {};
+    const set = (column: keyof RunChanges, value: unknown) => {
+      changes[column] = value;
     };
 
     if (dto.environment_id !== undefined) {
@@ -337,20 +222,17 @@ export class TestRunsService {
     if (dto.planned_item_count !== undefined) set('planned_item_count', dto.planned_item_count);
     if (decision.changed) {
       set('status', decision.status);
-      for (const [field, value] of Object.entries(decision.timestamps)) set(field, value);
+      for (const [field, value] of Object.entries(decision.timestamps)) {
+        set(field as RunTimestampField, value);
+      }
     }
-    if (sets.length > 0) {
-      await this.db.query(
-        `UPDATE test_runs SET ${sets.join(', ')}, updated_at = now() WHERE id = $1`,
-        params,
-      );
-    }
+    await this.repo.update(id, changes);
     return this.get(id);
   }
 
   /** Permanently deletes the run with its items, rows and history (cascade). */
   async remove(id: string): Promise<void> {
-    await this.db.query(`DELETE FROM test_runs WHERE id = $1`, [id]);
+    await this.repo.delete(id);
   }
 
   /**
@@ -373,25 +255,7 @@ export class TestRunsService {
    * change of items in the same transaction, with the run locked (`lockForItemChange`).
    */
   async refreshCounters(runId: string): Promise<void> {
-    await this.db.query(
-      `UPDATE test_runs r
-          SET count_untested = c.untested, count_in_progress = c.in_progress,
-              count_passed = c.passed, count_error = c.error, count_failure = c.failure,
-              count_blocked = c.blocked, count_skipped = c.skipped, count_xfailed = c.xfailed,
-              count_xpassed = c.xpassed, updated_at = now()
-         FROM (SELECT count(*) FILTER (WHERE status = 'untested')::int AS untested,
-                      count(*) FILTER (WHERE status = 'in_progress')::int AS in_progress,
-                      count(*) FILTER (WHERE status = 'passed')::int AS passed,
-                      count(*) FILTER (WHERE status = 'error')::int AS error,
-                      count(*) FILTER (WHERE status = 'failure')::int AS failure,
-                      count(*) FILTER (WHERE status = 'blocked')::int AS blocked,
-                      count(*) FILTER (WHERE status = 'skipped')::int AS skipped,
-                      count(*) FILTER (WHERE status = 'xfailed')::int AS xfailed,
-                      count(*) FILTER (WHERE status = 'xpassed')::int AS xpassed
-                 FROM run_items WHERE test_run_id = $1) c
-        WHERE r.id = $1`,
-      [runId],
-    );
+    await this.repo.refreshCounters(runId);
   }
 
   /** Throws 422 `invalid_assignee` unless the user may access the project. */
@@ -404,22 +268,7 @@ export class TestRunsService {
   }
 
   private async lock(id: string): Promise<LockedRun> {
-    const rows = await this.db.query<{
-      id: string;
-      project_id: string;
-      status: RunStatus;
-      assignee_id: string | null;
-      milestone_id: string | null;
-      started_at: Date | null;
-      completed_at: Date | null;
-      archived_at: Date | null;
-    }>(
-      `SELECT id, project_id, status, assignee_id, milestone_id, started_at, completed_at,
-              archived_at
-         FROM test_runs WHERE id = $1 FOR UPDATE`,
-      [id],
-    );
-    const r = rows[0];
+    const r = await this.repo.lockForUpdate(id);
     if (!r) throw AppException.notFound('test_run_not_found', 'Test run');
     return {
       id: r.id,
@@ -433,19 +282,6 @@ export class TestRunsService {
     };
   }
 
-  /** Run items that are in_progress or have a row in_progress (blocks completion). */
-  private async countItemsInProgress(runId: string): Promise<number> {
-    const rows = await this.db.query<{ n: number }>(
-      `SELECT count(*)::int AS n FROM run_items ri
-        WHERE ri.test_run_id = $1
-          AND (ri.status = 'in_progress'
-               OR EXISTS (SELECT 1 FROM run_item_rows w
-                           WHERE w.run_item_id = ri.id AND w.status = 'in_progress'))`,
-      [runId],
-    );
-    return rows[0]?.n ?? 0;
-  }
-
   private async captureEnvironment(
     projectId: string,
     environmentId: string,
@@ -457,23 +293,7 @@ export class TestRunsService {
         { environment_id: ['must be the id of an active environment of this project'] },
       );
     if (!isUuid(environmentId)) throw invalid();
-    const rows = await this.db.query<{
-      id: string;
-      name: string;
-      status: string;
-      archived_at: Date | null;
-      revision_id: string;
-      revision_number: number;
-      snapshot_hash: string;
-      full_snapshot: Record<string, unknown> | null;
-    }>(
-      `SELECT e.id, e.name, e.status, e.archived_at, r.id AS revision_id, r.revision_number,
-              r.snapshot_hash, r.full_snapshot
-         FROM environments e JOIN environment_revisions r ON r.id = e.current_revision_id
-        WHERE e.id = $1 AND e.project_id = $2`,
-      [environmentId, projectId],
-    );
-    const e = rows[0];
+    const e = await this.repo.findEnvironmentRevision(projectId, environmentId);
     if (!e || e.archived_at !== null || e.status === 'archived') throw invalid();
     return {
       environmentId: e.id,
@@ -486,15 +306,10 @@ export class TestRunsService {
   }
 
   private async checkMilestone(projectId: string, milestoneId: string): Promise<void> {
-    const rows = isUuid(milestoneId)
-      ? await this.db.query<{ status: string }>(
-          // Key-share lock: a concurrent DELETE waits for this transaction, so the insert or
-          // update that follows never meets a vanished milestone (FK violation → 500).
-          `SELECT status FROM milestones WHERE id = $1 AND project_id = $2 FOR KEY SHARE`,
-          [milestoneId, projectId],
-        )
-      : [];
-    if (!rows[0] || rows[0].status === 'archived') {
+    const status = isUuid(milestoneId)
+      ? await this.repo.findMilestoneStatusForKeyShare(projectId, milestoneId)
+      : undefined;
+    if (status === undefined || status === 'archived') {
       throw new AppException(
         'invalid_milestone',
         'The milestone does not exist in this project or is archived',

@@ -1,0 +1,808 @@
+import { Injectable } from '@nestjs/common';
+import { likePattern } from '../../common/pagination/page';
+import { Db } from '../../common/persistence/db.service';
+import { isUuid, uuidv7 } from '../../common/persistence/ids';
+import type { RunStatus } from '../test-runs/run-status';
+import type { RunCaseSortKey } from './dto/run-item.dto';
+import type { RunItemRollUp, RunItemStatus } from './roll-up';
+
+/**
+ * Columns of a run item read (`ri` = run_items, `tr` = its run, `tc` = its live test case,
+ * `ls` = the live case's suite, `au` = assignee). Case key/title/priority/tags are the live values
+ * while the case exists, else the snapshots taken when it was added; the suite is the snapshot,
+ * else (no suite when the case was added) the live one (reference §3.3). `assignee_name` is the
+ * assignee's username (reference §3.3).
+ */
+export const ITEM_COLUMNS = `ri.id, ri.project_id, ri.test_run_id, ri.test_case_id,
+  tr.name AS test_run_name, tr.status AS test_run_status,
+  tr.environment_name AS test_run_environment_name,
+  tr.environment_revision_number AS test_run_environment_revision_number,
+  tr.build AS test_run_build, ri.assignee_id,
+  au.username AS assignee_name,
+  ri.status, ri.rows_total, ri.rows_passed, ri.rows_failed, ri.comment,
+  coalesce(tc.key, ri.test_case_key) AS test_case_key,
+  coalesce(tc.title, ri.test_case_title) AS test_case_title,
+  CASE WHEN tc.id IS NULL THEN ri.test_case_priority ELSE tc.priority END AS test_case_priority,
+  coalesce(tc.tags, ri.test_case_tags) AS test_case_tags,
+  CASE WHEN ri.suite_name IS NULL THEN tc.suite_id ELSE ri.suite_id END AS suite_id,
+  coalesce(ri.suite_name, ls.name) AS suite_name,
+  ri.last_executed_at, ri.created_at, ri.updated_at`;
+
+export const ITEM_JOINS = `JOIN test_runs tr ON tr.id = ri.test_run_id
+  LEFT JOIN test_cases tc ON tc.id = ri.test_case_id
+  LEFT JOIN suites ls ON ls.id = tc.suite_id
+  LEFT JOIN users au ON au.id = ri.assignee_id`;
+
+/** A run item as every read answers it (ITEM_COLUMNS). */
+export interface RunItemRow {
+  id: string;
+  project_id: string;
+  test_run_id: string;
+  test_case_id: string | null;
+  test_run_name: string;
+  test_run_status: RunStatus;
+  test_run_environment_name: string | null;
+  test_run_environment_revision_number: number | null;
+  test_run_build: string | null;
+  assignee_id: string | null;
+  assignee_name: string | null;
+  status: RunItemStatus;
+  rows_total: number;
+  rows_passed: number;
+  rows_failed: number;
+  comment: string | null;
+  test_case_key: string | null;
+  test_case_title: string | null;
+  test_case_priority: string | null;
+  test_case_tags: string[] | null;
+  suite_id: string | null;
+  suite_name: string | null;
+  last_executed_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export const ROW_COLUMNS = `w.id, w.run_item_id, w.parent_row_id, w.row_order, w.scenario_label,
+  w.row_snapshot, w.status, w.comment, w.defect_ids, w.actual_result, w.system_out, w.system_err,
+  w.executed_by_id, w.execution_count, w.last_executed_at, w.started_at, w.finished_at,
+  w.duration_ms::float8 AS duration_ms, w.created_at, w.updated_at`;
+
+/** A row of a run item as every read answers it (ROW_COLUMNS). */
+export interface RowRecord {
+  id: string;
+  run_item_id: string;
+  parent_row_id: string | null;
+  row_order: number;
+  scenario_label: string;
+  row_snapshot: Record<string, unknown> | null;
+  status: RunItemStatus;
+  comment: string | null;
+  defect_ids: string[] | null;
+  actual_result: string | null;
+  system_out: string | null;
+  system_err: string | null;
+  executed_by_id: string | null;
+  execution_count: number;
+  last_executed_at: Date | null;
+  started_at: Date | null;
+  finished_at: Date | null;
+  duration_ms: number | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export const HISTORY_COLUMNS = `h.id, h.run_item_id, h.run_item_row_id, h.from_status, h.to_status,
+  h.comment, h.defect_ids, h.actual_result, h.system_out, h.system_err, h.executed_by_id,
+  h.started_at, h.finished_at, h.duration_ms::float8 AS duration_ms, h.changed_by_id, h.changed_at`;
+
+/** A history record as its read answers it (HISTORY_COLUMNS). */
+export interface HistoryRecord {
+  id: string;
+  run_item_id: string;
+  run_item_row_id: string | null;
+  from_status: RunItemStatus | null;
+  to_status: RunItemStatus;
+  comment: string | null;
+  defect_ids: string[] | null;
+  actual_result: string | null;
+  system_out: string | null;
+  system_err: string | null;
+  executed_by_id: string | null;
+  started_at: Date | null;
+  finished_at: Date | null;
+  duration_ms: number | null;
+  changed_by_id: string | null;
+  changed_at: Date;
+}
+
+/**
+ * The items of run `$1` for the cases `$2` (`uuid[]`), as rows `{id, test_case_id}`: one probe of
+ * the (test_run_id, test_case_id) unique index per case. Written as LATERAL … LIMIT 1 so that the
+ * planner cannot walk all of the run's items instead: for a run whose items were inserted earlier
+ * in the same transaction (an import, batch by batch), the statistics say the run has none, and
+ * `test_run_id = $1 AND test_case_id = ANY($2)` then scanned the run's index range and filtered
+ * (17 ms per 1,000 cases on average in the 100,000-testcase import, growing with the run; this
+ * form takes 1–2 ms whatever the run's size).
+ */
+export const RUN_ITEMS_BY_CASE_SQL = `SELECT x.id, c.id AS test_case_id
+   FROM unnest($2::uuid[]) AS c(id)
+  CROSS JOIN LATERAL (
+        SELECT ri.id FROM run_items ri
+         WHERE ri.test_run_id = $1 AND ri.test_case_id = c.id
+         LIMIT 1
+       ) x`;
+
+/** Rows inserted per statement when adding cases (keeps parameters a sane size). */
+const ROW_CHUNK = 5000;
+
+/** A test case as it joins a run. */
+export interface CaseRecord {
+  id: string;
+  project_id: string;
+  status: string;
+  key: string;
+  title: string;
+  priority: string | null;
+  tags: string[];
+  suite_id: string | null;
+  suite_name: string | null;
+}
+
+const CASE_COLUMNS = `tc.id, tc.project_id, tc.status, tc.key, tc.title, tc.priority, tc.tags,
+  tc.suite_id, s.name AS suite_name`;
+
+/** The row result that caused a change of an item's status (copied into its history record). */
+export interface RowCause {
+  rowId: string;
+  comment: string | null;
+  defectIds: string[];
+  actualResult: string | null;
+  systemOut: string | null;
+  systemErr: string | null;
+  executedById: string | null;
+  startedAt: Date | null;
+  finishedAt: Date | null;
+  durationMs: number | null;
+}
+
+/** An item whose status moved (a history record). */
+export interface HistoryEntry {
+  id: string;
+  from: RunItemStatus;
+  status: RunItemStatus;
+}
+
+/** A result stored in a new row (one execution, by `executed_by_id`, ending at `finished_at`). */
+export interface NewRowResult {
+  status: RunItemStatus;
+  comment: string | null;
+  system_out: string | null;
+  system_err: string | null;
+  executed_by_id: string | null;
+  started_at: Date | null;
+  finished_at: Date;
+  duration_ms: number | null;
+}
+
+/** A new item's row as stored: expanded from its case's bindings, with a result or untested. */
+export interface NewRow {
+  id: string;
+  row_order: number;
+  scenario_label: string;
+  /** JSON text. */
+  row_snapshot: string;
+  result: NewRowResult | null;
+}
+
+/** A new item in its final state (status and counters rolled up from its rows). */
+export interface NewItem {
+  id: string;
+  rollUp: RunItemRollUp;
+  last: Date | null;
+  comment: string | null;
+  /** JSON text of the dataset snapshot. */
+  snapshot: string;
+}
+
+/** Where a list of run items comes from (the service has checked access and the filters). */
+export type RunCaseScope =
+  | { runId: string; testCaseId?: string }
+  | { projectId: string; testCaseId: string };
+
+export interface RunCaseFilter {
+  scope: RunCaseScope;
+  search?: string;
+  statuses?: string[];
+  assigneeId?: string;
+  sortBy: RunCaseSortKey;
+  sortOrder: 'asc' | 'desc';
+  limit: number;
+  offset: number;
+}
+
+/** The result fields of a row as a PATCH leaves them. */
+export interface RowResultWrite {
+  status: RunItemStatus;
+  executionCount: number;
+  lastExecutedAt: Date | null;
+  startedAt: Date | null;
+  finishedAt: Date | null;
+  durationMs: number | null;
+  executedById: string | null;
+  comment: string | null;
+  defectIds: string[];
+  actualResult: string | null;
+  systemOut: string | null;
+  systemErr: string | null;
+}
+
+/** New untested rows of one item (a rerun), appended after its last row. */
+export interface RerunRow {
+  id: string;
+  parent: string;
+  label: string;
+  snapshot: Record<string, unknown>;
+}
+
+/** Status, counters and last execution stored on an item (what a roll-up compares). */
+export interface ItemRollUpState {
+  id: string;
+  status: RunItemStatus;
+  rows_total: number;
+  rows_passed: number;
+  rows_failed: number;
+  last_executed_at: Date | null;
+}
+
+/** A roll-up written to an item (`setComment`: also replace its comment). */
+export interface ItemRollUpWrite {
+  id: string;
+  status: RunItemStatus;
+  total: number;
+  passed: number;
+  failed: number;
+  last: Date | null;
+  setComment: boolean;
+  comment: string | null;
+}
+
+const SORT_EXPRESSIONS: Record<RunCaseSortKey, string[]> = {
+  last_executed_at: ['ri.last_executed_at'],
+  test_case_title: ["lower(coalesce(tc.title, ri.test_case_title, ''))"],
+  // Keys share the `TC-` prefix: shorter first gives numeric order.
+  test_case_key: [
+    "length(coalesce(tc.key, ri.test_case_key, ''))",
+    "coalesce(tc.key, ri.test_case_key, '')",
+  ],
+  suite_name: ["lower(coalesce(ri.suite_name, ls.name, ''))"],
+  status: ['ri.status'],
+  assignee_name: ["lower(coalesce(au.username, ''))"],
+  created_at: ['ri.created_at'],
+};
+
+function orderBy(key: RunCaseSortKey, dir: 'ASC' | 'DESC'): string {
+  // last_executed_at: never-executed items count as the oldest (last in desc, first in asc).
+  const nulls = key === 'last_executed_at' ? (dir === 'DESC' ? ' NULLS LAST' : ' NULLS FIRST') : '';
+  const parts = SORT_EXPRESSIONS[key].map((e) => `${e} ${dir}${nulls}`);
+  return [...parts, `ri.id ${dir}`].join(', ');
+}
+
+/**
+ * SQL of run items, their rows and history (`run_items`, `run_item_rows`, `run_item_history`):
+ * the run-items module is the only writer of these tables. Bulk writes are `unnest` of parallel
+ * arrays: a constant number of statements whatever the number of items.
+ */
+@Injectable()
+export class RunItemsRepository {
+  constructor(private readonly db: Db) {}
+
+  // ---------------------------------------------------------------------------------------------
+  // Reads
+
+  /** One page of run items and the number of all that match (window count, else a count). */
+  async findPage(f: RunCaseFilter): Promise<{ rows: RunItemRow[]; total: number }> {
+    const params: unknown[] = [];
+    const add = (value: unknown): string => {
+      params.push(value);
+      return `$${params.length}`;
+    };
+    const where: string[] = [];
+    if ('runId' in f.scope) {
+      where.push(`ri.test_run_id = ${add(f.scope.runId)}`);
+      if (f.scope.testCaseId !== undefined) {
+        where.push(
+          isUuid(f.scope.testCaseId) ? `ri.test_case_id = ${add(f.scope.testCaseId)}` : 'false',
+        );
+      }
+      if (f.search) {
+        const p = add(likePattern(f.search));
+        where.push(
+          `(coalesce(tc.title, ri.test_case_title) ILIKE ${p} OR coalesce(tc.key, ri.test_case_key) ILIKE ${p})`,
+        );
+      }
+    } else {
+      where.push(
+        `ri.project_id = ${add(f.scope.projectId)}`,
+        `ri.test_case_id = ${add(f.scope.testCaseId)}`,
+      );
+      if (f.search) {
+        const p = add(likePattern(f.search));
+        where.push(`(tr.name ILIKE ${p} OR tr.build ILIKE ${p} OR tr.environment_name ILIKE ${p})`);
+      }
+    }
+    if (f.statuses?.length) where.push(`ri.status = ANY(${add(f.statuses)}::varchar[])`);
+    if (f.assigneeId !== undefined) {
+      where.push(isUuid(f.assigneeId) ? `ri.assignee_id = ${add(f.assigneeId)}` : 'false');
+    }
+    const order = orderBy(f.sortBy, f.sortOrder === 'asc' ? 'ASC' : 'DESC');
+    const filter = where.join(' AND ');
+    const rows = await this.db.query<RunItemRow & { total: number }>(
+      `SELECT ${ITEM_COLUMNS}, count(*) OVER ()::int AS total
+         FROM run_items ri ${ITEM_JOINS}
+        WHERE ${filter}
+        ORDER BY ${order}
+        LIMIT ${add(f.limit)} OFFSET ${add(f.offset)}`,
+      params,
+    );
+    let total = rows[0]?.total;
+    if (total === undefined) {
+      const c = await this.db.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM run_items ri ${ITEM_JOINS} WHERE ${filter}`,
+        params.slice(0, -2),
+      );
+      total = c[0]?.n ?? 0;
+    }
+    return { rows, total };
+  }
+
+  /** True when the test case exists in the project. */
+  async caseExistsInProject(caseId: string, projectId: string): Promise<boolean> {
+    const found = await this.db.query(`SELECT 1 FROM test_cases WHERE id = $1 AND project_id = $2`, [
+      caseId,
+      projectId,
+    ]);
+    return found.length > 0;
+  }
+
+  /** Items by id (any order). */
+  async findByIds(ids: string[]): Promise<RunItemRow[]> {
+    return this.db.query<RunItemRow>(
+      `SELECT ${ITEM_COLUMNS} FROM run_items ri ${ITEM_JOINS} WHERE ri.id = ANY($1::uuid[])`,
+      [ids],
+    );
+  }
+
+  /** A page of an item's history, newest first, and the number of all its records. */
+  async findHistoryPage(
+    itemId: string,
+    limit: number,
+    offset: number,
+  ): Promise<{ rows: HistoryRecord[]; total: number }> {
+    const rows = await this.db.query<HistoryRecord & { total: number }>(
+      `SELECT ${HISTORY_COLUMNS}, count(*) OVER ()::int AS total
+         FROM run_item_history h
+        WHERE h.run_item_id = $1
+        ORDER BY h.changed_at DESC, h.id DESC
+        LIMIT $2 OFFSET $3`,
+      [itemId, limit, offset],
+    );
+    let total = rows[0]?.total;
+    if (total === undefined) {
+      const c = await this.db.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM run_item_history WHERE run_item_id = $1`,
+        [itemId],
+      );
+      total = c[0]?.n ?? 0;
+    }
+    return { rows, total };
+  }
+
+  /** A page of an item's rows in row order (optionally of some statuses) and their number. */
+  async findRowsPage(
+    itemId: string,
+    statuses: string[] | undefined,
+    limit: number,
+    offset: number,
+  ): Promise<{ rows: RowRecord[]; total: number }> {
+    const params: unknown[] = [itemId];
+    let filter = 'w.run_item_id = $1';
+    if (statuses?.length) {
+      params.push(statuses);
+      filter += ` AND w.status = ANY($${params.length}::varchar[])`;
+    }
+    params.push(limit, offset);
+    const rows = await this.db.query<RowRecord & { total: number }>(
+      `SELECT ${ROW_COLUMNS}, count(*) OVER ()::int AS total
+         FROM run_item_rows w
+        WHERE ${filter}
+        ORDER BY w.row_order ASC, w.id ASC
+        LIMIT $${params.length - 1} OFFSET $${params.length}`,
+      params,
+    );
+    let total = rows[0]?.total;
+    if (total === undefined) {
+      const c = await this.db.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM run_item_rows w WHERE ${filter}`,
+        params.slice(0, -2),
+      );
+      total = c[0]?.n ?? 0;
+    }
+    return { rows, total };
+  }
+
+  /** The items of the run for the given cases (one index probe per case). */
+  async findItemsByCase(
+    runId: string,
+    caseIds: string[],
+  ): Promise<Array<{ id: string; test_case_id: string }>> {
+    return this.db.query<{ id: string; test_case_id: string }>(RUN_ITEMS_BY_CASE_SQL, [
+      runId,
+      caseIds,
+    ]);
+  }
+
+  /**
+   * Cases by id with their suite name. Key-share lock: a concurrent DELETE of a case waits for this
+   * transaction instead of making the item insert fail on its foreign key.
+   */
+  async findCasesForShare(ids: string[]): Promise<CaseRecord[]> {
+    return this.db.query<CaseRecord>(
+      `SELECT ${CASE_COLUMNS} FROM test_cases tc LEFT JOIN suites s ON s.id = tc.suite_id
+              WHERE tc.id = ANY($1::uuid[])
+                FOR KEY SHARE OF tc`,
+      [ids],
+    );
+  }
+
+  /**
+   * Active cases of a suite of the project and all its descendants (recursive), in key order,
+   * key-share locked.
+   */
+  async findActiveSuiteTreeCases(projectId: string, suiteId: string): Promise<CaseRecord[]> {
+    return this.db.query<CaseRecord>(
+      `WITH RECURSIVE tree(id) AS (
+         SELECT id FROM suites WHERE id = $1 AND project_id = $2
+         UNION
+         SELECT c.id FROM suites c JOIN tree t ON c.parent_id = t.id WHERE c.project_id = $2
+       )
+       SELECT ${CASE_COLUMNS}
+         FROM test_cases tc LEFT JOIN suites s ON s.id = tc.suite_id
+        WHERE tc.project_id = $2 AND tc.status = 'active' AND tc.suite_id IN (SELECT id FROM tree)
+        ORDER BY tc.key_number, tc.id
+          FOR KEY SHARE OF tc`,
+      [suiteId, projectId],
+    );
+  }
+
+  /** The run of an item, if the item exists. */
+  async findRunIdOfItem(itemId: string): Promise<string | undefined> {
+    const rows = await this.db.query<{ test_run_id: string }>(
+      `SELECT test_run_id FROM run_items WHERE id = $1`,
+      [itemId],
+    );
+    return rows[0]?.test_run_id;
+  }
+
+  async exists(itemId: string): Promise<boolean> {
+    const still = await this.db.query(`SELECT 1 FROM run_items WHERE id = $1`, [itemId]);
+    return still.length > 0;
+  }
+
+  /** The run of a row's item, if the row exists. */
+  async findRunIdOfRow(rowId: string): Promise<string | undefined> {
+    const located = await this.db.query<{ test_run_id: string }>(
+      `SELECT ri.test_run_id FROM run_item_rows w JOIN run_items ri ON ri.id = w.run_item_id
+        WHERE w.id = $1`,
+      [rowId],
+    );
+    return located[0]?.test_run_id;
+  }
+
+  async findRow(rowId: string): Promise<RowRecord | undefined> {
+    const [row] = await this.db.query<RowRecord>(
+      `SELECT ${ROW_COLUMNS} FROM run_item_rows w WHERE w.id = $1`,
+      [rowId],
+    );
+    return row;
+  }
+
+  /** The failed rows (failure, error) of an item, in row order. */
+  async findFailedRows(itemId: string): Promise<RowRecord[]> {
+    return this.db.query<RowRecord>(
+      `SELECT ${ROW_COLUMNS} FROM run_item_rows w
+          WHERE w.run_item_id = $1 AND w.status IN ('failure', 'error')
+          ORDER BY w.row_order`,
+      [itemId],
+    );
+  }
+
+  /** The rows of an item among `rowIds` (ids that are no uuid are left out), in row order. */
+  async findRowsOfItem(itemId: string, rowIds: string[]): Promise<RowRecord[]> {
+    return this.db.query<RowRecord>(
+      `SELECT ${ROW_COLUMNS} FROM run_item_rows w
+          WHERE w.run_item_id = $1 AND w.id = ANY($2::uuid[])
+          ORDER BY w.row_order`,
+      [itemId, rowIds.filter(isUuid)],
+    );
+  }
+
+  /** Rows by id, in row order. */
+  async findRowsByIds(rowIds: string[]): Promise<RowRecord[]> {
+    return this.db.query<RowRecord>(
+      `SELECT ${ROW_COLUMNS} FROM run_item_rows w WHERE w.id = ANY($1::uuid[]) ORDER BY w.row_order`,
+      [rowIds],
+    );
+  }
+
+  /** The test case of an item (null once the case is deleted; undefined for no item). */
+  async findTestCaseIdOfItem(itemId: string): Promise<string | null | undefined> {
+    const [item] = await this.db.query<{ test_case_id: string | null }>(
+      `SELECT test_case_id FROM run_items WHERE id = $1`,
+      [itemId],
+    );
+    return item?.test_case_id;
+  }
+
+  /** Row counts by status and the latest execution, per item. */
+  async countRowsByItemAndStatus(
+    itemIds: string[],
+  ): Promise<Array<{ run_item_id: string; status: RunItemStatus; n: number; last: Date | null }>> {
+    return this.db.query<{
+      run_item_id: string;
+      status: RunItemStatus;
+      n: number;
+      last: Date | null;
+    }>(
+      `SELECT run_item_id, status, count(*)::int AS n, max(last_executed_at) AS last
+         FROM run_item_rows WHERE run_item_id = ANY($1::uuid[])
+        GROUP BY run_item_id, status`,
+      [itemIds],
+    );
+  }
+
+  /** The stored roll-up of the given items. */
+  async findRollUpStates(itemIds: string[]): Promise<ItemRollUpState[]> {
+    return this.db.query<ItemRollUpState>(
+      `SELECT id, status, rows_total, rows_passed, rows_failed, last_executed_at
+         FROM run_items WHERE id = ANY($1::uuid[])`,
+      [itemIds],
+    );
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Writes
+
+  /** One INSERT for the items of a run (case fields copied as snapshots). */
+  async insertItems(
+    run: { id: string; projectId: string },
+    assigneeId: string | null,
+    items: NewItem[],
+    cases: CaseRecord[],
+  ): Promise<void> {
+    await this.db.query(
+      `INSERT INTO run_items (id, project_id, test_run_id, test_case_id, assignee_id, status,
+                              rows_total, rows_passed, rows_failed, last_executed_at, comment,
+                              test_case_key, test_case_title, test_case_priority,
+                              test_case_tags, suite_id, suite_name, dataset_snapshot)
+       SELECT u.id, $1, $2, u.case_id, $3, u.status, u.rows_total, u.rows_passed, u.rows_failed,
+              u.last, u.comment, u.key, u.title, u.priority,
+              ARRAY(SELECT jsonb_array_elements_text(u.tags)), u.suite_id, u.suite_name,
+              u.dataset_snapshot
+         FROM unnest($4::uuid[], $5::uuid[], $6::varchar[], $7::int[], $8::int[], $9::int[],
+                     $10::timestamptz[], $11::text[], $12::text[], $13::text[], $14::text[],
+                     $15::jsonb[], $16::uuid[], $17::text[], $18::jsonb[])
+              AS u(id, case_id, status, rows_total, rows_passed, rows_failed, last, comment, key,
+                   title, priority, tags, suite_id, suite_name, dataset_snapshot)`,
+      [
+        run.projectId,
+        run.id,
+        assigneeId,
+        items.map((i) => i.id),
+        cases.map((c) => c.id),
+        items.map((i) => i.rollUp.status),
+        items.map((i) => i.rollUp.rows_total),
+        items.map((i) => i.rollUp.rows_passed),
+        items.map((i) => i.rollUp.rows_failed),
+        items.map((i) => i.last),
+        items.map((i) => i.comment),
+        cases.map((c) => c.key),
+        cases.map((c) => c.title),
+        cases.map((c) => c.priority),
+        cases.map((c) => JSON.stringify(c.tags ?? [])),
+        cases.map((c) => c.suite_id),
+        cases.map((c) => c.suite_name),
+        items.map((i) => i.snapshot),
+      ],
+    );
+  }
+
+  /**
+   * The rows of new items, {@link ROW_CHUNK} per statement. A row with a result is one execution:
+   * execution_count 1, last executed when it finished.
+   */
+  async insertNewItemRows(
+    projectId: string,
+    rows: Array<{ itemId: string; row: NewRow }>,
+  ): Promise<void> {
+    for (let start = 0; start < rows.length; start += ROW_CHUNK) {
+      const chunk = rows.slice(start, start + ROW_CHUNK);
+      const result = <K extends keyof NewRowResult>(key: K) =>
+        chunk.map((r) => (r.row.result === null ? null : r.row.result[key]));
+      await this.db.query(
+        `INSERT INTO run_item_rows (id, project_id, run_item_id, row_order, scenario_label,
+                                    row_snapshot, status, comment, system_out, system_err,
+                                    executed_by_id, execution_count, last_executed_at, started_at,
+                                    finished_at, duration_ms)
+         SELECT u.id, $1, u.item_id, u.row_order, u.label, u.snapshot, coalesce(u.status, 'untested'),
+                u.comment, u.system_out, u.system_err, u.executed_by,
+                CASE WHEN u.status IS NULL THEN 0 ELSE 1 END, u.finished_at, u.started_at,
+                u.finished_at, u.duration_ms
+           FROM unnest($2::uuid[], $3::uuid[], $4::int[], $5::text[], $6::jsonb[], $7::varchar[],
+                       $8::text[], $9::text[], $10::text[], $11::uuid[], $12::timestamptz[],
+                       $13::timestamptz[], $14::bigint[])
+                AS u(id, item_id, row_order, label, snapshot, status, comment, system_out,
+                     system_err, executed_by, started_at, finished_at, duration_ms)`,
+        [
+          projectId,
+          chunk.map((r) => r.row.id),
+          chunk.map((r) => r.itemId),
+          chunk.map((r) => r.row.row_order),
+          chunk.map((r) => r.row.scenario_label),
+          chunk.map((r) => r.row.row_snapshot),
+          result('status'),
+          result('comment'),
+          result('system_out'),
+          result('system_err'),
+          result('executed_by_id'),
+          result('started_at'),
+          result('finished_at'),
+          result('duration_ms'),
+        ],
+      );
+    }
+  }
+
+  /** One history record per item whose status moved, copying the causing row result if any. */
+  async insertHistory(
+    changedById: string | null,
+    moved: HistoryEntry[],
+    causes: Map<string, RowCause>,
+  ): Promise<void> {
+    if (moved.length === 0) return;
+    const cause = (id: string) => causes.get(id);
+    await this.db.query(
+      `INSERT INTO run_item_history (id, project_id, run_item_id, run_item_row_id, from_status,
+                                     to_status, comment, defect_ids, actual_result, system_out,
+                                     system_err, executed_by_id, started_at, finished_at,
+                                     duration_ms, changed_by_id)
+       SELECT u.id, ri.project_id, u.item_id, u.row_id, u.from_status, u.to_status, u.comment,
+              ARRAY(SELECT jsonb_array_elements_text(u.defect_ids)), u.actual_result,
+              u.system_out, u.system_err, u.executed_by, u.started_at, u.finished_at,
+              u.duration_ms, $1
+         FROM unnest($2::uuid[], $3::uuid[], $4::uuid[], $5::varchar[], $6::varchar[], $7::text[],
+                     $8::jsonb[], $9::text[], $10::text[], $11::text[], $12::uuid[],
+                     $13::timestamptz[], $14::timestamptz[], $15::bigint[])
+              AS u(id, item_id, row_id, from_status, to_status, comment, defect_ids,
+                   actual_result, system_out, system_err, executed_by, started_at, finished_at,
+                   duration_ms)
+         JOIN run_items ri ON ri.id = u.item_id`,
+      [
+        changedById,
+        moved.map(() => uuidv7()),
+        moved.map((m) => m.id),
+        moved.map((m) => cause(m.id)?.rowId ?? null),
+        moved.map((m) => m.from),
+        moved.map((m) => m.status),
+        moved.map((m) => cause(m.id)?.comment ?? null),
+        moved.map((m) => JSON.stringify(cause(m.id)?.defectIds ?? [])),
+        moved.map((m) => cause(m.id)?.actualResult ?? null),
+        moved.map((m) => cause(m.id)?.systemOut ?? null),
+        moved.map((m) => cause(m.id)?.systemErr ?? null),
+        moved.map((m) => cause(m.id)?.executedById ?? null),
+        moved.map((m) => cause(m.id)?.startedAt ?? null),
+        moved.map((m) => cause(m.id)?.finishedAt ?? null),
+        moved.map((m) => cause(m.id)?.durationMs ?? null),
+      ],
+    );
+  }
+
+  /** Assignee and/or comment of an item (absent keys keep their value). */
+  async updateItem(
+    id: string,
+    changes: { assigneeId?: string | null; comment?: string | null },
+  ): Promise<void> {
+    const sets: string[] = [];
+    const params: unknown[] = [id];
+    if (changes.assigneeId !== undefined) {
+      params.push(changes.assigneeId);
+      sets.push(`assignee_id = $${params.length}`);
+    }
+    if (changes.comment !== undefined) {
+      params.push(changes.comment);
+      sets.push(`comment = $${params.length}`);
+    }
+    if (sets.length === 0) return;
+    await this.db.query(
+      `UPDATE run_items SET ${sets.join(', ')}, updated_at = now() WHERE id = $1`,
+      params,
+    );
+  }
+
+  /** Deletes an item with its rows and history (cascade). */
+  async deleteItem(id: string): Promise<void> {
+    await this.db.query(`DELETE FROM run_items WHERE id = $1`, [id]);
+  }
+
+  /** The result of one row as a PATCH leaves it. */
+  async updateRowResult(rowId: string, w: RowResultWrite): Promise<void> {
+    await this.db.query(
+      `UPDATE run_item_rows
+          SET status = $2, execution_count = $3, last_executed_at = $4, started_at = $5,
+              finished_at = $6, duration_ms = $7, executed_by_id = $8, comment = $9,
+              defect_ids = $10::text[], actual_result = $11, system_out = $12, system_err = $13,
+              updated_at = now()
+        WHERE id = $1`,
+      [
+        rowId,
+        w.status,
+        w.executionCount,
+        w.lastExecutedAt,
+        w.startedAt,
+        w.finishedAt,
+        w.durationMs,
+        w.executedById,
+        w.comment,
+        w.defectIds,
+        w.actualResult,
+        w.systemOut,
+        w.systemErr,
+      ],
+    );
+  }
+
+  /** New untested rows of an item (a rerun), numbered after its last row, in the given order. */
+  async insertRerunRows(projectId: string, itemId: string, rows: RerunRow[]): Promise<void> {
+    await this.db.query(
+      `INSERT INTO run_item_rows (id, project_id, run_item_id, parent_row_id, row_order,
+                                  scenario_label, row_snapshot)
+       SELECT u.id, $1, $2, u.parent, m.max_order + u.ord, u.label, u.snapshot
+         FROM unnest($3::uuid[], $4::uuid[], $5::text[], $6::jsonb[])
+              WITH ORDINALITY AS u(id, parent, label, snapshot, ord)
+        CROSS JOIN (SELECT coalesce(max(row_order), 0) AS max_order
+                      FROM run_item_rows WHERE run_item_id = $2) m`,
+      [
+        projectId,
+        itemId,
+        rows.map((f) => f.id),
+        rows.map((f) => f.parent),
+        rows.map((f) => f.label),
+        rows.map((f) => JSON.stringify(f.snapshot)),
+      ],
+    );
+  }
+
+  /** Writes the roll-ups of several items in one statement. */
+  async updateRollUps(changed: ItemRollUpWrite[]): Promise<void> {
+    await this.db.query(
+      `UPDATE run_items ri
+          SET status = u.status, rows_total = u.total, rows_passed = u.passed,
+              rows_failed = u.failed, last_executed_at = u.last,
+              comment = CASE WHEN u.set_comment THEN u.comment ELSE ri.comment END,
+              updated_at = now()
+         FROM unnest($1::uuid[], $2::varchar[], $3::int[], $4::int[], $5::int[], $6::timestamptz[],
+                     $7::boolean[], $8::text[])
+              AS u(id, status, total, passed, failed, last, set_comment, comment)
+        WHERE ri.id = u.id`,
+      [
+        changed.map((c) => c.id),
+        changed.map((c) => c.status),
+        changed.map((c) => c.total),
+        changed.map((c) => c.passed),
+        changed.map((c) => c.failed),
+        changed.map((c) => c.last),
+        changed.map((c) => c.setComment),
+        changed.map((c) => c.comment),
+      ],
+    );
+  }
+}

@@ -1,0 +1,401 @@
+import { Injectable } from '@nestjs/common';
+import { likePattern } from '../../common/pagination/page';
+import { Db } from '../../common/persistence/db.service';
+import { isUuid } from '../../common/persistence/ids';
+import type { RunSortKey } from './dto/test-run.dto';
+import type { RunStatus } from './run-status';
+
+/** The columns every run read selects (alias `r` = test_runs, `u` = creator, `m` = milestone). */
+export const RUN_COLUMNS = `r.id, r.project_id, r.name, r.description, r.environment_id,
+  r.environment_name, r.environment_revision_id, r.environment_revision_number,
+  r.environment_snapshot_hash, r.environment_snapshot, r.milestone_id, m.name AS milestone_name,
+  r.build, r.assignee_id, r.created_by,
+  coalesce(nullif(u.display_name, ''), u.username) AS created_by_name,
+  r.status, r.started_at, r.completed_at, r.archived_at, r.planned_item_count,
+  r.count_untested, r.count_in_progress, r.count_passed, r.count_error, r.count_failure,
+  r.count_blocked, r.count_skipped, r.count_xfailed, r.count_xpassed, r.created_at, r.updated_at`;
+
+/**
+ * RUN_COLUMNS with the snapshot as JSON text, answered as it is (`RawJson`): for the hot reads
+ * (GET one run, the list), where parsing and serialising it again was most of the CPU.
+ */
+export const RUN_COLUMNS_RAW_SNAPSHOT = RUN_COLUMNS.replace(
+  'r.environment_snapshot,',
+  'r.environment_snapshot::text AS environment_snapshot,',
+);
+
+/** The joins RUN_COLUMNS needs. */
+export const RUN_JOINS = `LEFT JOIN users u ON u.id = r.created_by
+  LEFT JOIN milestones m ON m.id = r.milestone_id`;
+
+/** A run as every read answers it (RUN_COLUMNS). */
+export interface TestRunRow {
+  id: string;
+  project_id: string;
+  name: string;
+  description: string | null;
+  environment_id: string | null;
+  environment_name: string | null;
+  environment_revision_id: string | null;
+  environment_revision_number: number | null;
+  environment_snapshot_hash: string | null;
+  /** Parsed, or JSON text with RUN_COLUMNS_RAW_SNAPSHOT. */
+  environment_snapshot: Record<string, unknown> | string | null;
+  milestone_id: string | null;
+  milestone_name: string | null;
+  build: string | null;
+  assignee_id: string | null;
+  created_by: string;
+  created_by_name: string | null;
+  status: RunStatus;
+  started_at: Date | null;
+  completed_at: Date | null;
+  archived_at: Date | null;
+  planned_item_count: number;
+  count_untested: number;
+  count_in_progress: number;
+  count_passed: number;
+  count_error: number;
+  count_failure: number;
+  count_blocked: number;
+  count_skipped: number;
+  count_xfailed: number;
+  count_xpassed: number;
+  created_at: Date;
+  updated_at: Date;
+}
+
+/** The lifecycle columns of a run, read under a row lock. */
+export interface RunLockRow {
+  id: string;
+  project_id: string;
+  status: RunStatus;
+  assignee_id: string | null;
+  milestone_id: string | null;
+  started_at: Date | null;
+  completed_at: Date | null;
+  archived_at: Date | null;
+}
+
+/** An environment with its current revision, as a run captures it. */
+export interface EnvironmentRevisionRow {
+  id: string;
+  name: string;
+  status: string;
+  archived_at: Date | null;
+  revision_id: string;
+  revision_number: number;
+  snapshot_hash: string;
+  full_snapshot: Record<string, unknown> | null;
+}
+
+/** The filters of a run list (blank values already dropped by the service). */
+export interface RunListFilter {
+  projectId: string;
+  statuses?: string[];
+  environmentIds: string[];
+  milestoneIds: string[];
+  createdBy?: string;
+  search?: string;
+  createdFrom?: Date;
+  /** Upper bound of created_at: inclusive, or exclusive (the day after a date-only bound). */
+  createdTo?: { at: Date; inclusive: boolean };
+  sortBy: RunSortKey;
+  sortOrder: 'asc' | 'desc';
+  limit: number;
+  offset: number;
+}
+
+export interface NewTestRun {
+  id: string;
+  projectId: string;
+  name: string;
+  description: string | null;
+  environment: {
+    environmentId: string;
+    name: string;
+    revisionId: string;
+    revisionNumber: number;
+    snapshotHash: string;
+    snapshot: Record<string, unknown>;
+  } | null;
+  milestoneId: string | null;
+  build: string | null;
+  assigneeId: string | null;
+  createdBy: string;
+}
+
+/** Columns a PATCH sets, in the order they are written; absent keys keep their value. */
+export type RunChanges = Partial<
+  Record<
+    | 'environment_id'
+    | 'environment_name'
+    | 'environment_revision_id'
+    | 'environment_revision_number'
+    | 'environment_snapshot_hash'
+    | 'environment_snapshot'
+    | 'milestone_id'
+    | 'assignee_id'
+    | 'name'
+    | 'description'
+    | 'build'
+    | 'planned_item_count'
+    | 'status'
+    | 'started_at'
+    | 'completed_at'
+    | 'archived_at',
+    unknown
+  >
+>;
+
+const SORT_EXPRESSIONS: Record<RunSortKey, string> = {
+  created_at: 'r.created_at',
+  name: 'lower(r.name)',
+  status: 'r.status',
+  build: "lower(coalesce(r.build, ''))",
+  environment: "lower(coalesce(r.environment_name, ''))",
+};
+
+/** SQL of test runs (`test_runs`; its `count_*` counters are written by the run-items module). */
+@Injectable()
+export class TestRunsRepository {
+  constructor(private readonly db: Db) {}
+
+  /**
+   * One page of runs joined with creator and milestone names: an index walk in sort order that
+   * stops after OFFSET + LIMIT rows (no count of every matching run, which would grow with the
+   * project); then the total.
+   */
+  async findPage(f: RunListFilter): Promise<{ rows: TestRunRow[]; total: number }> {
+    const params: unknown[] = [f.projectId];
+    const where = ['r.project_id = $1'];
+    const add = (value: unknown): string => {
+      params.push(value);
+      return `$${params.length}`;
+    };
+    if (f.statuses?.length) where.push(`r.status = ANY(${add(f.statuses)}::varchar[])`);
+    else where.push(`r.status <> 'archived'`);
+    // Ids that cannot exist match nothing.
+    if (f.environmentIds.length) {
+      where.push(`r.environment_id = ANY(${add(f.environmentIds.filter(isUuid))}::uuid[])`);
+    }
+    if (f.milestoneIds.length) {
+      where.push(`r.milestone_id = ANY(${add(f.milestoneIds.filter(isUuid))}::uuid[])`);
+    }
+    if (f.createdBy !== undefined) {
+      where.push(isUuid(f.createdBy) ? `r.created_by = ${add(f.createdBy)}` : 'false');
+    }
+    if (f.search) {
+      const p = add(likePattern(f.search));
+      where.push(`(r.name ILIKE ${p} OR r.build ILIKE ${p} OR r.environment_name ILIKE ${p})`);
+    }
+    if (f.createdFrom) where.push(`r.created_at >= ${add(f.createdFrom)}`);
+    if (f.createdTo) {
+      where.push(`r.created_at ${f.createdTo.inclusive ? '<=' : '<'} ${add(f.createdTo.at)}`);
+    }
+    const dir = f.sortOrder === 'asc' ? 'ASC' : 'DESC';
+    const order = `${SORT_EXPRESSIONS[f.sortBy]} ${dir}, r.id ${dir}`;
+    const filter = where.join(' AND ');
+    const filterParams = [...params];
+    const limit = add(f.limit);
+    const offset = add(f.offset);
+    const rows = await this.db.query<TestRunRow>(
+      `WITH page AS (
+         SELECT r.id FROM test_runs r
+          WHERE ${filter}
+          ORDER BY ${order}
+          LIMIT ${limit} OFFSET ${offset}
+       )
+       SELECT ${RUN_COLUMNS_RAW_SNAPSHOT}
+         FROM page
+         JOIN test_runs r ON r.id = page.id
+         ${RUN_JOINS}
+        ORDER BY ${order}`,
+      params,
+    );
+    return { rows, total: await this.count(f, filter, filterParams) };
+  }
+
+  /**
+   * `total` of a list: with only the project and status filters (the common case) it is read from
+   * `project_run_counts`, kept by triggers on test_runs; other filters count the matching runs.
+   */
+  private async count(f: RunListFilter, filter: string, params: unknown[]): Promise<number> {
+    const onlyStatus =
+      f.environmentIds.length === 0 &&
+      f.milestoneIds.length === 0 &&
+      f.createdBy === undefined &&
+      !f.search &&
+      !f.createdFrom &&
+      !f.createdTo;
+    if (onlyStatus) {
+      const rows = f.statuses?.length
+        ? await this.db.query<{ n: string | null }>(
+            `SELECT sum(n) AS n FROM project_run_counts WHERE project_id = $1 AND status = ANY($2::varchar[])`,
+            [f.projectId, f.statuses],
+          )
+        : await this.db.query<{ n: string | null }>(
+            `SELECT sum(n) AS n FROM project_run_counts WHERE project_id = $1 AND status <> 'archived'`,
+            [f.projectId],
+          );
+      return Number(rows[0]?.n ?? 0);
+    }
+    const c = await this.db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM test_runs r WHERE ${filter}`,
+      params,
+    );
+    return c[0]?.n ?? 0;
+  }
+
+  /** The run with the caller's membership role (one prepared statement: the hot GET). */
+  async findForUser(
+    id: string,
+    userId: string,
+  ): Promise<(TestRunRow & { caller_role: string | null }) | undefined> {
+    const rows = await this.db.prepared<TestRunRow & { caller_role: string | null }>(
+      'test-runs.get-for-user',
+      `SELECT ${RUN_COLUMNS_RAW_SNAPSHOT}, pm.role AS caller_role
+         FROM test_runs r ${RUN_JOINS}
+         LEFT JOIN project_members pm ON pm.project_id = r.project_id AND pm.user_id = $2
+        WHERE r.id = $1`,
+      [id, userId],
+    );
+    return rows[0];
+  }
+
+  async findById(id: string): Promise<TestRunRow | undefined> {
+    const rows = await this.db.query<TestRunRow>(
+      `SELECT ${RUN_COLUMNS} FROM test_runs r ${RUN_JOINS} WHERE r.id = $1`,
+      [id],
+    );
+    return rows[0];
+  }
+
+  async insert(run: NewTestRun): Promise<void> {
+    const env = run.environment;
+    await this.db.query(
+      `INSERT INTO test_runs (id, project_id, name, description, environment_id, environment_name,
+                              environment_revision_id, environment_revision_number,
+                              environment_snapshot_hash, environment_snapshot, milestone_id, build,
+                              assignee_id, created_by)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
+      [
+        run.id,
+        run.projectId,
+        run.name,
+        run.description,
+        env?.environmentId ?? null,
+        env?.name ?? null,
+        env?.revisionId ?? null,
+        env?.revisionNumber ?? null,
+        env?.snapshotHash ?? null,
+        JSON.stringify(env?.snapshot ?? {}),
+        run.milestoneId,
+        run.build,
+        run.assigneeId,
+        run.createdBy,
+      ],
+    );
+  }
+
+  /** Sets the given columns (in their order) and updated_at; nothing to set writes nothing. */
+  async update(id: string, changes: RunChanges): Promise<void> {
+    const sets: string[] = [];
+    const params: unknown[] = [id];
+    for (const [column, value] of Object.entries(changes)) {
+      params.push(value);
+      sets.push(`${column} = $${params.length}`);
+    }
+    if (sets.length === 0) return;
+    await this.db.query(
+      `UPDATE test_runs SET ${sets.join(', ')}, updated_at = now() WHERE id = $1`,
+      params,
+    );
+  }
+
+  /** Permanently deletes the run with its items, rows and history (cascade). */
+  async delete(id: string): Promise<void> {
+    await this.db.query(`DELETE FROM test_runs WHERE id = $1`, [id]);
+  }
+
+  /** `FOR UPDATE` on the run: its lifecycle columns. */
+  async lockForUpdate(id: string): Promise<RunLockRow | undefined> {
+    const rows = await this.db.query<RunLockRow>(
+      `SELECT id, project_id, status, assignee_id, milestone_id, started_at, completed_at,
+              archived_at
+         FROM test_runs WHERE id = $1 FOR UPDATE`,
+      [id],
+    );
+    return rows[0];
+  }
+
+  /** Run items that are in_progress or have a row in_progress (a read: blocks completion). */
+  async countItemsInProgress(runId: string): Promise<number> {
+    const rows = await this.db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM run_items ri
+        WHERE ri.test_run_id = $1
+          AND (ri.status = 'in_progress'
+               OR EXISTS (SELECT 1 FROM run_item_rows w
+                           WHERE w.run_item_id = ri.id AND w.status = 'in_progress'))`,
+      [runId],
+    );
+    return rows[0]?.n ?? 0;
+  }
+
+  /** An environment of the project with its current revision. */
+  async findEnvironmentRevision(
+    projectId: string,
+    environmentId: string,
+  ): Promise<EnvironmentRevisionRow | undefined> {
+    const rows = await this.db.query<EnvironmentRevisionRow>(
+      `SELECT e.id, e.name, e.status, e.archived_at, r.id AS revision_id, r.revision_number,
+              r.snapshot_hash, r.full_snapshot
+         FROM environments e JOIN environment_revisions r ON r.id = e.current_revision_id
+        WHERE e.id = $1 AND e.project_id = $2`,
+      [environmentId, projectId],
+    );
+    return rows[0];
+  }
+
+  /**
+   * The status of a milestone of the project. Key-share lock: a concurrent DELETE waits for this
+   * transaction, so the insert or update that follows never meets a vanished milestone (FK
+   * violation → 500).
+   */
+  async findMilestoneStatusForKeyShare(
+    projectId: string,
+    milestoneId: string,
+  ): Promise<string | undefined> {
+    const rows = await this.db.query<{ status: string }>(
+      `SELECT status FROM milestones WHERE id = $1 AND project_id = $2 FOR KEY SHARE`,
+      [milestoneId, projectId],
+    );
+    return rows[0]?.status;
+  }
+
+  /**
+   * Recomputes the item counters stored on the run from its items (one statement). Call after any
+   * change of items in the same transaction, with the run locked.
+   */
+  async refreshCounters(runId: string): Promise<void> {
+    await this.db.query(
+      `UPDATE test_runs r
+          SET count_untested = c.untested, count_in_progress = c.in_progress,
+              count_passed = c.passed, count_error = c.error, count_failure = c.failure,
+              count_blocked = c.blocked, count_skipped = c.skipped, count_xfailed = c.xfailed,
+              count_xpassed = c.xpassed, updated_at = now()
+         FROM (SELECT count(*) FILTER (WHERE status = 'untested')::int AS untested,
+                      count(*) FILTER (WHERE status = 'in_progress')::int AS in_progress,
+                      count(*) FILTER (WHERE status = 'passed')::int AS passed,
+                      count(*) FILTER (WHERE status = 'error')::int AS error,
+                      count(*) FILTER (WHERE status = 'failure')::int AS failure,
+                      count(*) FILTER (WHERE status = 'blocked')::int AS blocked,
+                      count(*) FILTER (WHERE status = 'skipped')::int AS skipped,
+                      count(*) FILTER (WHERE status = 'xfailed')::int AS xfailed,
+                      count(*) FILTER (WHERE status = 'xpassed')::int AS xpassed
+                 FROM run_items WHERE test_run_id = $1) c
+        WHERE r.id = $1`,
+      [runId],
+    );
+  }
+}
