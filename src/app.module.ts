@@ -6,7 +6,6 @@ import { AppConfig } from './config/config';
 import { CommonModule } from './common/common.module';
 import { RolesGuard } from './common/access/roles.guard';
 import { AppLogger, createRootLogger, ROOT_LOGGER } from './common/http/logging';
-import { bindTransactions } from './common/persistence/transaction.interceptor';
 import { dataSourceOptions } from './database/data-source-options';
 import { FEATURE_MODULES } from './modules';
 
@@ -15,8 +14,6 @@ export class AppModule {
   /** `logStream` replaces stdout as the log destination (tests capture logs with it). */
   static forRoot(config: AppConfig, databaseUrl: string, logStream?: Writable): DynamicModule {
     const logger = createRootLogger(config, logStream);
-    // Writing handlers run in a transaction; read handlers get no interceptor (see bindTransactions).
-    bindTransactions(FEATURE_MODULES);
     return {
       module: AppModule,
       imports: [

@@ -1,12 +1,12 @@
 import {
+  applyDecorators,
   CallHandler,
   ExecutionContext,
   Injectable,
   NestInterceptor,
-  RequestMethod,
-  Type,
+  SetMetadata,
+  UseInterceptors,
 } from '@nestjs/common';
-import { INTERCEPTORS_METADATA, METHOD_METADATA, MODULE_METADATA } from '@nestjs/common/constants';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { Request } from 'express';
 import { from, lastValueFrom, Observable } from 'rxjs';
@@ -16,8 +16,8 @@ import { currentStore } from './request-context';
 /**
  * One database transaction per writing request (CONTRACT §2): POST, PUT, PATCH and DELETE handlers
  * run inside `dataSource.transaction`, so they apply completely or not at all; the response is sent
- * only after the commit. It is bound to those handlers only ({@link bindTransactions}); GET handlers
- * are read-only and use the pool directly (no BEGIN/COMMIT round trips on the hot read paths).
+ * only after the commit. It is bound to those handlers only, each with {@link Transactional}; GET
+ * handlers are read-only and use the pool directly (no BEGIN/COMMIT round trips on the hot read paths).
  */
 @Injectable()
 export class TransactionInterceptor implements NestInterceptor {
@@ -40,29 +40,20 @@ export class TransactionInterceptor implements NestInterceptor {
   }
 }
 
-const READS = new Set<RequestMethod>([RequestMethod.GET, RequestMethod.HEAD]);
+const TRANSACTIONAL = 'tms:transactional';
 
 /**
- * Binds {@link TransactionInterceptor} to every handler of these modules' controllers that answers
- * another method than GET or HEAD, as the innermost interceptor (it wraps the handler only).
- * Read handlers get no interceptor at all, so Nest skips its rxjs interceptor chain for them (as a
- * global interceptor it cost every GET about 0.1 ms of CPU, bench/README.md). Must run before Nest scans the
- * modules (AppModule.forRoot), so that Nest instantiates the interceptor; binding twice is a no-op.
+ * Runs the handler in one transaction: Nest's `@UseInterceptors(TransactionInterceptor)`, marked so
+ * that {@link isTransactional} can tell. Every POST, PUT, PATCH and DELETE handler carries it, no GET
+ * handler does (test/e2e/conventions.e2e-spec.ts checks both against the routes of the OpenAPI
+ * document). Bound per handler rather than globally: a read handler then has no interceptor at all
+ * and Nest skips its rxjs interceptor chain (as a global interceptor it cost every GET about 0.1 ms of
+ * CPU, bench/README.md). Put it after the route decorator, before `@Endpoint`.
  */
-export function bindTransactions(modules: Array<Type<unknown>>): void {
-  for (const module of modules) {
-    const controllers = (Reflect.getMetadata(MODULE_METADATA.CONTROLLERS, module) ?? []) as Array<Type<unknown>>;
-    for (const controller of controllers) {
-      const proto = controller.prototype as Record<string, unknown>;
-      for (const name of Object.getOwnPropertyNames(proto)) {
-        const handler = proto[name];
-        if (name === 'constructor' || typeof handler !== 'function') continue;
-        const method = Reflect.getMetadata(METHOD_METADATA, handler) as RequestMethod | undefined;
-        if (method === undefined || READS.has(method)) continue;
-        const bound = (Reflect.getMetadata(INTERCEPTORS_METADATA, handler) ?? []) as unknown[];
-        if (bound.includes(TransactionInterceptor)) continue;
-        Reflect.defineMetadata(INTERCEPTORS_METADATA, [...bound, TransactionInterceptor], handler);
-      }
-    }
-  }
+export const Transactional = (): MethodDecorator =>
+  applyDecorators(UseInterceptors(TransactionInterceptor), SetMetadata(TRANSACTIONAL, true));
+
+/** True when the handler was declared {@link Transactional}. */
+export function isTransactional(handler: object): boolean {
+  return Reflect.getMetadata(TRANSACTIONAL, handler) === true;
 }

@@ -10,6 +10,7 @@ import {
 } from '../../common/access/project-access';
 import { CurrentAccess } from '../../common/auth/current-user.decorator';
 import { PageSchema } from '../../common/pagination/page';
+import { Transactional } from '../../common/persistence/transaction.interceptor';
 import { ComponentsService } from './components.service';
 import {
   ComponentDto,
@@ -75,6 +76,7 @@ export class ComponentsController {
   }
 
   @Post()
+  @Transactional()
   @Endpoint({
     summary: 'Create a component',
     description: `${RISK_FORMULA_DESCRIPTION}\n\n${KEY_RULE}`,
@@ -100,6 +102,7 @@ export class ComponentsController {
   }
 
   @Patch(':id')
+  @Transactional()
   @Endpoint({
     summary: 'Update a component (metadata and risk factors)',
     description:
@@ -115,6 +118,7 @@ export class ComponentsController {
   }
 
   @Delete(':id')
+  @Transactional()
   @Endpoint({
     summary: 'Delete a component',
     description:
@@ -141,6 +145,7 @@ export class ComponentsController {
   }
 
   @Put(':id/dependencies')
+  @Transactional()
   @Endpoint({
     summary: "Replace a component's dependencies",
     description:

@@ -10,6 +10,7 @@ import {
 import { AuthenticatedUser } from '../../common/auth/authenticated-user';
 import { CurrentAccess, CurrentUser } from '../../common/auth/current-user.decorator';
 import { Page, PageSchema } from '../../common/pagination/page';
+import { Transactional } from '../../common/persistence/transaction.interceptor';
 import { DATASETS } from './datasets.resource';
 import { DatasetsService } from './datasets.service';
 import {
@@ -53,6 +54,7 @@ export class DatasetsController {
   }
 
   @Post()
+  @Transactional()
   @Endpoint({
     summary: 'Create a dataset and its revision 1',
     description: `Names are unique per project, compared exactly (409 \`dataset_already_exists\`). ${TABLE_RULES}`,
@@ -71,6 +73,7 @@ export class DatasetsController {
   }
 
   @Post('bulk')
+  @Transactional()
   @Endpoint({
     summary: 'Delete many datasets of a project at once',
     description:
@@ -108,6 +111,7 @@ export class DatasetsController {
   }
 
   @Patch(':id')
+  @Transactional()
   @Endpoint({
     summary: 'Update a dataset',
     description:
@@ -129,6 +133,7 @@ export class DatasetsController {
   }
 
   @Delete(':id')
+  @Transactional()
   @Endpoint({
     summary: 'Delete a dataset with its revisions and bindings',
     description: 'Run rows created earlier keep their snapshots of the dataset rows.',

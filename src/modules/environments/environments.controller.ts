@@ -11,6 +11,7 @@ import {
 import { AuthenticatedUser } from '../../common/auth/authenticated-user';
 import { CurrentAccess, CurrentUser } from '../../common/auth/current-user.decorator';
 import { Page, PageSchema } from '../../common/pagination/page';
+import { Transactional } from '../../common/persistence/transaction.interceptor';
 import {
   CreateEnvironmentDto,
   EnvironmentDto,
@@ -79,6 +80,7 @@ export class EnvironmentsController {
   }
 
   @Post()
+  @Transactional()
   @Endpoint({
     summary: 'Create an environment and its initial revision',
     description:
@@ -110,6 +112,7 @@ export class EnvironmentsController {
   }
 
   @Patch(':id')
+  @Transactional()
   @Endpoint({
     summary: 'Update an environment; a new revision is written when the snapshot changes',
     description:
@@ -134,6 +137,7 @@ export class EnvironmentsController {
   }
 
   @Delete(':id')
+  @Transactional()
   @Endpoint({
     summary: 'Archive an environment',
     description:

@@ -6,6 +6,7 @@ import { fromResource, PROJECTS, ProjectAccess } from '../../common/access/proje
 import { AuthenticatedUser } from '../../common/auth/authenticated-user';
 import { CurrentAccess, CurrentUser } from '../../common/auth/current-user.decorator';
 import { Page, PageSchema } from '../../common/pagination/page';
+import { Transactional } from '../../common/persistence/transaction.interceptor';
 import { TEST_RUNS } from '../test-runs/test-runs.resource';
 import {
   JUNIT_UPLOAD_SCHEMA,
@@ -122,6 +123,7 @@ export class ImportsController {
   constructor(private readonly imports: ImportsService) {}
 
   @Post('test-runs/:id/imports/junit')
+  @Transactional()
   @Endpoint({
     summary: 'Import JUnit XML (or Karvio results JSON) results into a run',
     description: [
@@ -159,6 +161,7 @@ export class ImportsController {
   }
 
   @Post('projects/:id/imports/junit')
+  @Transactional()
   @Endpoint({
     summary:
       'Import JUnit XML (or Karvio results JSON) results into a project (target run found by name, or created)',

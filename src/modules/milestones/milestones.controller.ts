@@ -11,6 +11,7 @@ import {
 import { AuthenticatedUser } from '../../common/auth/authenticated-user';
 import { CurrentAccess, CurrentUser } from '../../common/auth/current-user.decorator';
 import { Page, PageSchema } from '../../common/pagination/page';
+import { Transactional } from '../../common/persistence/transaction.interceptor';
 import {
   CreateMilestoneDto,
   ListMilestonesQueryDto,
@@ -47,6 +48,7 @@ export class MilestonesController {
   }
 
   @Post()
+  @Transactional()
   @Endpoint({
     summary: 'Create a milestone',
     description:
@@ -94,6 +96,7 @@ export class MilestonesController {
   }
 
   @Patch(':id')
+  @Transactional()
   @Endpoint({
     summary: 'Update a milestone',
     description: 'Only present keys change; `null` clears a nullable field.',
@@ -111,6 +114,7 @@ export class MilestonesController {
   }
 
   @Delete(':id')
+  @Transactional()
   @Endpoint({
     summary: 'Delete a milestone',
     description: 'Runs and test plans linked to it keep existing and lose the link.',

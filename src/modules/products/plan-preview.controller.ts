@@ -3,6 +3,7 @@ import { ApiTags } from '@nestjs/swagger';
 import { Endpoint } from '../../common/access/endpoint.decorator';
 import { fromBody, ProjectAccess } from '../../common/access/project-access';
 import { CurrentAccess } from '../../common/auth/current-user.decorator';
+import { Transactional } from '../../common/persistence/transaction.interceptor';
 import { GeneratePlanPreviewDto, PlanGenerationPreviewResponseDto } from './dto/plan-preview.dto';
 import { PlanPreviewService } from './plan-preview.service';
 
@@ -32,6 +33,7 @@ export class PlanPreviewController {
   constructor(private readonly previews: PlanPreviewService) {}
 
   @Post()
+  @Transactional()
   @Endpoint({
     summary: 'Preview the cases of a generated test plan',
     description: DESCRIPTION,

@@ -10,6 +10,7 @@ import {
 } from '../../common/access/project-access';
 import { CurrentAccess } from '../../common/auth/current-user.decorator';
 import { PageSchema } from '../../common/pagination/page';
+import { Transactional } from '../../common/persistence/transaction.interceptor';
 import {
   CreateProductDto,
   ListProductsQueryDto,
@@ -65,6 +66,7 @@ export class ProductsController {
   }
 
   @Post()
+  @Transactional()
   @Endpoint({
     summary: 'Create a product',
     description: KEY_RULE,
@@ -91,6 +93,7 @@ export class ProductsController {
   }
 
   @Patch(':id')
+  @Transactional()
   @Endpoint({
     summary: 'Update a product',
     description: `Only the fields present change. ${KEY_RULE} Renaming alone keeps the key.`,
@@ -104,6 +107,7 @@ export class ProductsController {
   }
 
   @Delete(':id')
+  @Transactional()
   @Endpoint({
     summary: 'Delete a product',
     description:
@@ -132,6 +136,7 @@ export class ProductsController {
   }
 
   @Put(':id/components')
+  @Transactional()
   @Endpoint({
     summary: "Replace a product's component links",
     description:

@@ -5,6 +5,7 @@ import { fromResource, ProjectAccess, PROJECTS } from '../../common/access/proje
 import { AuthenticatedUser } from '../../common/auth/authenticated-user';
 import { CurrentAccess, CurrentUser } from '../../common/auth/current-user.decorator';
 import { PageSchema } from '../../common/pagination/page';
+import { Transactional } from '../../common/persistence/transaction.interceptor';
 import {
   AddMemberDto,
   CreateProjectDto,
@@ -37,6 +38,7 @@ export class ProjectsController {
   }
 
   @Post()
+  @Transactional()
   @Endpoint({
     summary: 'Create a project (the creator becomes its lead)',
     access: 'authenticated',
@@ -57,12 +59,14 @@ export class ProjectsController {
   }
 
   @Patch(':id')
+  @Transactional()
   @Endpoint({ summary: 'Update a project', minRole: 'lead', project, response: ProjectDto })
   update(@Param('id') id: string, @Body() dto: UpdateProjectDto): Promise<ProjectDto> {
     return this.projects.update(id, dto);
   }
 
   @Delete(':id')
+  @Transactional()
   @Endpoint({
     summary: 'Delete a project and everything in it',
     minRole: 'lead',
@@ -85,6 +89,7 @@ export class ProjectsController {
   }
 
   @Post(':id/members')
+  @Transactional()
   @Endpoint({
     summary: 'Add a member',
     minRole: 'lead',
@@ -100,6 +105,7 @@ export class ProjectsController {
   }
 
   @Patch(':id/members/:user_id')
+  @Transactional()
   @Endpoint({
     summary: "Change a member's role",
     description: 'The last lead cannot be demoted (409 `last_lead`).',
@@ -117,6 +123,7 @@ export class ProjectsController {
   }
 
   @Delete(':id/members/:user_id')
+  @Transactional()
   @Endpoint({
     summary: 'Remove a member',
     description: 'The last lead cannot be removed (409 `last_lead`).',

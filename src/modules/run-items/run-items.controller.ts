@@ -5,6 +5,7 @@ import { fromResource, ProjectAccess } from '../../common/access/project-access'
 import { AuthenticatedUser } from '../../common/auth/authenticated-user';
 import { CurrentAccess, CurrentUser } from '../../common/auth/current-user.decorator';
 import { Page, PageSchema } from '../../common/pagination/page';
+import { Transactional } from '../../common/persistence/transaction.interceptor';
 import {
   BulkCreateRunCasesDto,
   BulkRunCasesResultDto,
@@ -64,6 +65,7 @@ export class RunItemsController {
   }
 
   @Post()
+  @Transactional()
   @Endpoint({
     summary: 'Add one test case to a run',
     description:
@@ -97,6 +99,7 @@ export class RunItemsController {
   }
 
   @Post('bulk')
+  @Transactional()
   @Endpoint({
     summary: 'Add many test cases to a run (by ids or a whole suite tree)',
     description:
@@ -130,6 +133,7 @@ export class RunItemsController {
   }
 
   @Patch('rows/:row_id')
+  @Transactional()
   @Endpoint({
     summary: 'Record the result of a run case row',
     description:
@@ -168,6 +172,7 @@ export class RunItemsController {
   }
 
   @Patch(':id')
+  @Transactional()
   @Endpoint({
     summary: 'Change the assignee or comment of a run case',
     description:
@@ -188,6 +193,7 @@ export class RunItemsController {
   }
 
   @Delete(':id')
+  @Transactional()
   @Endpoint({
     summary: 'Remove a run case (with its rows and history) from its run',
     description: CLOSED,
@@ -214,6 +220,7 @@ export class RunItemsController {
   }
 
   @Post(':id/rerun')
+  @Transactional()
   @Endpoint({
     summary: 'Rerun failed or selected rows of a run case',
     description:

@@ -9,6 +9,7 @@ import {
 } from '../../common/access/project-access';
 import { CurrentAccess } from '../../common/auth/current-user.decorator';
 import { Page, PageSchema } from '../../common/pagination/page';
+import { Transactional } from '../../common/persistence/transaction.interceptor';
 import { CreateSuiteDto, ListSuitesQueryDto, SuiteDto, UpdateSuiteDto } from './dto/suite.dto';
 import { SUITES } from './suites.resource';
 import { SuitesService } from './suites.service';
@@ -40,6 +41,7 @@ export class SuitesController {
   }
 
   @Post()
+  @Transactional()
   @Endpoint({
     summary: 'Create a suite',
     description: PARENT_RULES,
@@ -60,6 +62,7 @@ export class SuitesController {
   }
 
   @Patch(':id')
+  @Transactional()
   @Endpoint({
     summary: 'Update or move a suite',
     description: PARENT_RULES,
@@ -82,6 +85,7 @@ export class SuitesController {
   }
 
   @Delete(':id')
+  @Transactional()
   @Endpoint({
     summary: 'Delete a suite',
     description:

@@ -3,6 +3,7 @@ import { ApiBody, ApiTags } from '@nestjs/swagger';
 import { Endpoint } from '../../common/access/endpoint.decorator';
 import { fromResource, ProjectAccess } from '../../common/access/project-access';
 import { CurrentAccess } from '../../common/auth/current-user.decorator';
+import { Transactional } from '../../common/persistence/transaction.interceptor';
 import { BindingsService } from '../datasets/bindings.service';
 import {
   BINDING_CREATE_EXAMPLES,
@@ -46,6 +47,7 @@ export class BindingsController {
   }
 
   @Post()
+  @Transactional()
   @ApiBody({ type: CreateDatasetBindingDto, examples: BINDING_CREATE_EXAMPLES })
   @Endpoint({
     summary: 'Bind a dataset to a test case',
@@ -72,6 +74,7 @@ export class BindingsController {
   }
 
   @Patch(':binding_id')
+  @Transactional()
   @ApiBody({ type: UpdateDatasetBindingDto, examples: BINDING_UPDATE_EXAMPLES })
   @Endpoint({
     summary: 'Update a dataset binding',
@@ -95,6 +98,7 @@ export class BindingsController {
   }
 
   @Delete(':binding_id')
+  @Transactional()
   @Endpoint({
     summary: 'Remove a dataset binding',
     description: 'Like every DELETE on a project resource this needs lead (CONTRACT §4).',

@@ -10,6 +10,7 @@ import {
 import { AuthenticatedUser } from '../../common/auth/authenticated-user';
 import { CurrentAccess, CurrentUser } from '../../common/auth/current-user.decorator';
 import { Page, PageSchema } from '../../common/pagination/page';
+import { Transactional } from '../../common/persistence/transaction.interceptor';
 import {
   CreateTestCaseDto,
   ListTestCasesQueryDto,
@@ -68,6 +69,7 @@ export class TestCasesController {
   }
 
   @Post()
+  @Transactional()
   @Endpoint({
     summary: 'Create a test case',
     description: `The key \`TC-<n>\` is allocated sequentially per project and never reused. Status defaults to active. ${REFERENCE_RULES}`,
@@ -104,6 +106,7 @@ export class TestCasesController {
   }
 
   @Patch(':id')
+  @Transactional()
   @Endpoint({
     summary: 'Update a test case',
     description: `Only present keys change; null clears nullable fields; \`steps\`, \`tags\` and \`component_coverages\` are replaced as a whole. ${REFERENCE_RULES}`,
@@ -128,6 +131,7 @@ export class TestCasesController {
   }
 
   @Delete(':id')
+  @Transactional()
   @Endpoint({
     summary: 'Delete a test case',
     description:

@@ -10,6 +10,7 @@ import {
 import { AuthenticatedUser } from '../../common/auth/authenticated-user';
 import { CurrentAccess, CurrentUser } from '../../common/auth/current-user.decorator';
 import { Page, PageSchema } from '../../common/pagination/page';
+import { Transactional } from '../../common/persistence/transaction.interceptor';
 import { TestRunDto } from '../test-runs/dto/test-run.dto';
 import {
   CreateRunFromPlanDto,
@@ -64,6 +65,7 @@ export class TestPlansController {
   }
 
   @Post()
+  @Transactional()
   @Endpoint({
     summary: 'Create a test plan',
     description: SCOPE_RULES,
@@ -96,6 +98,7 @@ export class TestPlansController {
   }
 
   @Patch(':id')
+  @Transactional()
   @Endpoint({
     summary: 'Update a test plan',
     description:
@@ -125,6 +128,7 @@ export class TestPlansController {
   }
 
   @Delete(':id')
+  @Transactional()
   @Endpoint({
     summary: 'Delete a test plan',
     description: 'Runs created from the plan are kept.',
@@ -137,6 +141,7 @@ export class TestPlansController {
   }
 
   @Post(':id/create-run')
+  @Transactional()
   @Endpoint({
     summary: 'Create a run from a test plan',
     description:

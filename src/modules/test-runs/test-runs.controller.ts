@@ -10,6 +10,7 @@ import {
 import { AuthenticatedUser } from '../../common/auth/authenticated-user';
 import { CurrentAccess, CurrentUser } from '../../common/auth/current-user.decorator';
 import { Page, PageSchema } from '../../common/pagination/page';
+import { Transactional } from '../../common/persistence/transaction.interceptor';
 import {
   CreateTestRunDto,
   ListTestRunsQueryDto,
@@ -45,6 +46,7 @@ export class TestRunsController {
   }
 
   @Post()
+  @Transactional()
   @Endpoint({
     summary: 'Create a test run',
     description:
@@ -83,6 +85,7 @@ export class TestRunsController {
   }
 
   @Patch(':id')
+  @Transactional()
   @Endpoint({
     summary: 'Update run metadata or change its status',
     description:
@@ -117,6 +120,7 @@ export class TestRunsController {
   }
 
   @Delete(':id')
+  @Transactional()
   @Endpoint({
     summary: 'Permanently delete a test run',
     description: 'Removes the run with its items, rows and history, whatever its status.',

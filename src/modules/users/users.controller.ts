@@ -4,6 +4,7 @@ import { Endpoint } from '../../common/access/endpoint.decorator';
 import { AuthenticatedUser } from '../../common/auth/authenticated-user';
 import { CurrentUser } from '../../common/auth/current-user.decorator';
 import { PageSchema } from '../../common/pagination/page';
+import { Transactional } from '../../common/persistence/transaction.interceptor';
 import {
   ApiKeyListDto,
   ChangePasswordDto,
@@ -25,6 +26,7 @@ export class AuthController {
   constructor(private readonly users: UsersService) {}
 
   @Post('login')
+  @Transactional()
   @Endpoint({
     summary: 'Log in with username and password',
     description:
@@ -64,6 +66,7 @@ export class UsersController {
   }
 
   @Post('me/api-keys')
+  @Transactional()
   @Endpoint({
     summary: 'Create a personal API key',
     description:
@@ -80,6 +83,7 @@ export class UsersController {
   }
 
   @Delete('me/api-keys/:id')
+  @Transactional()
   @Endpoint({
     summary: 'Revoke one of your API keys (effective at once)',
     access: 'authenticated',
@@ -103,6 +107,7 @@ export class UsersController {
   }
 
   @Post()
+  @Transactional()
   @Endpoint({
     summary: 'Create a user',
     access: 'admin',
@@ -128,6 +133,7 @@ export class UsersController {
   }
 
   @Patch(':id')
+  @Transactional()
   @Endpoint({
     summary: 'Update a user',
     description:
@@ -145,6 +151,7 @@ export class UsersController {
   }
 
   @Put(':id/password')
+  @Transactional()
   @Endpoint({
     summary: 'Change a password',
     description:
@@ -162,6 +169,7 @@ export class UsersController {
   }
 
   @Delete(':id')
+  @Transactional()
   @Endpoint({
     summary: 'Deactivate a user',
     description:
