@@ -1,10 +1,13 @@
 import 'reflect-metadata';
-import { readdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
 import { NestFactory } from '@nestjs/core';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
+import ts from 'typescript';
 import { AppModule } from '../../src/app.module';
 import { isTransactional } from '../../src/common/persistence/transaction.interceptor';
+import { requestPartsOf } from '../../src/common/validation/request-parts';
+import { isDtoClass } from '../../src/common/validation/validate';
 import { loadConfig } from '../../src/config/config';
 
 const SRC = join(__dirname, '../../src');
@@ -17,8 +20,48 @@ function sourceFiles(dir: string): string[] {
   });
 }
 
+interface Import {
+  file: string;
+  from: string;
+  names: string[];
+}
+
+/** Every `import … from '…'` of the files, with the names it binds (as exported). */
+function importsOf(files: string[]): Import[] {
+  return files.flatMap((file) => {
+    const source = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest);
+    return source.statements.filter(ts.isImportDeclaration).map((d) => {
+      const bindings = d.importClause?.namedBindings;
+      const names =
+        bindings && ts.isNamedImports(bindings)
+          ? bindings.elements.map((e) => (e.propertyName ?? e.name).text)
+          : [];
+      return {
+        file: relative(SRC, file),
+        from: (d.moduleSpecifier as ts.StringLiteral).text,
+        names,
+      };
+    });
+  });
+}
+
+/** A package path below a framework's entry point (`@nestjs/common/constants`, `pg/lib/client`…). */
+export function isFrameworkInternal(specifier: string): boolean {
+  return /^(@nestjs\/[^/]+|express|typeorm|pg|pg-pool)\/./.test(specifier);
+}
+
+/** Controllers that bind a body or query with Nest's own decorator, which the guard does not see. */
+export function nestBodyOrQueryImports(imports: Import[]): string[] {
+  return imports
+    .filter((i) => i.from === '@nestjs/common' && i.file !== 'common/validation/request-parts.ts')
+    .flatMap((i) =>
+      i.names.filter((n) => n === 'Body' || n === 'Query').map((n) => `${i.file}: ${n}`),
+    );
+}
+
 describe('framework conventions (issue #16: no patches of framework internals)', () => {
   const files = sourceFiles(SRC);
+  const imports = importsOf(files);
   type ControllerClass = new () => object;
   const controllers: ControllerClass[] = [];
 
@@ -34,6 +77,55 @@ describe('framework conventions (issue #16: no patches of framework internals)',
   it('finds the sources and controllers it checks', () => {
     expect(files.length).toBeGreaterThan(100);
     expect(controllers.length).toBeGreaterThan(15);
+  });
+
+  it('no source file imports an internal module of Nest, Express, TypeORM or pg', () => {
+    expect(imports.filter((i) => isFrameworkInternal(i.from)).map((i) => `${i.file}: ${i.from}`)).toEqual([]);
+  });
+
+  it.each([
+    ['@nestjs/common/constants', true],
+    ['@nestjs/core/router/router-explorer', true],
+    ['typeorm/driver/postgres/PostgresDriver', true],
+    ['pg/lib/client', true],
+    ['express/lib/request', true],
+    ['@nestjs/common', false],
+    ['typeorm', false],
+    ['pg', false],
+    ['pg-protocol', false],
+  ])('isFrameworkInternal(%s) is %p', (specifier, expected) => {
+    expect(isFrameworkInternal(specifier)).toBe(expected);
+  });
+
+  it("controllers take @Body() and @Query() from common/validation/request-parts, never Nest's", () => {
+    // Nest's would bind the argument without the guard validating it before its 404/403 checks.
+    expect(nestBodyOrQueryImports(imports)).toEqual([]);
+    expect(
+      nestBodyOrQueryImports([
+        { file: 'modules/x/x.controller.ts', from: '@nestjs/common', names: ['Controller', 'Body'] },
+        { file: 'modules/x/y.controller.ts', from: '@nestjs/common', names: ['Query'] },
+      ]),
+    ).toEqual(['modules/x/x.controller.ts: Body', 'modules/x/y.controller.ts: Query']);
+  });
+
+  it('every DTO argument of a controller method is bound by our @Body() or @Query()', () => {
+    const unbound: string[] = [];
+    let dtoArguments = 0;
+    for (const controller of controllers) {
+      const proto = controller.prototype as Record<string, unknown>;
+      for (const method of Object.getOwnPropertyNames(proto)) {
+        if (method === 'constructor' || typeof proto[method] !== 'function') continue;
+        const types = (Reflect.getMetadata('design:paramtypes', proto, method) ?? []) as unknown[];
+        const bound = new Set(requestPartsOf(proto, method).map((p) => p.index));
+        types.forEach((type, index) => {
+          if (!isDtoClass(type)) return;
+          dtoArguments++;
+          if (!bound.has(index)) unbound.push(`${controller.name}.${method} argument ${index} (${type.name})`);
+        });
+      }
+    }
+    expect(unbound).toEqual([]);
+    expect(dtoArguments).toBeGreaterThan(60);
   });
 
   describe('transactions', () => {

@@ -1,18 +1,15 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
-import { ROUTE_ARGS_METADATA } from '@nestjs/common/constants';
 import { Reflector } from '@nestjs/core';
 import type { Request } from 'express';
 import { AuthenticationService } from '../auth/authentication.service';
 import { AppException } from '../errors/app-exception';
 import { currentStore } from '../persistence/request-context';
 import { isPathInteger, MAX_PATH_INTEGER } from '../validation/path-integer';
+import { requestPartsOf } from '../validation/request-parts';
 import { isDtoClass, validateInput } from '../validation/validate';
 import { AccessService } from './access.service';
 import { ACCESS_KEY, AccessRule } from './endpoint.decorator';
 import { hasRole } from './roles';
-
-const BODY = 3;
-const QUERY = 4;
 
 /**
  * The global guard. In the CONTRACT §3 order: authentication (401) → request shape (422, validated
@@ -71,8 +68,9 @@ export class RolesGuard implements CanActivate {
   }
 
   /**
-   * Validates @Body() and @Query() DTO arguments now, caching them for the validation pipe, and the
-   * whole-number path parameters the route declares; all their errors are reported together.
+   * Validates the DTO arguments bound with our @Body() and @Query() (src/common/validation/request-parts.ts)
+   * now, caching them for the validation pipe, and the whole-number path parameters the route
+   * declares; all their errors are reported together.
    */
   private validateArguments(
     context: ExecutionContext,
@@ -81,22 +79,20 @@ export class RolesGuard implements CanActivate {
   ): Map<string, unknown> {
     const store = currentStore();
     const validated = store?.validated ?? new Map<string, unknown>();
-    const args: Record<string, { index: number; data?: unknown }> =
-      Reflect.getMetadata(ROUTE_ARGS_METADATA, context.getClass(), context.getHandler().name) ?? {};
-    const types: unknown[] =
-      Reflect.getMetadata('design:paramtypes', context.getClass().prototype, context.getHandler().name) ?? [];
+    const proto = context.getClass().prototype as object;
+    const method = context.getHandler().name;
+    const parts = requestPartsOf(proto, method);
+    const types: unknown[] = parts.length > 0 ? (Reflect.getMetadata('design:paramtypes', proto, method) ?? []) : [];
     const isMultipart = (req.headers['content-type'] ?? '').toLowerCase().startsWith('multipart/');
-    // Query first, then body: errors of both parts are reported together.
+    // Errors of the query and the body are reported together.
     // No prototype: a field path such as `toString` must not resolve to an inherited member.
     const errors = Object.create(null) as Record<string, string[]>;
-    for (const [key, meta] of Object.entries(args)) {
-      const kind = Number(key.split(':')[0]);
-      if ((kind !== BODY && kind !== QUERY) || meta.data) continue;
-      const type = types[meta.index];
+    for (const { kind, index } of parts) {
+      const type = types[index];
       if (!isDtoClass(type)) continue;
-      if (kind === BODY && isMultipart) continue; // form fields exist only after multer runs
+      if (kind === 'body' && isMultipart) continue; // form fields exist only after multer runs
       try {
-        validated.set(kind === BODY ? 'body' : 'query', validateInput(type, kind === BODY ? req.body : req.query, kind === BODY ? 'body' : 'query'));
+        validated.set(kind, validateInput(type, kind === 'body' ? req.body : req.query, kind));
       } catch (err) {
         if (err instanceof AppException && err.code === 'validation_error' && err.errors) {
           for (const [k, v] of Object.entries(err.errors)) (errors[k] ??= []).push(...v);

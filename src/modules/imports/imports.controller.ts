@@ -1,4 +1,4 @@
-import { Controller, Get, Param, Post, Query, Req } from '@nestjs/common';
+import { Controller, Get, Param, Post, Req } from '@nestjs/common';
 import { ApiBody, ApiConsumes, ApiExtraModels, ApiTags } from '@nestjs/swagger';
 import type { Request } from 'express';
 import { Endpoint } from '../../common/access/endpoint.decorator';
@@ -7,6 +7,7 @@ import { AuthenticatedUser } from '../../common/auth/authenticated-user';
 import { CurrentAccess, CurrentUser } from '../../common/auth/current-user.decorator';
 import { Page, PageSchema } from '../../common/pagination/page';
 import { Transactional } from '../../common/persistence/transaction.interceptor';
+import { Query } from '../../common/validation/request-parts';
 import { TEST_RUNS } from '../test-runs/test-runs.resource';
 import {
   JUNIT_UPLOAD_SCHEMA,

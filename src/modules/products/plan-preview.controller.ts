@@ -1,9 +1,10 @@
-import { Body, Controller, Post } from '@nestjs/common';
+import { Controller, Post } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import { Endpoint } from '../../common/access/endpoint.decorator';
 import { fromBody, ProjectAccess } from '../../common/access/project-access';
 import { CurrentAccess } from '../../common/auth/current-user.decorator';
 import { Transactional } from '../../common/persistence/transaction.interceptor';
+import { Body } from '../../common/validation/request-parts';
 import { GeneratePlanPreviewDto, PlanGenerationPreviewResponseDto } from './dto/plan-preview.dto';
 import { PlanPreviewService } from './plan-preview.service';
 

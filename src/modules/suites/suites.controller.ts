@@ -1,4 +1,4 @@
-import { Body, Controller, Delete, Get, Param, Patch, Post, Query } from '@nestjs/common';
+import { Controller, Delete, Get, Param, Patch, Post } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import { Endpoint } from '../../common/access/endpoint.decorator';
 import {
@@ -10,6 +10,7 @@ import {
 import { CurrentAccess } from '../../common/auth/current-user.decorator';
 import { Page, PageSchema } from '../../common/pagination/page';
 import { Transactional } from '../../common/persistence/transaction.interceptor';
+import { Body, Query } from '../../common/validation/request-parts';
 import { CreateSuiteDto, ListSuitesQueryDto, SuiteDto, UpdateSuiteDto } from './dto/suite.dto';
 import { SUITES } from './suites.resource';
 import { SuitesService } from './suites.service';

@@ -1,9 +1,10 @@
-import { Body, Controller, Delete, Get, Param, Patch, Post } from '@nestjs/common';
+import { Controller, Delete, Get, Param, Patch, Post } from '@nestjs/common';
 import { ApiBody, ApiTags } from '@nestjs/swagger';
 import { Endpoint } from '../../common/access/endpoint.decorator';
 import { fromResource, ProjectAccess } from '../../common/access/project-access';
 import { CurrentAccess } from '../../common/auth/current-user.decorator';
 import { Transactional } from '../../common/persistence/transaction.interceptor';
+import { Body } from '../../common/validation/request-parts';
 import { BindingsService } from '../datasets/bindings.service';
 import {
   BINDING_CREATE_EXAMPLES,
