@@ -30,6 +30,17 @@ type Callback = (err: Error | null | undefined, result?: unknown) => void;
  * hand the stuck (maybe mid-transaction) connection to the next request. The client therefore ends
  * itself: `end()` closes the socket of a client with a query in flight, the server rolls back, and
  * the pool drops an ended client when it is released.
+ *
+ * Why a subclass (issue #16 asks for pg's pool through public APIs): the pool's `Client` option is
+ * pg-pool's documented way to supply "a custom client constructor", and this class uses only pg's
+ * public surface: the exported `Client`, its constructor, and its public `connect` and `query`, which
+ * it overrides and calls through; it reads and writes no private field. No other public hook does
+ * either job. The pool's `connect` event and `onConnect` option run once the socket exists, already
+ * in the request's context; leaving the context around the pool's `connect` (`AsyncResource`,
+ * `AsyncLocalStorage.exit`) would mean overriding the pool's `connect` instead (a subclass all the
+ * same) or wrapping TypeORM's call of it. pg reports a missed deadline
+ * only to the query's caller (no client event), and TypeORM releases the client without the error,
+ * so the pool's `release` event does not see it either.
  */
 export class DetachedClient extends Client {
   override connect(): Promise<void>;

@@ -4,6 +4,7 @@ import { Client } from 'pg';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
 import { requestContext, RequestStore } from '../../src/common/persistence/request-context';
+import { poolOf } from '../../src/database/data-source-options';
 import { DetachedClient } from '../../src/database/detached-client';
 import { createTestApp, expectProblem, RoleFixture, TestApp } from '../support/test-app';
 
@@ -258,14 +259,8 @@ describe('foundation: HTTP behaviour', () => {
       expect(plain).toBeDefined(); // what a plain client opened in a request keeps while it lives
       const detached = await storeSeenBy(new DetachedClient({ connectionString: t.databaseUrl }));
       expect(detached).toBeUndefined();
-      const pool = (
-        t.app.get(DataSource).driver as unknown as {
-          master: { Client: unknown; options: { max: number } };
-        }
-      ).master;
-      expect(pool.Client).toBe(DetachedClient);
-      // DB_POOL_SIZE (validated config) sizes the pool.
-      expect(pool.options.max).toBe(7);
+      // The app's pool opens DetachedClients, and DB_POOL_SIZE (validated config) sizes it.
+      expect(poolOf(t.app.get(DataSource)).options).toMatchObject({ Client: DetachedClient, max: 7 });
       const res = await t.req('get', `/api/v1/projects/${f.projectId}`, f.viewer.token);
       expect(res.status).toBe(200);
     });
