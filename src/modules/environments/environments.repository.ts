@@ -3,6 +3,7 @@ import { likePattern } from '../../common/pagination/page';
 import { Db } from '../../common/persistence/db.service';
 import { uuidv7 } from '../../common/persistence/ids';
 import type { EnvironmentSortKey } from './dto/environment.dto';
+import type { RevisionSnapshotLike } from './revision-diff';
 import type {
   DerivedEdge,
   DerivedEntity,
@@ -50,6 +51,13 @@ export interface RevisionRow {
   full_snapshot?: Record<string, unknown>;
   entities?: StoredEntity[];
   edges?: StoredEdge[];
+}
+
+/** A revision's number, hash and stored snapshot (the input of a revision diff). */
+export interface RevisionSnapshotRow {
+  revision_number: number;
+  snapshot_hash: string;
+  full_snapshot: RevisionSnapshotLike;
 }
 
 /** A derived entity as stored in `environment_revisions.entities` (its revision gives created_at). */
@@ -266,6 +274,22 @@ export class EnvironmentsRepository {
       [environmentId, revisionNumber],
     );
     return rows[0] ?? null;
+  }
+
+  /**
+   * The revisions `numbers` of an environment (number, hash, snapshot), in one query; numbers the
+   * environment does not have are simply absent.
+   */
+  async revisionSnapshots(
+    environmentId: string,
+    numbers: readonly number[],
+  ): Promise<RevisionSnapshotRow[]> {
+    return this.db.query<RevisionSnapshotRow>(
+      `SELECT revision_number, snapshot_hash, full_snapshot
+         FROM environment_revisions
+        WHERE environment_id = $1 AND revision_number = ANY($2::int[])`,
+      [environmentId, numbers],
+    );
   }
 
   /** Inserts the environment row; writeRevision completes it (topology, meta, extra, counters). */

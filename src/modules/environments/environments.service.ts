@@ -19,6 +19,7 @@ import {
   UseCasesDto,
   UseCasesQueryDto,
 } from './dto/environment.dto';
+import { RevisionDiffDto, RevisionDiffQueryDto } from './dto/revision-diff.dto';
 import {
   EnvironmentCurrentRevision,
   EnvironmentRow,
@@ -28,6 +29,7 @@ import {
   StoredEdge,
   StoredEntity,
 } from './environments.repository';
+import { revisionDiffResponse } from './revision-diff';
 import { snapshotHash, compareCodePoints } from './snapshot-hash';
 import {
   applyEnvironmentPatch,
@@ -114,6 +116,35 @@ export class EnvironmentsService {
       entities: (row.entities ?? []).map((e) => toEntityDto(e, createdAt)),
       edges: (row.edges ?? []).map((e) => toEdgeDto(e, createdAt)),
     };
+  }
+
+  /**
+   * The difference from revision `against` (default: the one before) to revision `rawNumber`
+   * (issue #17 §2). One query reads both snapshots; the environment itself was checked by the
+   * guard. An unknown revision (either side) is 404 `environment_revision_not_found`.
+   */
+  async revisionDiff(
+    environmentId: string,
+    rawNumber: string,
+    q: RevisionDiffQueryDto,
+  ): Promise<RevisionDiffDto> {
+    const to = parseRevisionNumber(rawNumber);
+    const from = q.against ?? (to > 1 ? to - 1 : null);
+    const rows = await this.environments.revisionSnapshots(
+      environmentId,
+      from === null ? [to] : [to, from],
+    );
+    const byNumber = new Map(rows.map((r) => [r.revision_number, r]));
+    const toRow = byNumber.get(to);
+    if (!toRow) throw AppException.notFound('environment_revision_not_found', 'Environment revision');
+    const fromRow = from === null ? null : byNumber.get(from);
+    if (fromRow === undefined) {
+      throw new AppException(
+        'environment_revision_not_found',
+        `Environment revision ${String(from)} (against) not found`,
+      );
+    }
+    return revisionDiffResponse(fromRow, toRow) as RevisionDiffDto;
   }
 
   /**
