@@ -10,10 +10,11 @@ import { ProductCoverageRepository } from './product-coverage.repository';
 import { ProductsController } from './products.controller';
 import { ProductsRepository } from './products.repository';
 import { ProductsService } from './products.service';
+import { ReadinessController } from './readiness.controller';
 
 @Module({
   imports: [ComponentsModule, TypeOrmModule.forFeature([ProductEntity, ProductComponentEntity])],
-  controllers: [ProductsController, PlanPreviewController],
+  controllers: [ProductsController, PlanPreviewController, ReadinessController],
   providers: [
     ProductsService,
     ProductsRepository,

@@ -144,4 +144,42 @@ export class ProductsRepository {
       ],
     );
   }
+
+  /** True when `environmentId` is an environment of the project (archived ones included). */
+  async environmentInProject(projectId: string, environmentId: string): Promise<boolean> {
+    const rows = await this.db.query<{ one: number }>(
+      `SELECT 1 AS one FROM environments WHERE id = $1 AND project_id = $2`,
+      [environmentId, projectId],
+    );
+    return rows.length > 0;
+  }
+
+  /**
+   * The latest result of each case of `caseIds` (release readiness, issue #17 §5): the status of
+   * its run item in the newest run (by `created_at`, then id) of the project that contains it,
+   * among runs not archived and, when given, on `environmentId` and with exactly `build`. One
+   * set-based query (the cases' items come from `ix_run_items_case_run`, their runs by primary
+   * key); cases without such a run are absent from the map.
+   */
+  async latestResults(
+    projectId: string,
+    caseIds: readonly string[],
+    environmentId: string | null,
+    build: string | null,
+  ): Promise<Map<string, string>> {
+    if (caseIds.length === 0) return new Map();
+    const rows = await this.db.query<{ test_case_id: string; status: string }>(
+      `SELECT DISTINCT ON (ri.test_case_id) ri.test_case_id, ri.status
+         FROM run_items ri
+         JOIN test_runs r ON r.id = ri.test_run_id
+        WHERE ri.test_case_id = ANY($2::uuid[])
+          AND r.project_id = $1
+          AND r.status <> 'archived'
+          AND ($3::uuid IS NULL OR r.environment_id = $3::uuid)
+          AND ($4::text IS NULL OR r.build = $4::text)
+        ORDER BY ri.test_case_id, r.created_at DESC, r.id DESC`,
+      [projectId, caseIds, environmentId, build],
+    );
+    return new Map(rows.map((r) => [r.test_case_id, r.status]));
+  }
 }

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import type { ProjectAccess } from '../../common/access/project-access';
 import { AppException } from '../../common/errors/app-exception';
 import { registerUniqueConstraints } from '../../common/errors/error-codes';
 import { normalizeStringList } from '../../common/normalize';
@@ -17,8 +18,10 @@ import {
   ReplaceProductComponentsDto,
   UpdateProductDto,
 } from './dto/product.dto';
+import { ReadinessDto, ReadinessQueryDto } from './dto/readiness.dto';
 import { EMPTY_SNAPSHOT, ProductCoverageRepository } from './product-coverage.repository';
 import { LinkRow, ProductRow, ProductsRepository } from './products.repository';
+import { atLeastRiskLevel, DEFAULT_MIN_RISK_LEVEL, evaluateReadiness } from './readiness';
 
 registerUniqueConstraints({
   uq_products_project_key: {
@@ -182,6 +185,54 @@ export class ProductsService {
     const components = await this.coverage.linkedComponents(id);
     const coverages = components.length > 0 ? await this.coverage.activeCoverages(id) : [];
     return buildProductSummary(id, components, coverages);
+  }
+
+  /**
+   * Release readiness (issue #17 §5): the links and the active coverages (the summary's two
+   * queries), the environment check when one is given, and the latest results of the mandatory
+   * cases in one set-based query; then the pure rule of readiness.ts.
+   */
+  async readiness(access: ProjectAccess, id: string, q: ReadinessQueryDto): Promise<ReadinessDto> {
+    const environmentId = q.environment_id ?? null;
+    const build = q.build ?? null;
+    const minLevel = q.min_risk_level ?? DEFAULT_MIN_RISK_LEVEL;
+    if (
+      environmentId !== null &&
+      !(await this.products.environmentInProject(access.projectId, environmentId))
+    ) {
+      throw new AppException(
+        'invalid_environment',
+        'The environment does not exist in this project',
+        { 'query.environment_id': ['must be the id of an environment of this project'] },
+      );
+    }
+    const components = (await this.coverage.linkedComponents(id)).filter((c) =>
+      atLeastRiskLevel(c.risk_level, minLevel),
+    );
+    const coverages = components.length > 0 ? await this.coverage.activeCoverages(id) : [];
+    const evaluated = new Set(components.map((c) => c.component_id));
+    const caseIds = [
+      ...new Set(
+        coverages
+          .filter((c) => c.is_mandatory_for_release && evaluated.has(c.component_id))
+          .map((c) => c.test_case_id),
+      ),
+    ];
+    const latest = await this.products.latestResults(
+      access.projectId,
+      caseIds,
+      environmentId,
+      build,
+    );
+    const result = evaluateReadiness(components, coverages, latest, minLevel);
+    return {
+      verdict: result.verdict,
+      product_id: id,
+      evaluated_at: new Date().toISOString(),
+      criteria: { environment_id: environmentId, build, min_risk_level: minLevel },
+      counts: result.counts,
+      blockers: result.blockers,
+    };
   }
 
   private async row(id: string, lock = false): Promise<ProductRow> {
