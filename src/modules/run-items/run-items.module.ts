@@ -8,6 +8,7 @@ import { RunItemEntity } from './entities/run-item.entity';
 import { RunItemsController } from './run-items.controller';
 import { RunItemsRepository } from './run-items.repository';
 import { RunItemsService } from './run-items.service';
+import { RunResultsWriter } from './run-results.writer';
 
 @Module({
   imports: [
@@ -16,7 +17,7 @@ import { RunItemsService } from './run-items.service';
     DatasetsModule,
   ],
   controllers: [RunItemsController],
-  providers: [RunItemsService, RunItemsRepository],
-  exports: [RunItemsService],
+  providers: [RunItemsService, RunItemsRepository, RunResultsWriter],
+  exports: [RunResultsWriter],
 })
 export class RunItemsModule {}

@@ -5,6 +5,7 @@ import { isUuid, uuidv7 } from '../../common/persistence/ids';
 import type { RunStatus } from '../test-runs/run-status';
 import type { RunCaseSortKey } from './dto/run-item.dto';
 import type { RunItemRollUp, RunItemStatus } from './roll-up';
+import type { ExistingRow } from './row-plan';
 
 /**
  * Columns of a run item read (`ri` = run_items, `tr` = its run, `tc` = its live test case,
@@ -131,6 +132,32 @@ export const RUN_ITEMS_BY_CASE_SQL = `SELECT x.id, c.id AS test_case_id
          WHERE ri.test_run_id = $1 AND ri.test_case_id = c.id
          LIMIT 1
        ) x`;
+
+/** The snapshot of a row written by a result without a dataset (a plain row). */
+export const DEFAULT_ROW_SNAPSHOT = JSON.stringify({ datasets: [] });
+
+/** What a result writes into one row. */
+export interface RowWrite {
+  status: RunItemStatus;
+  comment: string | null;
+  system_out: string | null;
+  system_err: string | null;
+  duration_ms: number | null;
+  started_at: Date;
+}
+
+export interface RowUpdate extends RowWrite {
+  id: string;
+  label: string;
+  relabel: boolean;
+}
+
+export interface RowInsert extends RowWrite {
+  id: string;
+  run_item_id: string;
+  row_order: number;
+  label: string;
+}
 
 /** Rows inserted per statement when adding cases (keeps parameters a sane size). */
 const ROW_CHUNK = 5000;
@@ -288,8 +315,8 @@ function orderBy(key: RunCaseSortKey, dir: 'ASC' | 'DESC'): string {
 }
 
 /**
- * SQL of run items, their rows and history (`run_items`, `run_item_rows`, `run_item_history`):
- * the run-items module is the only writer of these tables. Bulk writes are `unnest` of parallel
+ * SQL of run items, their rows and history (`run_items`, `run_item_rows`, `run_item_history`) and
+ * of the run's counters (`test_runs.count_*`): the run-items module is the only writer of these. Bulk writes are `unnest` of parallel
  * arrays: a constant number of statements whatever the number of items.
  */
 @Injectable()
@@ -569,6 +596,17 @@ export class RunItemsRepository {
     );
   }
 
+  /** The rows of the given items as a row plan sees them, by item and row order. */
+  async findRowStates(itemIds: string[]): Promise<Array<ExistingRow & { run_item_id: string }>> {
+    if (itemIds.length === 0) return [];
+    return this.db.query<ExistingRow & { run_item_id: string }>(
+      `SELECT id, run_item_id, row_order, scenario_label, status, execution_count
+         FROM run_item_rows WHERE run_item_id = ANY($1::uuid[])
+        ORDER BY run_item_id, row_order`,
+      [itemIds],
+    );
+  }
+
   // ---------------------------------------------------------------------------------------------
   // Writes
 
@@ -803,6 +841,114 @@ export class RunItemsRepository {
         changed.map((c) => c.setComment),
         changed.map((c) => c.comment),
       ],
+    );
+  }
+
+  async deleteRows(ids: string[]): Promise<void> {
+    if (ids.length === 0) return;
+    await this.db.query(`DELETE FROM run_item_rows WHERE id = ANY($1::uuid[])`, [ids]);
+  }
+
+  /**
+   * Writes results into existing rows: status, comment, output, executor, timing; the execution
+   * count grows by one (each import is one execution). A taken-over pristine row gets its new
+   * label and a plain snapshot.
+   */
+  async writeResultsIntoRows(rows: RowUpdate[], userId: string, now: Date): Promise<void> {
+    if (rows.length === 0) return;
+    await this.db.query(
+      `UPDATE run_item_rows r
+          SET scenario_label = u.label,
+              row_snapshot = CASE WHEN u.relabel THEN $3::jsonb ELSE r.row_snapshot END,
+              status = u.status, comment = u.comment, system_out = u.system_out,
+              system_err = u.system_err, executed_by_id = $1, execution_count = r.execution_count + 1,
+              last_executed_at = $2, started_at = u.started_at, finished_at = $2,
+              duration_ms = u.duration_ms, updated_at = now()
+         FROM unnest($4::uuid[], $5::text[], $6::boolean[], $7::text[], $8::text[], $9::text[],
+                     $10::text[], $11::timestamptz[], $12::int[])
+              AS u(id, label, relabel, status, comment, system_out, system_err, started_at, duration_ms)
+        WHERE r.id = u.id`,
+      [
+        userId,
+        now,
+        DEFAULT_ROW_SNAPSHOT,
+        rows.map((r) => r.id),
+        rows.map((r) => r.label),
+        rows.map((r) => r.relabel),
+        rows.map((r) => r.status),
+        rows.map((r) => r.comment),
+        rows.map((r) => r.system_out),
+        rows.map((r) => r.system_err),
+        rows.map((r) => r.started_at.toISOString()),
+        rows.map((r) => r.duration_ms),
+      ],
+    );
+  }
+
+  /** New rows of items already in the run, each with its result (one execution). */
+  async insertRowsWithResults(
+    projectId: string,
+    rows: RowInsert[],
+    userId: string,
+    now: Date,
+  ): Promise<void> {
+    if (rows.length === 0) return;
+    await this.db.query(
+      `INSERT INTO run_item_rows (id, project_id, run_item_id, row_order, scenario_label, row_snapshot,
+                                  status, comment, system_out, system_err, executed_by_id,
+                                  execution_count, last_executed_at, started_at, finished_at, duration_ms)
+       SELECT u.id, $1, u.run_item_id, u.row_order, u.label, $4::jsonb, u.status, u.comment,
+              u.system_out, u.system_err, $2, 1, $3, u.started_at, $3, u.duration_ms
+         FROM unnest($5::uuid[], $6::uuid[], $7::int[], $8::text[], $9::text[], $10::text[], $11::text[],
+                     $12::text[], $13::timestamptz[], $14::int[])
+              AS u(id, run_item_id, row_order, label, status, comment, system_out, system_err,
+                   started_at, duration_ms)`,
+      [
+        projectId,
+        userId,
+        now,
+        DEFAULT_ROW_SNAPSHOT,
+        rows.map((r) => r.id),
+        rows.map((r) => r.run_item_id),
+        rows.map((r) => r.row_order),
+        rows.map((r) => r.label),
+        rows.map((r) => r.status),
+        rows.map((r) => r.comment),
+        rows.map((r) => r.system_out),
+        rows.map((r) => r.system_err),
+        rows.map((r) => r.started_at.toISOString()),
+        rows.map((r) => r.duration_ms),
+      ],
+    );
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // The run's counters
+
+  /**
+   * Recomputes the item counters stored on the run (`test_runs.count_*`) from its items (one
+   * statement). Called once after any change of a run's items, in the same transaction, with the
+   * run locked.
+   */
+  async refreshRunCounters(runId: string): Promise<void> {
+    await this.db.query(
+      `UPDATE test_runs r
+          SET count_untested = c.untested, count_in_progress = c.in_progress,
+              count_passed = c.passed, count_error = c.error, count_failure = c.failure,
+              count_blocked = c.blocked, count_skipped = c.skipped, count_xfailed = c.xfailed,
+              count_xpassed = c.xpassed, updated_at = now()
+         FROM (SELECT count(*) FILTER (WHERE status = 'untested')::int AS untested,
+                      count(*) FILTER (WHERE status = 'in_progress')::int AS in_progress,
+                      count(*) FILTER (WHERE status = 'passed')::int AS passed,
+                      count(*) FILTER (WHERE status = 'error')::int AS error,
+                      count(*) FILTER (WHERE status = 'failure')::int AS failure,
+                      count(*) FILTER (WHERE status = 'blocked')::int AS blocked,
+                      count(*) FILTER (WHERE status = 'skipped')::int AS skipped,
+                      count(*) FILTER (WHERE status = 'xfailed')::int AS xfailed,
+                      count(*) FILTER (WHERE status = 'xpassed')::int AS xpassed
+                 FROM run_items WHERE test_run_id = $1) c
+        WHERE r.id = $1`,
+      [runId],
     );
   }
 }

@@ -25,27 +25,16 @@ import {
   UpdateRowDto,
   UpdateRunCaseDto,
 } from './dto/run-item.dto';
-import {
-  decideRowStatusUpdate,
-  isFinalStatus,
-  rollUpRunItem,
-  rollUpRunItemFromCounts,
-  RunItemStatus,
-  StatusCounts,
-} from './roll-up';
+import { decideRowStatusUpdate, isFinalStatus } from './roll-up';
 import { toHistoryDto, toRowDto, toRunCaseDto } from './run-item.mapper';
 import {
   CaseRecord,
-  HistoryEntry,
-  ItemRollUpWrite,
-  NewItem,
-  NewRow,
   RerunRow,
-  RowCause,
   RowRecord,
   RunCaseScope,
   RunItemsRepository,
 } from './run-items.repository';
+import { AddCasesInput, AddCasesResult, RunResultsWriter } from './run-results.writer';
 import { toInstant } from '../../common/validation/datetime';
 
 registerUniqueConstraints({
@@ -59,70 +48,18 @@ registerUniqueConstraints({
 /** `page_size` of the empty page a rerun answers when nothing was selected (reference §3.8). */
 const EMPTY_RERUN_PAGE_SIZE = 50;
 
-/** Options of `addCases`. */
-export interface AddCasesOptions {
-  /** Assignee of new items; default the run's assignee. */
-  assigneeId?: string | null;
-  /** A case already in the run keeps its item unchanged (`skip`, the only behaviour). */
-  onExisting?: 'skip';
-  /** Field name used in 422 errors about the case ids (default `test_case_ids`). */
-  field?: string;
-  /**
-   * Leave the run counters alone: a caller that adds cases in several batches (the JUnit import)
-   * refreshes them once at the end, in the same transaction.
-   */
-  deferCounters?: boolean;
-  /**
-   * Results to store with the new items (the JUnit import): called once per new item with its
-   * rows as expanded, it returns the rows to insert and their results. Items and rows are then
-   * inserted in their final state, with the roll-up (status, row counters, last execution,
-   * comment) and a history record for an item whose status is not the initial one, instead of
-   * being inserted untested and updated afterwards.
-   */
-  results?: (caseId: string, planned: PlannedRow[]) => NewItemRows;
-  /** `changed_by_id` of the history records written for `results`. */
-  changedById?: string | null;
-}
-
-/** A new item's row as expanded from its case's dataset bindings, before it is written. */
-export interface PlannedRow {
-  id: string;
-  row_order: number;
-  scenario_label: string;
-  /** JSON text. */
-  row_snapshot: string;
-}
-
-/** A new item's rows as they are stored (`AddCasesOptions.results`). */
-export interface NewItemRows {
-  /** In row order; `result` null for a row left untested. */
-  rows: NewRow[];
-  /** The item's comment. */
-  comment: string | null;
-  /** The row result its history record copies when the item's status is not the initial one. */
-  cause?: RowCause;
-}
-
-/** Result of `addCases`: item ids in the order of the requested cases. */
-export interface AddCasesResult {
-  /** Run item id per requested case id (new and already present ones). */
-  itemIdByCase: Map<string, string>;
-  createdIds: string[];
-  existingIds: string[];
-}
-
 /**
  * Run items ("run cases"), their rows and history (reference runs-imports-plans.md §3 with the
  * CONTRACT §5 differences). Every change locks the run row first (`lockForItemChange`), so item
- * roll-ups and the run's counters are recomputed consistently in the same transaction.
- *
- * Exported for other features: `addCases(runId, caseIds, options)` (bulk, a handful of statements
- * for any number of cases) and `rollUpItems(runId, itemIds, changedById, causes)`.
+ * roll-ups and the run's counters are recomputed consistently in the same transaction. Adding
+ * cases, rerunning rows and rolling up go through {@link RunResultsWriter}, the path other
+ * features take too.
  */
 @Injectable()
 export class RunItemsService {
   constructor(
     private readonly repo: RunItemsRepository,
+    private readonly results: RunResultsWriter,
     private readonly accessService: AccessService,
     private readonly runs: TestRunsService,
     private readonly expansion: BindingExpansionService,
@@ -204,7 +141,8 @@ export class RunItemsService {
     const access = await this.runAccess(user, dto.test_run_id, 'tester');
     const assigneeId = dto.assignee_id === undefined ? undefined : dto.assignee_id || null;
     if (assigneeId) await this.runs.checkAssignee(access.projectId, assigneeId, 'assignee_id');
-    const result = await this.addCases(dto.test_run_id, [dto.test_case_id], {
+    const result = await this.addCases(dto.test_run_id, {
+      caseIds: [dto.test_case_id],
       assigneeId,
       field: 'test_case_id',
     });
@@ -233,7 +171,7 @@ export class RunItemsService {
     } else {
       caseIds = dto.test_case_ids ?? [];
     }
-    const result = await this.addCases(dto.test_run_id, caseIds, { onExisting: 'skip' }, cases);
+    const result = await this.addCases(dto.test_run_id, { caseIds, preloaded: cases });
     const order = [...new Set(caseIds)].map((c) => result.itemIdByCase.get(c) ?? '');
     const items = await this.items(order.filter((id) => id !== ''));
     return {
@@ -244,62 +182,12 @@ export class RunItemsService {
   }
 
   /**
-   * Adds test cases to a run in a constant number of statements: locks the run (404 / 409
-   * `run_closed`), validates the cases (422 `test_case_project_mismatch` for unknown, deleted
-   * or foreign ids, 422
-   * `test_case_status_not_allowed` for draft/archived ones), expands their rows from the
-   * dataset bindings, inserts items and rows in bulk, refreshes the run counters. The caller has
-   * checked access to the run's project. Must run inside the request transaction.
+   * Adds test cases to a run (locked by the writer: 404 / 409 `run_closed`); present ones keep
+   * their item.
    */
-  async addCases(
-    runId: string,
-    caseIds: string[],
-    options: AddCasesOptions = {},
-    preloaded?: CaseRecord[],
-  ): Promise<AddCasesResult> {
-    const run = await this.runs.lockForItemChange(runId);
-    const ids = [...new Set(caseIds)];
-    const field = options.field ?? 'test_case_ids';
-    const cases = preloaded ?? (await this.loadCases(run.projectId, ids, field));
-    const existing = await this.repo.findItemsByCase(runId, ids);
-    const itemIdByCase = new Map<string, string>(existing.map((e) => [e.test_case_id, e.id]));
-    const fresh = cases.filter((c) => !itemIdByCase.has(c.id));
-    const createdIds = await this.insertItems(
-      run,
-      fresh,
-      options.assigneeId !== undefined ? options.assigneeId : run.assigneeId,
-      options,
-    );
-    fresh.forEach((c, i) => itemIdByCase.set(c.id, createdIds[i]));
-    if (createdIds.length > 0 && options.deferCounters !== true) {
-      await this.runs.refreshCounters(runId);
-    }
-    return { itemIdByCase, createdIds, existingIds: existing.map((e) => e.id) };
-  }
-
-  private async loadCases(projectId: string, ids: string[], field: string): Promise<CaseRecord[]> {
-    const valid = ids.filter(isUuid);
-    const rows = valid.length > 0 ? await this.repo.findCasesForShare(valid) : [];
-    const byId = new Map(rows.map((r) => [r.id, r]));
-    // Unknown or deleted ids are references in the body that do not resolve in the run's project:
-    // 422 like ids of another project (issue 5: deleted cases added to runs are a 422).
-    const foreign = ids.filter((id) => byId.get(id)?.project_id !== projectId);
-    if (foreign.length > 0) {
-      throw new AppException(
-        'test_case_project_mismatch',
-        'Some test cases do not exist in the project of the run',
-        { [field]: [`not test cases of this project: ${foreign.join(', ')}`] },
-      );
-    }
-    const inactive = ids.filter((id) => byId.get(id)?.status !== 'active');
-    if (inactive.length > 0) {
-      throw new AppException(
-        'test_case_status_not_allowed',
-        'Only active test cases can be added to a run',
-        { [field]: [`not active: ${inactive.join(', ')}`] },
-      );
-    }
-    return ids.map((id) => byId.get(id) as CaseRecord);
+  private async addCases(runId: string, input: AddCasesInput): Promise<AddCasesResult> {
+    const { added } = await this.results.applyResults(runId, { addCases: input });
+    return added as AddCasesResult;
   }
 
   /**
@@ -310,64 +198,6 @@ export class RunItemsService {
   private async suiteCases(projectId: string, suiteId: string): Promise<CaseRecord[]> {
     if (!isUuid(suiteId)) return [];
     return this.repo.findActiveSuiteTreeCases(projectId, suiteId);
-  }
-
-  /**
-   * Inserts items and their expanded rows in bulk (with `options.results`, in their final state);
-   * returns the new item ids in case order.
-   */
-  private async insertItems(
-    run: LockedRun,
-    cases: CaseRecord[],
-    assigneeId: string | null,
-    options: Pick<AddCasesOptions, 'results' | 'changedById'> = {},
-  ): Promise<string[]> {
-    if (cases.length === 0) return [];
-    const expanded = await this.expansion.expandForCasesDetailed(
-      run.projectId,
-      cases.map((c) => c.id),
-    );
-    const items: NewItem[] = [];
-    const rows: Array<{ itemId: string; row: NewRow }> = [];
-    const moved: HistoryEntry[] = [];
-    const causes = new Map<string, RowCause>();
-    for (const c of cases) {
-      const id = uuidv7();
-      const e = expanded.get(c.id);
-      const planned: PlannedRow[] = (e?.rows ?? []).map((r, i) => ({
-        id: uuidv7(),
-        row_order: i + 1,
-        scenario_label: r.scenario_label,
-        row_snapshot: JSON.stringify(r.row_snapshot),
-      }));
-      const initial = rollUpRunItem(planned.map((): RunItemStatus => 'untested')).status;
-      const stored = options.results?.(c.id, planned) ?? {
-        rows: planned.map((r) => ({ ...r, result: null })),
-        comment: null,
-      };
-      let last: Date | null = null;
-      for (const r of stored.rows) {
-        rows.push({ itemId: id, row: r });
-        const at = r.result?.finished_at ?? null;
-        if (at !== null && (last === null || at.getTime() > last.getTime())) last = at;
-      }
-      const rollUp = rollUpRunItem(stored.rows.map((r) => r.result?.status ?? 'untested'));
-      items.push({
-        id,
-        rollUp,
-        last,
-        comment: stored.comment,
-        snapshot: JSON.stringify(e?.dataset_snapshot ?? { bindings: [] }),
-      });
-      if (rollUp.status !== initial) {
-        moved.push({ id, from: initial, status: rollUp.status });
-        if (stored.cause) causes.set(id, stored.cause);
-      }
-    }
-    await this.repo.insertItems(run, assigneeId, items, cases);
-    await this.repo.insertNewItemRows(run.projectId, rows);
-    await this.repo.insertHistory(options.changedById ?? null, moved, causes);
-    return items.map((i) => i.id);
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -387,8 +217,7 @@ export class RunItemsService {
 
   async remove(id: string): Promise<void> {
     const run = await this.lockRunOfItem(id);
-    await this.repo.deleteItem(id);
-    await this.runs.refreshCounters(run.id);
+    await this.results.removeItem(run, id);
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -482,8 +311,8 @@ export class RunItemsService {
       systemOut,
       systemErr,
     });
-    await this.rollUpItems(
-      run.id,
+    await this.results.rollUpItems(
+      run,
       [row.run_item_id],
       user.id,
       new Map([
@@ -560,70 +389,12 @@ export class RunItemsService {
     if (fresh.length === 0) return pageOf([], 1, EMPTY_RERUN_PAGE_SIZE, 0);
 
     const newRows: RerunRow[] = fresh.map((f) => ({ id: uuidv7(), ...f }));
-    await this.repo.insertRerunRows(run.projectId, itemId, newRows);
-    await this.rollUpItems(run.id, [itemId], user.id);
+    await this.results.applyResults(run, {
+      rerun: { itemId, rows: newRows },
+      changedById: user.id,
+    });
     const rows = await this.repo.findRowsByIds(newRows.map((r) => r.id));
     return pageOf(rows.map(toRowDto), 1, rows.length, rows.length);
-  }
-
-  /**
-   * Recomputes status, row counters and last_executed_at of the given items of a (locked) run from
-   * their rows; writes a history record for every item whose status changed (with the causing row
-   * result when given) and refreshes the run counters (unless `deferCounters`: the caller does it
-   * once after several batches). `comments` sets the comment of those items in the same UPDATE
-   * (the import copies each item's last row comment). A constant number of statements.
-   */
-  async rollUpItems(
-    runId: string,
-    itemIds: string[],
-    changedById: string | null,
-    causes: Map<string, RowCause> = new Map(),
-    options: { deferCounters?: boolean; comments?: Map<string, string | null> } = {},
-  ): Promise<void> {
-    if (itemIds.length === 0) return;
-    const counts = await this.repo.countRowsByItemAndStatus(itemIds);
-    const current = await this.repo.findRollUpStates(itemIds);
-    const byItem = new Map<string, { counts: StatusCounts; last: Date | null }>();
-    for (const c of counts) {
-      const entry = byItem.get(c.run_item_id) ?? { counts: {}, last: null };
-      entry.counts[c.status] = (entry.counts[c.status] ?? 0) + c.n;
-      if (c.last && (!entry.last || c.last.getTime() > entry.last.getTime())) entry.last = c.last;
-      byItem.set(c.run_item_id, entry);
-    }
-    const changed: Array<ItemRollUpWrite & { from: RunItemStatus }> = [];
-    const comments = options.comments ?? new Map<string, string | null>();
-    for (const item of current) {
-      const agg = byItem.get(item.id) ?? { counts: {}, last: null };
-      const r = rollUpRunItemFromCounts(agg.counts);
-      const lastTime = agg.last?.getTime() ?? null;
-      const setComment = comments.has(item.id);
-      if (
-        setComment ||
-        r.status !== item.status ||
-        r.rows_total !== item.rows_total ||
-        r.rows_passed !== item.rows_passed ||
-        r.rows_failed !== item.rows_failed ||
-        lastTime !== (item.last_executed_at?.getTime() ?? null)
-      ) {
-        changed.push({
-          id: item.id,
-          from: item.status,
-          status: r.status,
-          total: r.rows_total,
-          passed: r.rows_passed,
-          failed: r.rows_failed,
-          last: agg.last,
-          setComment,
-          comment: comments.get(item.id) ?? null,
-        });
-      }
-    }
-    if (changed.length === 0) return;
-    await this.repo.updateRollUps(changed);
-    const moved = changed.filter((c) => c.status !== c.from);
-    if (moved.length === 0) return;
-    await this.repo.insertHistory(changedById, moved, causes);
-    if (options.deferCounters !== true) await this.runs.refreshCounters(runId);
   }
 
   // ---------------------------------------------------------------------------------------------

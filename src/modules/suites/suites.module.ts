@@ -9,6 +9,6 @@ import { SuitesService } from './suites.service';
   imports: [TypeOrmModule.forFeature([SuiteEntity])],
   controllers: [SuitesController],
   providers: [SuitesService, SuitesRepository],
-  exports: [SuitesService],
+  exports: [SuitesService, SuitesRepository],
 })
 export class SuitesModule {}

@@ -26,6 +26,13 @@ export interface NewSuite {
   position: number;
 }
 
+/** A suite created by a JUnit import (ids chosen by the import; parents listed before children). */
+export interface SuiteTreeInsert {
+  id: string;
+  parent_id: string | null;
+  name: string;
+}
+
 /** The columns a PATCH may set; absent keys keep their value. */
 export interface SuiteChanges {
   name?: string;
@@ -117,6 +124,22 @@ export class SuitesRepository {
     await this.db.query(
       `INSERT INTO suites (id, project_id, parent_id, name, description, position) VALUES ($1, $2, $3, $4, $5, $6)`,
       [s.id, s.projectId, s.parentId, s.name, s.description, s.position],
+    );
+  }
+
+  /** One INSERT for many suites (parents and children together: FKs are checked per statement). */
+  async insertTree(projectId: string, suites: SuiteTreeInsert[]): Promise<void> {
+    if (suites.length === 0) return;
+    await this.db.query(
+      `INSERT INTO suites (id, project_id, parent_id, name)
+       SELECT u.id, $1, u.parent_id, u.name
+         FROM unnest($2::uuid[], $3::uuid[], $4::text[]) AS u(id, parent_id, name)`,
+      [
+        projectId,
+        suites.map((s) => s.id),
+        suites.map((s) => s.parent_id),
+        suites.map((s) => s.name),
+      ],
     );
   }
 

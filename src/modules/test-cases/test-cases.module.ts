@@ -22,6 +22,6 @@ import { TestCasesService } from './test-cases.service';
   ],
   controllers: [TestCasesController, BindingsController],
   providers: [TestCasesService, TestCasesRepository],
-  exports: [TestCasesService],
+  exports: [TestCasesService, TestCasesRepository],
 })
 export class TestCasesModule {}

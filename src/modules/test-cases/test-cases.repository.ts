@@ -52,6 +52,19 @@ export interface NewCoverage {
   notes: string | null;
 }
 
+/** A case created by a JUnit import: automated, active, tagged `auto-imported`. */
+export interface ImportedCase {
+  id: string;
+  key: string;
+  key_number: number;
+  title: string;
+  automation_id: string | null;
+  suite_id: string | null;
+  preconditions: string | null;
+  /** JSON of the steps array. */
+  steps: string;
+}
+
 /** A new test case: its fields with defaults applied, its key and its author. */
 export interface NewTestCase extends Required<CaseFields> {
   id: string;
@@ -259,6 +272,31 @@ export class TestCasesRepository {
         c.primary_product_id,
         c.tags,
         c.createdBy,
+      ],
+    );
+  }
+
+  /** One INSERT for many imported cases (keys allocated by the caller from the project counter). */
+  async insertImported(projectId: string, userId: string, cases: ImportedCase[]): Promise<void> {
+    if (cases.length === 0) return;
+    await this.db.query(
+      `INSERT INTO test_cases (id, project_id, key, key_number, title, preconditions, steps, status,
+                               test_case_type, automation_id, suite_id, owner_id, tags, created_by)
+       SELECT u.id, $1, u.key, u.key_number, u.title, u.preconditions, u.steps::jsonb, 'active',
+              'automated', u.automation_id, u.suite_id, $2, ARRAY['auto-imported']::text[], $2
+         FROM unnest($3::uuid[], $4::text[], $5::int[], $6::text[], $7::text[], $8::text[], $9::text[],
+                     $10::uuid[]) AS u(id, key, key_number, title, preconditions, steps, automation_id, suite_id)`,
+      [
+        projectId,
+        userId,
+        cases.map((c) => c.id),
+        cases.map((c) => c.key),
+        cases.map((c) => c.key_number),
+        cases.map((c) => c.title),
+        cases.map((c) => c.preconditions),
+        cases.map((c) => c.steps),
+        cases.map((c) => c.automation_id),
+        cases.map((c) => c.suite_id),
       ],
     );
   }

@@ -8,7 +8,7 @@ import { uuidv7 } from '../../common/persistence/ids';
 import { normalizePlanGenerationConfig, PlanGenerationConfig } from '../products/coverage';
 import { PlanGenerationConfigDto } from '../products/dto/plan-preview.dto';
 import { PlanPreviewService } from '../products/plan-preview.service';
-import { RunItemsService } from '../run-items/run-items.service';
+import { RunResultsWriter } from '../run-items/run-results.writer';
 import { TestRunDto } from '../test-runs/dto/test-run.dto';
 import { TestRunsService } from '../test-runs/test-runs.service';
 import {
@@ -37,7 +37,7 @@ export class TestPlansService {
     private readonly plans: TestPlansRepository,
     private readonly previews: PlanPreviewService,
     private readonly runs: TestRunsService,
-    private readonly runItems: RunItemsService,
+    private readonly results: RunResultsWriter,
   ) {}
 
   async list(q: ListTestPlansQueryDto): Promise<Page<TestPlanDto>> {
@@ -159,9 +159,11 @@ export class TestPlansService {
       build: dto.build,
       assignee: dto.assignee,
     });
-    await this.runItems.addCases(run.id, caseIds, { onExisting: 'skip' });
+    // One lock of the new run for adding its items and starting it.
+    const locked = await this.results.lockRun(run.id);
+    await this.results.applyResults(locked, { addCases: { caseIds } });
     if (dto.start_immediately)
-      return this.runs.update(access, user, run.id, { status: 'in_progress' });
+      return this.runs.update(access, user, locked, { status: 'in_progress' });
     return this.runs.get(run.id);
   }
 

@@ -372,30 +372,4 @@ export class TestRunsRepository {
     );
     return rows[0]?.status;
   }
-
-  /**
-   * Recomputes the item counters stored on the run from its items (one statement). Call after any
-   * change of items in the same transaction, with the run locked.
-   */
-  async refreshCounters(runId: string): Promise<void> {
-    await this.db.query(
-      `UPDATE test_runs r
-          SET count_untested = c.untested, count_in_progress = c.in_progress,
-              count_passed = c.passed, count_error = c.error, count_failure = c.failure,
-              count_blocked = c.blocked, count_skipped = c.skipped, count_xfailed = c.xfailed,
-              count_xpassed = c.xpassed, updated_at = now()
-         FROM (SELECT count(*) FILTER (WHERE status = 'untested')::int AS untested,
-                      count(*) FILTER (WHERE status = 'in_progress')::int AS in_progress,
-                      count(*) FILTER (WHERE status = 'passed')::int AS passed,
-                      count(*) FILTER (WHERE status = 'error')::int AS error,
-                      count(*) FILTER (WHERE status = 'failure')::int AS failure,
-                      count(*) FILTER (WHERE status = 'blocked')::int AS blocked,
-                      count(*) FILTER (WHERE status = 'skipped')::int AS skipped,
-                      count(*) FILTER (WHERE status = 'xfailed')::int AS xfailed,
-                      count(*) FILTER (WHERE status = 'xpassed')::int AS xpassed
-                 FROM run_items WHERE test_run_id = $1) c
-        WHERE r.id = $1`,
-      [runId],
-    );
-  }
 }

@@ -44,9 +44,10 @@ function blankToNull(value: string | null | undefined): string | null {
 }
 
 /**
- * Test runs (api.md §2.1, §3.1, §4.1; CONTRACT §5). Exported for test plans' create-run:
- * `create(access, user, fields)` and `update(access, user, id, patch)`; and for run items:
- * `lockForItemChange(runId)` and `refreshCounters(runId)`.
+ * Test runs (api.md §2.1, §3.1, §4.1; CONTRACT §5). Exported for test plans' create-run and
+ * imports: `create(access, user, fields)` and `update(access, user, run, patch)`; and for run
+ * items: `lockForItemChange(runId)`. The counters on the run (`count_*`) are the run-items
+ * module's: it refreshes them after every change of a run's items.
  */
 @Injectable()
 export class TestRunsService {
@@ -141,14 +142,16 @@ export class TestRunsService {
   /**
    * PATCH of a run (api.md §3.1, CONTRACT §5). Order: timestamp shape (422) → role for the target
    * status (403) → archived run (409 run_archived) → transition rules (409) → referenced
-   * environment / milestone / assignee (422) → write. All in the request's transaction.
+   * environment / milestone / assignee (422) → write. All in the request's transaction. A caller
+   * that holds the run's lock already (`lockForItemChange`) passes the locked run.
    */
   async update(
     access: ProjectAccess,
     _user: AuthenticatedUser,
-    id: string,
+    target: string | LockedRun,
     dto: UpdateTestRunDto,
   ): Promise<TestRunDto> {
+    const id = typeof target === 'string' ? target : target.id;
     const to = dto.status ?? null;
     const explicit: Partial<Record<RunTimestampField, Date | null>> = {
       started_at: dto.started_at ? toInstant(dto.started_at) : null,
@@ -163,7 +166,7 @@ export class TestRunsService {
       to === 'archived' ? 'Archiving a run' : undefined,
     );
 
-    const run = await this.lock(id);
+    const run = typeof target === 'string' ? await this.lock(id) : target;
     const itemsInProgress = to === 'completed' ? await this.repo.countItemsInProgress(id) : 0;
     const decision = decideRunTransition({
       from: run.status,
@@ -248,14 +251,6 @@ export class TestRunsService {
       );
     }
     return run;
-  }
-
-  /**
-   * Recomputes the item counters stored on the run from its items (one statement). Call after any
-   * change of items in the same transaction, with the run locked (`lockForItemChange`).
-   */
-  async refreshCounters(runId: string): Promise<void> {
-    await this.repo.refreshCounters(runId);
   }
 
   /** Throws 422 `invalid_assignee` unless the user may access the project. */
