@@ -1,0 +1,129 @@
+import {
+  CaseStats,
+  caseStats,
+  compareFlaky,
+  countFlips,
+  FlakyCandidate,
+  flipRate,
+  isFlaky,
+  rankFlaky,
+} from './case-stats';
+
+describe('countFlips', () => {
+  it.each([
+    [[], 0],
+    [['passed'], 0],
+    [['passed', 'passed'], 0],
+    [['passed', 'failure'], 1],
+    [['failure', 'passed'], 1],
+    [['passed', 'error', 'passed'], 2],
+    [['xfailed', 'failure'], 1],
+    [['failure', 'error'], 0],
+    [['passed', 'xfailed'], 0],
+    // other statuses are skipped over
+    [['passed', 'skipped', 'failure'], 1],
+    [['passed', 'skipped', 'passed'], 0],
+    [['failure', 'blocked', 'untested', 'xpassed', 'failure'], 0],
+    [['skipped', 'passed', 'in_progress', 'failure', 'skipped', 'passed'], 2],
+  ])('%j has %i flips', (statuses, flips) => {
+    expect(countFlips(statuses)).toBe(flips);
+  });
+});
+
+describe('flipRate', () => {
+  it.each([
+    [0, 0, 0],
+    [0, 1, 0],
+    [0, 2, 0],
+    [1, 2, 1],
+    [1, 3, 0.5],
+    [2, 5, 0.5],
+    [3, 4, 1],
+  ])('%i flips over %i results is %d', (flips, n, rate) => {
+    expect(flipRate(flips, n)).toBe(rate);
+  });
+});
+
+describe('caseStats', () => {
+  const r = (run_id: string, status: string, flaky = false) => ({ run_id, status, flaky });
+
+  it('is empty without results', () => {
+    expect(caseStats([])).toEqual({
+      runs: 0,
+      passed: 0,
+      failing: 0,
+      flips: 0,
+      flip_rate: 0,
+      flaky_attempts: 0,
+      last_status: null,
+      last_failure_run_id: null,
+    });
+  });
+
+  it('counts a window given newest first', () => {
+    expect(
+      caseStats([
+        r('r6', 'skipped'),
+        r('r5', 'passed', true),
+        r('r4', 'error'),
+        r('r3', 'xfailed'),
+        r('r2', 'failure'),
+        r('r1', 'passed', true),
+      ]),
+    ).toEqual({
+      runs: 6,
+      passed: 3,
+      failing: 2,
+      flips: 4,
+      flip_rate: 1,
+      flaky_attempts: 2,
+      last_status: 'skipped',
+      last_failure_run_id: 'r4',
+    });
+  });
+});
+
+describe('flaky ranking', () => {
+  const stats = (o: Partial<CaseStats>): CaseStats => ({
+    runs: 10,
+    passed: 5,
+    failing: 5,
+    flips: 1,
+    flip_rate: 0.1,
+    flaky_attempts: 0,
+    last_status: 'passed',
+    last_failure_run_id: null,
+    ...o,
+  });
+  const c = (id: string, title: string, o: Partial<CaseStats>): FlakyCandidate => ({
+    test_case_id: id,
+    title,
+    ...stats(o),
+  });
+
+  it.each([
+    [{ passed: 3, failing: 2, flip_rate: 0.25 }, 5, true],
+    [{ passed: 3, failing: 1, flip_rate: 0.25 }, 5, false],
+    [{ passed: 5, failing: 0, flips: 0, flip_rate: 0, flaky_attempts: 1 }, 5, true],
+    [{ passed: 5, failing: 5, flips: 0, flip_rate: 0, flaky_attempts: 0 }, 5, false],
+    [{ runs: 9, passed: 1, failing: 1, flip_rate: 1 }, 2, true],
+    [{ runs: 9, passed: 1, failing: 1, flip_rate: 1 }, 3, false],
+  ])('%j with min_runs %i is flaky: %p', (o, minRuns, expected) => {
+    expect(isFlaky(stats(o), minRuns)).toBe(expected);
+  });
+
+  it('ranks by flip_rate, flaky_attempts, flips, title, id', () => {
+    const list = [
+      c('a', 'Zeta', { flip_rate: 0.5, flaky_attempts: 0 }),
+      c('b', 'beta', { flip_rate: 0.5, flaky_attempts: 2 }),
+      c('c', 'Alpha', { flip_rate: 0.9 }),
+      c('d', 'alpha', { flip_rate: 0.5, flaky_attempts: 0 }),
+      c('e', 'Alpha', { flip_rate: 0.5, flaky_attempts: 0 }),
+      c('f', 'gamma', { flip_rate: 0.5, flaky_attempts: 2, flips: 3 }),
+      c('g', 'steady', { flips: 0, flip_rate: 0, flaky_attempts: 0 }),
+      c('h', 'rare', { passed: 1, failing: 1, flip_rate: 1 }),
+    ];
+    expect(rankFlaky(list, 5).map((x) => x.test_case_id)).toEqual(['c', 'f', 'b', 'd', 'e', 'a']);
+    expect(compareFlaky(list[3], list[4])).toBeLessThan(0);
+  });
+});

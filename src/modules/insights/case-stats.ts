@@ -1,0 +1,110 @@
+/**
+ * Flip counting of a case's history (issue #17 §3) and the flaky ranking (§4). Pure.
+ *
+ * - A *flip* is a change between passing (passed, xfailed) and failing (failure, error) from one
+ *   run to the next; results with any other status are skipped over.
+ * - `flip_rate = flips / (results_with_pass_or_fail - 1)`, 0 below two such results.
+ * - `flaky_attempts`: results (a case in one run) an import marked flaky (passed after failed
+ *   attempts).
+ */
+import { isFailing, isPassing } from './change-class';
+
+/** Default and largest number of runs the stats look at. */
+export const STATS_WINDOW_DEFAULT = 30;
+export const STATS_WINDOW_MAX = 200;
+/** Default least number of pass-or-fail results for a case to be listed as flaky. */
+export const FLAKY_MIN_RUNS_DEFAULT = 5;
+
+/** A case's result in one run of the window. */
+export interface WindowResult {
+  run_id: string;
+  status: string;
+  /** An import marked this result flaky (a row of it passed after failed attempts). */
+  flaky: boolean;
+}
+
+export interface CaseStats {
+  runs: number;
+  passed: number;
+  failing: number;
+  flips: number;
+  flip_rate: number;
+  flaky_attempts: number;
+  last_status: string | null;
+  last_failure_run_id: string | null;
+}
+
+/** Number of passing↔failing changes in a sequence of statuses (in run order, either direction). */
+export function countFlips(statuses: readonly string[]): number {
+  let flips = 0;
+  let previous: boolean | null = null;
+  for (const status of statuses) {
+    const failing = isFailing(status);
+    if (!failing && !isPassing(status)) continue;
+    if (previous !== null && previous !== failing) flips++;
+    previous = failing;
+  }
+  return flips;
+}
+
+/** `flips / (passOrFail - 1)`, 0 below two pass-or-fail results. */
+export function flipRate(flips: number, passOrFail: number): number {
+  return passOrFail < 2 ? 0 : flips / (passOrFail - 1);
+}
+
+/** The stats of a window of results, newest first. */
+export function caseStats(newestFirst: readonly WindowResult[]): CaseStats {
+  const statuses = newestFirst.map((r) => r.status);
+  const passed = statuses.filter(isPassing).length;
+  const failing = statuses.filter(isFailing).length;
+  const flips = countFlips(statuses);
+  return {
+    runs: newestFirst.length,
+    passed,
+    failing,
+    flips,
+    flip_rate: flipRate(flips, passed + failing),
+    flaky_attempts: newestFirst.filter((r) => r.flaky).length,
+    last_status: newestFirst[0]?.status ?? null,
+    last_failure_run_id: newestFirst.find((r) => isFailing(r.status))?.run_id ?? null,
+  };
+}
+
+/** A case's stats as the flaky list ranks them. */
+export interface FlakyCandidate extends CaseStats {
+  test_case_id: string;
+  title: string;
+}
+
+/** Listed as flaky: at least `minRuns` pass-or-fail results and a score above zero. */
+export function isFlaky(stats: CaseStats, minRuns: number): boolean {
+  return (
+    stats.passed + stats.failing >= minRuns && (stats.flip_rate > 0 || stats.flaky_attempts > 0)
+  );
+}
+
+function compareText(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/**
+ * The flaky list's order: flip_rate descending, then flaky_attempts descending, then flips
+ * descending, then title (case-insensitive) and test case id ascending (a total order).
+ */
+export function compareFlaky(a: FlakyCandidate, b: FlakyCandidate): number {
+  return (
+    b.flip_rate - a.flip_rate ||
+    b.flaky_attempts - a.flaky_attempts ||
+    b.flips - a.flips ||
+    compareText(a.title.toLowerCase(), b.title.toLowerCase()) ||
+    compareText(a.test_case_id, b.test_case_id)
+  );
+}
+
+/** The flaky cases of a set of candidates, ranked. */
+export function rankFlaky(
+  candidates: readonly FlakyCandidate[],
+  minRuns: number,
+): FlakyCandidate[] {
+  return candidates.filter((c) => isFlaky(c, minRuns)).sort(compareFlaky);
+}
