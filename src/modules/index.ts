@@ -7,6 +7,7 @@ import { ComponentsModule } from './components/components.module';
 import { ExportsModule } from './exports/exports.module';
 import { HealthModule } from './health/health.module';
 import { ImportsModule } from './imports/imports.module';
+import { InsightsModule } from './insights/insights.module';
 import { MilestonesModule } from './milestones/milestones.module';
 import { ProductsModule } from './products/products.module';
 import { ProjectsModule } from './projects/projects.module';
@@ -15,4 +16,4 @@ import { TestRunsModule } from './test-runs/test-runs.module';
 import { UsersModule } from './users/users.module';
 
 /** Every feature module of the service. A new feature adds its module here (one line). */
-export const FEATURE_MODULES = [HealthModule, UsersModule, ProjectsModule, EnvironmentsModule, MilestonesModule, TestRunsModule, RunItemsModule, ComponentsModule, ProductsModule, SuitesModule, TestCasesModule, DatasetsModule, ImportsModule, TestPlansModule, ExportsModule];
+export const FEATURE_MODULES = [HealthModule, UsersModule, ProjectsModule, EnvironmentsModule, MilestonesModule, TestRunsModule, RunItemsModule, ComponentsModule, ProductsModule, SuitesModule, InsightsModule, TestCasesModule, DatasetsModule, ImportsModule, TestPlansModule, ExportsModule];

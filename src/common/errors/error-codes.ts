@@ -41,6 +41,8 @@ export const ERROR_CATALOGUE = {
   dataset_binding_not_found: { status: 404, title: 'Not found' },
   test_plan_not_found: { status: 404, title: 'Not found' },
   milestone_not_found: { status: 404, title: 'Not found' },
+  /** Run comparison with `base=previous`: no earlier run of the same project and environment. */
+  no_previous_run: { status: 404, title: 'Not found' },
   // 405, 408, 413, 415, 417, 431
   method_not_allowed: { status: 405, title: 'Method not allowed' },
   request_timeout: { status: 408, title: 'Request timeout' },
@@ -88,6 +90,7 @@ export const ERROR_CATALOGUE = {
   dataset_revision_not_found: { status: 422, title: 'Dataset revision not found' },
   dataset_binding_empty_selection: { status: 422, title: 'Empty dataset selection' },
   unknown_row_keys: { status: 422, title: 'Unknown row keys' },
+  run_project_mismatch: { status: 422, title: 'Run project mismatch' },
   test_case_project_mismatch: { status: 422, title: 'Test case project mismatch' },
   test_case_status_not_allowed: { status: 422, title: 'Test case status not allowed' },
   suite_project_mismatch: { status: 422, title: 'Suite project mismatch' },

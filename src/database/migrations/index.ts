@@ -7,6 +7,7 @@ import { TestPlans1763700000500 } from './1763700000500-TestPlans';
 import { Imports1763700000600 } from './1763700000600-Imports';
 import { RunCounts1763700000700 } from './1763700000700-RunCounts';
 import { RunSnapshotJson1763700000800 } from './1763700000800-RunSnapshotJson';
+import { InsightsIndexes1763700001170 } from './1763700001170-InsightsIndexes';
 
 /**
  * Every migration, in order. Features append their class here (one line each); timestamps are
@@ -22,4 +23,5 @@ export const MIGRATIONS = [
   Imports1763700000600,
   RunCounts1763700000700,
   RunSnapshotJson1763700000800,
+  InsightsIndexes1763700001170,
 ];

@@ -1,0 +1,345 @@
+import { Injectable } from '@nestjs/common';
+import { Db } from '../../common/persistence/db.service';
+import { CHANGE_CLASSES, changeClassSql, FAILING_STATUSES, PASSING_STATUSES } from './change-class';
+
+/**
+ * Every statement of the insights reads (issue #17 §1, §3, §4). Read-only SQL over the tables of
+ * the runs, run items, environments and datasets modules; a constant number of statements per
+ * request, nothing per item.
+ */
+
+/** A run as the comparison answers it (plus what it needs to find the base and the revisions). */
+export interface RunRow {
+  id: string;
+  project_id: string;
+  name: string;
+  build: string | null;
+  status: string;
+  environment_id: string | null;
+  environment_revision_id: string | null;
+  environment_revision_number: number | null;
+  created_at: Date;
+}
+
+export interface ComparisonRow {
+  added: number;
+  removed: number;
+  newly_failing: number;
+  fixed: number;
+  still_failing: number;
+  unchanged: number;
+  changed: number;
+  total: number;
+  items: Array<{
+    test_case_id: string;
+    title: string;
+    change: string;
+    base_status: string | null;
+    status: string | null;
+  }>;
+}
+
+export interface RevisionRow {
+  id: string;
+  revision_number: number;
+  snapshot_hash: string;
+  full_snapshot: Record<string, unknown>;
+}
+
+export interface DatasetDriftRow {
+  dataset_id: string;
+  name: string;
+  from_revision: number | null;
+  to_revision: number | null;
+}
+
+export interface HistoryRow {
+  total: number;
+  items: Array<{
+    run_id: string;
+    run_name: string;
+    build: string | null;
+    environment_id: string | null;
+    environment_revision_number: number | null;
+    status: string;
+    finished_at: string | null;
+    run_created_at: string;
+  }>;
+  stats_window: Array<{ run_id: string; status: string; flaky: boolean }>;
+}
+
+export interface FlakyStatsRow {
+  test_case_id: string;
+  title: string;
+  runs: number;
+  passed: number;
+  failing: number;
+  flips: number;
+  flaky_attempts: number;
+  last_status: string | null;
+  last_failure_run_id: string | null;
+}
+
+const quoted = (values: readonly string[]) => values.map((v) => `'${v}'`).join(', ');
+const FAILING = quoted(FAILING_STATUSES);
+const PASSING = quoted(PASSING_STATUSES);
+
+/**
+ * A row an import marked flaky: the JUnit/results import writes `Flaky: passed after <n> failed
+ * attempt(s) …` at the start of the comment of a testcase that passed after failed attempts
+ * (`describeAttempts` in imports/junit/dialects.ts). `ix_run_item_rows_flaky` has this predicate.
+ */
+const FLAKY_ROW = `w.status = 'passed' AND w.comment LIKE 'Flaky: passed after %'`;
+
+const RUN_COLUMNS = `r.id, r.project_id, r.name, r.build, r.status, r.environment_id,
+  r.environment_revision_id, r.environment_revision_number, r.created_at`;
+
+const RUNS_BY_ID_SQL = `SELECT ${RUN_COLUMNS} FROM test_runs r WHERE r.id = ANY($1::uuid[])`;
+
+/** The run, then the latest run of its project and environment created before it (if any). */
+const RUN_AND_PREVIOUS_SQL = `
+  WITH cur AS (SELECT ${RUN_COLUMNS} FROM test_runs r WHERE r.id = $1)
+  SELECT * FROM cur
+  UNION ALL
+  (SELECT ${RUN_COLUMNS}
+     FROM test_runs r, cur
+    WHERE r.project_id = cur.project_id
+      AND r.environment_id IS NOT DISTINCT FROM cur.environment_id
+      AND (r.created_at, r.id) < (cur.created_at, cur.id)
+    ORDER BY r.created_at DESC, r.id DESC
+    LIMIT 1)`;
+
+/**
+ * The classes of both runs' cases in one statement: a FULL JOIN of the two runs' items on the test
+ * case id (the unique (test_run_id, test_case_id) index reads each run), the counts with FILTER and
+ * one page of items. $1 this run, $2 the base, $3 the classes listed, $4 limit, $5 offset.
+ */
+const COMPARE_SQL = `
+  WITH cur AS (
+    SELECT test_case_id, status, test_case_title FROM run_items
+     WHERE test_run_id = $1 AND test_case_id IS NOT NULL
+  ), base AS (
+    SELECT test_case_id, status, test_case_title FROM run_items
+     WHERE test_run_id = $2 AND test_case_id IS NOT NULL
+  ), j AS (
+    SELECT coalesce(cur.test_case_id, base.test_case_id) AS test_case_id,
+           coalesce(cur.test_case_title, base.test_case_title) AS snapshot_title,
+           base.status AS base_status, cur.status AS status,
+           ${changeClassSql('base.status', 'cur.status')} AS change
+      FROM cur FULL JOIN base ON base.test_case_id = cur.test_case_id
+  ), counts AS (
+    SELECT ${CHANGE_CLASSES.map((c) => `count(*) FILTER (WHERE change = '${c}')::int AS ${c}`).join(',\n           ')},
+           count(*) FILTER (WHERE change = ANY($3::text[]))::int AS total
+      FROM j
+  ), page AS (
+    SELECT j.test_case_id, coalesce(c.title, j.snapshot_title, '') AS title, j.change,
+           j.base_status, j.status,
+           array_position(ARRAY[${quoted(CHANGE_CLASSES)}]::text[], j.change) AS rank
+      FROM j LEFT JOIN test_cases c ON c.id = j.test_case_id
+     WHERE j.change = ANY($3::text[])
+     ORDER BY rank, lower(coalesce(c.title, j.snapshot_title, '')), j.test_case_id
+     LIMIT $4 OFFSET $5
+  )
+  SELECT counts.*,
+         (SELECT coalesce(json_agg(json_build_object(
+                   'test_case_id', p.test_case_id, 'title', p.title, 'change', p.change,
+                   'base_status', p.base_status, 'status', p.status)
+                 ORDER BY p.rank, lower(p.title), p.test_case_id), '[]'::json)
+            FROM page p) AS items
+    FROM counts`;
+
+const REVISIONS_SQL = `
+  SELECT id, revision_number, snapshot_hash, full_snapshot
+    FROM environment_revisions WHERE id = ANY($1::uuid[])`;
+
+/**
+ * Datasets whose highest revision used differs between the runs: the revisions each run case used
+ * are in its dataset snapshot (`{"bindings": [{dataset_id, revision_number, …}]}`). $1 this run,
+ * $2 the base, $3 the project.
+ */
+const DATASET_DRIFT_SQL = `
+  WITH used AS (
+    SELECT ri.test_run_id, b->>'dataset_id' AS dataset_id, max((b->>'revision_number')::int) AS rev
+      FROM run_items ri
+     CROSS JOIN LATERAL jsonb_array_elements(
+             CASE WHEN jsonb_typeof(ri.dataset_snapshot->'bindings') = 'array'
+                  THEN ri.dataset_snapshot->'bindings' ELSE '[]'::jsonb END) b
+     WHERE ri.test_run_id = ANY(ARRAY[$1, $2]::uuid[])
+     GROUP BY 1, 2
+  ), pairs AS (
+    SELECT dataset_id,
+           max(rev) FILTER (WHERE test_run_id = $2) AS from_revision,
+           max(rev) FILTER (WHERE test_run_id = $1) AS to_revision
+      FROM used GROUP BY dataset_id
+  )
+  SELECT d.id AS dataset_id, d.name, p.from_revision, p.to_revision
+    FROM pairs p JOIN datasets d ON d.id::text = p.dataset_id AND d.project_id = $3
+   WHERE p.from_revision IS DISTINCT FROM p.to_revision
+   ORDER BY lower(d.name), d.id`;
+
+/**
+ * A case's history: the total, one page (newest run first) and the stats window (newest run id
+ * first) in one statement. $1 case, $2 limit, $3 offset, $4 window, then the filters.
+ */
+function historySql(environment: boolean, build: boolean): string {
+  let n = 4;
+  const filters = [
+    environment ? ` AND r.environment_id = $${++n}` : '',
+    build ? ` AND r.build = $${++n}` : '',
+  ].join('');
+  return `
+  WITH f AS (
+    SELECT ri.id, ri.test_run_id, ri.status, ri.last_executed_at, r.name, r.build,
+           r.environment_id, r.environment_revision_number, r.created_at
+      FROM run_items ri JOIN test_runs r ON r.id = ri.test_run_id
+     WHERE ri.test_case_id = $1${filters}
+  ), page AS (
+    SELECT * FROM f ORDER BY created_at DESC, test_run_id DESC LIMIT $2 OFFSET $3
+  ), win AS (
+    SELECT id, test_run_id, status FROM f ORDER BY test_run_id DESC LIMIT $4
+  )
+  SELECT (SELECT count(*) FROM f)::int AS total,
+         (SELECT coalesce(json_agg(json_build_object(
+                   'run_id', p.test_run_id, 'run_name', p.name, 'build', p.build,
+                   'environment_id', p.environment_id,
+                   'environment_revision_number', p.environment_revision_number,
+                   'status', p.status,
+                   'finished_at', coalesce(
+                      (SELECT max(w.finished_at) FROM run_item_rows w WHERE w.run_item_id = p.id),
+                      p.last_executed_at),
+                   'run_created_at', p.created_at)
+                 ORDER BY p.created_at DESC, p.test_run_id DESC), '[]'::json)
+            FROM page p) AS items,
+         (SELECT coalesce(json_agg(json_build_object(
+                   'run_id', x.test_run_id, 'status', x.status,
+                   'flaky', EXISTS (SELECT 1 FROM run_item_rows w
+                                     WHERE w.run_item_id = x.id AND ${FLAKY_ROW}))
+                 ORDER BY x.test_run_id DESC), '[]'::json)
+            FROM win x) AS stats_window`;
+}
+
+/**
+ * Per case of the project, the stats of its last $2 runs (by run id, time-ordered): one probe of
+ * `ix_run_items_case_run` per case reading at most $2 entries, the flaky rows of the project read
+ * once through `ix_run_item_rows_flaky`. Only cases with at least $3 pass-or-fail results and a
+ * flip or a flaky result come back (the ranking is {@link rankFlaky}). $4: the environment.
+ */
+function flakySql(environment: boolean): string {
+  const envFilter = environment
+    ? `AND ri.test_run_id = ANY (ARRAY(SELECT id FROM test_runs WHERE project_id = $1 AND environment_id = $4))`
+    : '';
+  return `
+  WITH flaky AS MATERIALIZED (
+    SELECT w.run_item_id FROM run_item_rows w WHERE w.project_id = $1 AND ${FLAKY_ROW}
+  )
+  SELECT c.id AS test_case_id, c.title, s.*
+    FROM test_cases c
+   CROSS JOIN LATERAL (
+     SELECT count(*)::int AS runs,
+            count(*) FILTER (WHERE y.pf = false)::int AS passed,
+            count(*) FILTER (WHERE y.pf = true)::int AS failing,
+            count(*) FILTER (WHERE y.prev_pf IS NOT NULL AND y.pf IS NOT NULL
+                               AND y.prev_pf <> y.pf)::int AS flips,
+            count(*) FILTER (WHERE y.id IN (SELECT run_item_id FROM flaky))::int AS flaky_attempts,
+            (array_agg(y.status ORDER BY y.test_run_id DESC))[1] AS last_status,
+            (array_agg(y.test_run_id ORDER BY y.test_run_id DESC)
+               FILTER (WHERE y.pf = true))[1] AS last_failure_run_id
+       FROM (
+         SELECT x.*, lag(x.pf) OVER (PARTITION BY x.pf IS NULL ORDER BY x.test_run_id) AS prev_pf
+           FROM (
+             SELECT ri.id, ri.test_run_id, ri.status,
+                    CASE WHEN ri.status IN (${FAILING}) THEN true
+                         WHEN ri.status IN (${PASSING}) THEN false END AS pf
+               FROM run_items ri
+              WHERE ri.test_case_id = c.id ${envFilter}
+              ORDER BY ri.test_run_id DESC
+              LIMIT $2
+           ) x
+       ) y
+   ) s
+   WHERE c.project_id = $1
+     AND s.passed + s.failing >= $3
+     AND (s.flips > 0 OR s.flaky_attempts > 0)`;
+}
+
+const HISTORY_SQL = {
+  none: historySql(false, false),
+  env: historySql(true, false),
+  build: historySql(false, true),
+  both: historySql(true, true),
+};
+const FLAKY_SQL = { all: flakySql(false), env: flakySql(true) };
+
+@Injectable()
+export class InsightsRepository {
+  constructor(private readonly db: Db) {}
+
+  runsById(ids: string[]): Promise<RunRow[]> {
+    return this.db.query<RunRow>(RUNS_BY_ID_SQL, [ids]);
+  }
+
+  /** The run (first) and the previous run of its project and environment (second, if any). */
+  runAndPrevious(runId: string): Promise<RunRow[]> {
+    return this.db.query<RunRow>(RUN_AND_PREVIOUS_SQL, [runId]);
+  }
+
+  async compare(
+    runId: string,
+    baseId: string,
+    changes: readonly string[],
+    limit: number,
+    offset: number,
+  ): Promise<ComparisonRow> {
+    const [row] = await this.db.query<ComparisonRow>(COMPARE_SQL, [
+      runId,
+      baseId,
+      changes,
+      limit,
+      offset,
+    ]);
+    return row;
+  }
+
+  revisions(ids: string[]): Promise<RevisionRow[]> {
+    return ids.length === 0
+      ? Promise.resolve([])
+      : this.db.query<RevisionRow>(REVISIONS_SQL, [ids]);
+  }
+
+  datasetDrift(runId: string, baseId: string, projectId: string): Promise<DatasetDriftRow[]> {
+    return this.db.query<DatasetDriftRow>(DATASET_DRIFT_SQL, [runId, baseId, projectId]);
+  }
+
+  async history(
+    caseId: string,
+    f: { environment_id?: string; build?: string },
+    limit: number,
+    offset: number,
+    window: number,
+  ): Promise<HistoryRow> {
+    const params: unknown[] = [caseId, limit, offset, window];
+    if (f.environment_id !== undefined) params.push(f.environment_id);
+    if (f.build !== undefined) params.push(f.build);
+    const sql =
+      f.environment_id !== undefined
+        ? f.build !== undefined
+          ? HISTORY_SQL.both
+          : HISTORY_SQL.env
+        : f.build !== undefined
+          ? HISTORY_SQL.build
+          : HISTORY_SQL.none;
+    const [row] = await this.db.query<HistoryRow>(sql, params);
+    return row;
+  }
+
+  flakyStats(
+    projectId: string,
+    window: number,
+    minRuns: number,
+    environmentId?: string,
+  ): Promise<FlakyStatsRow[]> {
+    return environmentId === undefined
+      ? this.db.query<FlakyStatsRow>(FLAKY_SQL.all, [projectId, window, minRuns])
+      : this.db.query<FlakyStatsRow>(FLAKY_SQL.env, [projectId, window, minRuns, environmentId]);
+  }
+}

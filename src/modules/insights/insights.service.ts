@@ -1,0 +1,199 @@
+import { Injectable } from '@nestjs/common';
+import { ProjectAccess } from '../../common/access/project-access';
+import { AppException } from '../../common/errors/app-exception';
+import { offsetOf, pageOf } from '../../common/pagination/page';
+import { canonicalId } from '../../common/persistence/ids';
+import {
+  RevisionRef,
+  revisionDiffResponse,
+  RevisionSnapshotLike,
+} from '../environments/revision-diff';
+import { caseStats, flipRate, rankFlaky } from './case-stats';
+import { CHANGE_CLASSES } from './change-class';
+import {
+  CompareRunsQueryDto,
+  CompareRunSummaryDto,
+  EnvironmentDriftDto,
+  RunComparisonDto,
+} from './dto/compare.dto';
+import {
+  CaseHistoryDto,
+  CaseHistoryQueryDto,
+  FlakyCaseDto,
+  FlakyPageDto,
+  FlakyQueryDto,
+} from './dto/history.dto';
+import { InsightsRepository, RevisionRow, RunRow } from './insights.repository';
+
+const iso = (value: string | Date | null): string | null =>
+  value === null ? null : new Date(value).toISOString();
+
+function toRunSummary(r: RunRow): CompareRunSummaryDto {
+  return {
+    id: r.id,
+    name: r.name,
+    build: r.build,
+    status: r.status,
+    environment_id: r.environment_id,
+    environment_revision_number: r.environment_revision_number,
+    created_at: r.created_at.toISOString(),
+  };
+}
+
+function revisionRef(row: RevisionRow | undefined): RevisionRef | null {
+  return row === undefined
+    ? null
+    : {
+        revision_number: row.revision_number,
+        snapshot_hash: row.snapshot_hash,
+        full_snapshot: row.full_snapshot as RevisionSnapshotLike,
+      };
+}
+
+@Injectable()
+export class InsightsService {
+  constructor(private readonly repo: InsightsRepository) {}
+
+  /** §1: the comparison of run `runId` (already checked by the guard) with its base. */
+  async compare(
+    access: ProjectAccess,
+    runId: string,
+    q: CompareRunsQueryDto,
+  ): Promise<RunComparisonDto> {
+    const id = canonicalId(runId);
+    const { run, base } = await this.runs(access, id, q);
+    const changes = q.change?.length ? [...new Set(q.change)] : [...CHANGE_CLASSES];
+    const revisionIds = [run.environment_revision_id, base.environment_revision_id].filter(
+      (x): x is string => x !== null,
+    );
+    const [cmp, revisions, datasets] = await Promise.all([
+      this.repo.compare(run.id, base.id, changes, q.page_size, offsetOf(q.page, q.page_size)),
+      this.repo.revisions([...new Set(revisionIds)]),
+      this.repo.datasetDrift(run.id, base.id, access.projectId),
+    ]);
+    const page = pageOf(cmp.items, q.page, q.page_size, cmp.total);
+    return {
+      run: toRunSummary(run),
+      base: toRunSummary(base),
+      counts: {
+        added: cmp.added,
+        removed: cmp.removed,
+        newly_failing: cmp.newly_failing,
+        fixed: cmp.fixed,
+        still_failing: cmp.still_failing,
+        unchanged: cmp.unchanged,
+        changed: cmp.changed,
+      },
+      build_changed: run.build !== base.build,
+      environment: this.environmentDrift(run, base, revisions),
+      datasets,
+      items: page.items,
+      total: page.total,
+      page: page.page,
+      page_size: page.page_size,
+      has_next: page.has_next,
+    };
+  }
+
+  private async runs(
+    access: ProjectAccess,
+    id: string,
+    q: CompareRunsQueryDto,
+  ): Promise<{ run: RunRow; base: RunRow }> {
+    if (q.base_run_id === undefined) {
+      const [run, previous] = await this.repo.runAndPrevious(id);
+      if (run === undefined) throw AppException.notFound('test_run_not_found', 'Test run');
+      if (previous === undefined) {
+        throw new AppException(
+          'no_previous_run',
+          run.environment_id === null
+            ? 'No run without environment was created in this project before this run'
+            : 'No run of the same environment was created in this project before this run',
+        );
+      }
+      return { run, base: previous };
+    }
+    const baseId = canonicalId(q.base_run_id);
+    const rows = await this.repo.runsById([id, baseId]);
+    const run = rows.find((r) => r.id === id);
+    const base = rows.find((r) => r.id === baseId);
+    if (run === undefined) throw AppException.notFound('test_run_not_found', 'Test run');
+    if (base === undefined) throw AppException.notFound('test_run_not_found', 'Base run');
+    if (base.project_id !== access.projectId) {
+      throw new AppException('run_project_mismatch', 'The base run belongs to another project', {
+        'query.base_run_id': ['must be a run of the same project'],
+      });
+    }
+    return { run, base };
+  }
+
+  private environmentDrift(
+    run: RunRow,
+    base: RunRow,
+    revisions: RevisionRow[],
+  ): EnvironmentDriftDto {
+    const from = revisionRef(revisions.find((r) => r.id === base.environment_revision_id));
+    const to = revisionRef(revisions.find((r) => r.id === run.environment_revision_id));
+    const changed =
+      run.environment_id !== base.environment_id ||
+      run.environment_revision_number !== base.environment_revision_number;
+    return {
+      same_environment: run.environment_id === base.environment_id,
+      from_revision: base.environment_revision_number,
+      to_revision: run.environment_revision_number,
+      changed,
+      diff:
+        from !== null && to !== null
+          ? (revisionDiffResponse(from, to) as unknown as Record<string, unknown>)
+          : null,
+    };
+  }
+
+  /** §3: the case's history and the stats of its last `window` runs. */
+  async history(caseId: string, q: CaseHistoryQueryDto): Promise<CaseHistoryDto> {
+    const row = await this.repo.history(
+      canonicalId(caseId),
+      { environment_id: q.environment_id?.toLowerCase(), build: q.build },
+      q.page_size,
+      offsetOf(q.page, q.page_size),
+      q.window,
+    );
+    const items = row.items.map((i) => ({
+      ...i,
+      finished_at: iso(i.finished_at),
+      run_created_at: iso(i.run_created_at) as string,
+    }));
+    return {
+      ...pageOf(items, q.page, q.page_size, row.total),
+      stats: caseStats(row.stats_window),
+    };
+  }
+
+  /** §4: the project's flaky cases, ranked. */
+  async flaky(access: ProjectAccess, q: FlakyQueryDto): Promise<FlakyPageDto> {
+    const rows = await this.repo.flakyStats(
+      access.projectId,
+      q.window,
+      q.min_runs,
+      q.environment_id?.toLowerCase(),
+    );
+    const ranked = rankFlaky(
+      rows.map((r) => ({ ...r, flip_rate: flipRate(r.flips, r.passed + r.failing) })),
+      q.min_runs,
+    );
+    const offset = offsetOf(q.page, q.page_size);
+    const items: FlakyCaseDto[] = ranked.slice(offset, offset + q.page_size).map((c) => ({
+      test_case_id: c.test_case_id,
+      title: c.title,
+      runs: c.runs,
+      passed: c.passed,
+      failing: c.failing,
+      flips: c.flips,
+      flip_rate: c.flip_rate,
+      flaky_attempts: c.flaky_attempts,
+      last_status: c.last_status,
+      last_failure_run_id: c.last_failure_run_id,
+    }));
+    return pageOf(items, q.page, q.page_size, ranked.length);
+  }
+}

@@ -1,0 +1,290 @@
+import type { Response } from 'supertest';
+import {
+  createTestApp,
+  expectProblem,
+  expectRoleMatrix,
+  RoleFixture,
+  TestApp,
+} from '../support/test-app';
+
+/** A response body as supertest gives it (parsed JSON, untyped). */
+type Json = Response['body'];
+
+const API = '/api/v1';
+const UNKNOWN = '0190a3a4-0000-7000-8000-000000000000';
+
+const COLUMNS = [{ column_key: 'user' }];
+const rowsOf = (...users: string[]) => users.map((u) => ({ row_key: u, values: { user: u } }));
+
+describe('insights: run comparison (issue #17 §1)', () => {
+  let t: TestApp;
+  let f: RoleFixture;
+  let other: RoleFixture;
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    [f, other] = await Promise.all([t.roleFixture(), t.roleFixture()]);
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  function ok(res: { status: number; body: unknown }, status = 200): Json {
+    if (res.status !== status)
+      throw new Error(`expected ${status}, got ${res.status} ${JSON.stringify(res.body)}`);
+    return res.body as Json;
+  }
+  const post = async (path: string, body: Json, fx = f) =>
+    ok(await t.req('post', `${API}${path}`, fx.lead.token).send(body), 201);
+  const patch = async (path: string, body: Json) =>
+    ok(await t.req('patch', `${API}${path}`, f.lead.token).send(body));
+  const createCase = (title: string) => post('/test-cases', { project_id: f.projectId, title });
+  const createRun = (body: Json = {}, fx = f) =>
+    post('/test-runs', { project_id: fx.projectId, name: t.unique('Run '), ...body }, fx);
+
+  /** Adds the cases to the run and sets each one's rows to the status given. */
+  async function record(runId: string, results: Array<[string, string]>): Promise<void> {
+    const bulk = await post('/run-cases/bulk', {
+      test_run_id: runId,
+      test_case_ids: results.map(([caseId]) => caseId),
+    });
+    for (const [caseId, status] of results) {
+      if (status === 'untested') continue;
+      const item = (bulk.items as Json[]).find((i) => i.test_case_id === caseId)!;
+      const rows = ok(await t.req('get', `${API}/run-cases/${item.id}/rows`, f.viewer.token))
+        .items as Json[];
+      for (const row of rows) await patch(`/run-cases/rows/${row.id}`, { status });
+    }
+  }
+
+  const compare = (runId: string, query: string, token = f.viewer.token) =>
+    t.req('get', `${API}/test-runs/${runId}/compare${query}`, token);
+
+  describe('classes, drift and paging', () => {
+    let env: Json;
+    let base: Json;
+    let run: Json;
+    let dataset: Json;
+    const c: Record<string, string> = {};
+
+    // [base status, run status] per case; null: not in that run.
+    const PAIRS: Record<string, [string | null, string | null]> = {
+      'b newly failing': ['passed', 'failure'],
+      'A newly failing': ['skipped', 'error'],
+      fixed: ['failure', 'xfailed'],
+      'still failing': ['error', 'failure'],
+      added: [null, 'passed'],
+      removed: ['failure', null],
+      'changed to skipped': ['passed', 'skipped'],
+      'failure to blocked': ['failure', 'blocked'],
+      unchanged: ['passed', 'passed'],
+      'untested both': ['untested', 'untested'],
+    };
+
+    beforeAll(async () => {
+      env = await post('/environments', { project_id: f.projectId, name: t.unique('Env ') });
+      for (const title of Object.keys(PAIRS)) c[title] = (await createCase(title)).id;
+      dataset = await post('/datasets', {
+        project_id: f.projectId,
+        name: t.unique('Users '),
+        columns: COLUMNS,
+        rows: rowsOf('alice'),
+      });
+      await post(`/test-cases/${c.unchanged}/dataset-bindings`, {
+        dataset_id: dataset.id,
+        dataset_alias: 'users',
+      });
+
+      base = await createRun({ environment_id: env.id, build: '1.0' });
+      await record(
+        base.id,
+        Object.entries(PAIRS)
+          .filter(([, [b]]) => b !== null)
+          .map(([title, [b]]) => [c[title], b as string]),
+      );
+      // Between the two: a run of another environment and one without environment.
+      await createRun({ build: '1.0' });
+      // The environment and the dataset change before the compared run.
+      await patch(`/environments/${env.id}`, { description: 'with a new database' });
+      await patch(`/datasets/${dataset.id}`, { rows: rowsOf('alice', 'bob') });
+
+      run = await createRun({ environment_id: env.id, build: '1.1' });
+      await record(
+        run.id,
+        Object.entries(PAIRS)
+          .filter(([, [, r]]) => r !== null)
+          .map(([title, [, r]]) => [c[title], r as string]),
+      );
+      // A later run of the same environment is never the previous one.
+      await createRun({ environment_id: env.id });
+    });
+
+    it('needs viewer; non-members get 404, no credential 401', async () => {
+      await expectRoleMatrix(t, f, {
+        method: 'get',
+        url: `${API}/test-runs/${run.id}/compare?base_run_id=${base.id}`,
+        minRole: 'viewer',
+        okStatus: 200,
+        notFoundCode: 'test_run_not_found',
+      });
+    });
+
+    it('puts every case in exactly one class, ordered by class then title', async () => {
+      const body = ok(await compare(run.id, `?base_run_id=${base.id}`));
+      expect(Object.keys(body).sort()).toEqual(
+        [
+          'base',
+          'build_changed',
+          'counts',
+          'datasets',
+          'environment',
+          'has_next',
+          'items',
+          'page',
+          'page_size',
+          'run',
+          'total',
+        ].sort(),
+      );
+      expect(body.counts).toEqual({
+        added: 1,
+        removed: 1,
+        newly_failing: 2,
+        fixed: 1,
+        still_failing: 1,
+        unchanged: 2,
+        changed: 2,
+      });
+      expect(body.total).toBe(10);
+      expect(body.items).toEqual(
+        [
+          ['A newly failing', 'newly_failing'],
+          ['b newly failing', 'newly_failing'],
+          ['fixed', 'fixed'],
+          ['still failing', 'still_failing'],
+          ['added', 'added'],
+          ['removed', 'removed'],
+          ['changed to skipped', 'changed'],
+          ['failure to blocked', 'changed'],
+          ['unchanged', 'unchanged'],
+          ['untested both', 'unchanged'],
+        ].map(([title, change]) => ({
+          test_case_id: c[title],
+          title,
+          change,
+          base_status: PAIRS[title][0],
+          status: PAIRS[title][1],
+        })),
+      );
+      expect(body.run).toEqual({
+        id: run.id,
+        name: run.name,
+        build: '1.1',
+        status: expect.any(String),
+        environment_id: env.id,
+        environment_revision_number: 2,
+        created_at: run.created_at,
+      });
+      expect(body.base).toMatchObject({
+        id: base.id,
+        build: '1.0',
+        environment_revision_number: 1,
+      });
+      expect(body.build_changed).toBe(true);
+    });
+
+    it('reports the environment drift with the revision diff', async () => {
+      const body = ok(await compare(run.id, `?base_run_id=${base.id}`));
+      expect(body.environment).toMatchObject({
+        same_environment: true,
+        from_revision: 1,
+        to_revision: 2,
+        changed: true,
+      });
+      expect(body.environment.diff).toMatchObject({
+        from_revision: 1,
+        to_revision: 2,
+        identical: false,
+        counts: { added: 0, removed: 0, changed: 1 },
+        changes: [{ op: 'changed', path: ['description'], to: 'with a new database' }],
+      });
+      // Against itself: nothing changed anywhere.
+      const same = ok(await compare(run.id, `?base_run_id=${run.id}`));
+      expect(same.environment).toMatchObject({ changed: false, from_revision: 2, to_revision: 2 });
+      expect(same.environment.diff).toMatchObject({ identical: true, changes: [] });
+      expect(same.counts).toMatchObject({ unchanged: 6, newly_failing: 0, changed: 0 });
+      expect(same.counts.still_failing).toBe(3);
+      expect(same.datasets).toEqual([]);
+      expect(same.build_changed).toBe(false);
+    });
+
+    it('lists the bound datasets whose revision differs', async () => {
+      const body = ok(await compare(run.id, `?base_run_id=${base.id}`));
+      expect(body.datasets).toEqual([
+        { dataset_id: dataset.id, name: dataset.name, from_revision: 1, to_revision: 2 },
+      ]);
+    });
+
+    it('base=previous: the latest earlier run of the same environment', async () => {
+      const body = ok(await compare(run.id, '?base=previous'));
+      expect(body.base.id).toBe(base.id);
+      expectProblem(await compare(base.id, '?base=previous'), 404, 'no_previous_run');
+    });
+
+    it('base=previous without environment: the latest earlier run without environment', async () => {
+      const first = await createRun();
+      const second = await createRun();
+      const body = ok(await compare(second.id, '?base=previous'));
+      expect(body.base.id).toBe(first.id);
+      expect(body.environment).toEqual({
+        same_environment: true,
+        from_revision: null,
+        to_revision: null,
+        changed: false,
+        diff: null,
+      });
+      expect(body).toMatchObject({ total: 0, items: [] });
+    });
+
+    it('filters items by change and paginates them; counts stay whole', async () => {
+      const filtered = ok(
+        await compare(run.id, `?base_run_id=${base.id}&change=removed&change=fixed`),
+      );
+      expect(filtered.items.map((i: Json) => i.change)).toEqual(['fixed', 'removed']);
+      expect(filtered.total).toBe(2);
+      expect(filtered.counts.unchanged).toBe(2);
+
+      const page = ok(await compare(run.id, `?base_run_id=${base.id}&page=2&page_size=3`));
+      expect(page).toMatchObject({ page: 2, page_size: 3, total: 10, has_next: true });
+      expect(page.items.map((i: Json) => i.title)).toEqual(['still failing', 'added', 'removed']);
+      const last = ok(await compare(run.id, `?base_run_id=${base.id}&page=4&page_size=3`));
+      expect(last.items.map((i: Json) => i.title)).toEqual(['untested both']);
+      expect(last.has_next).toBe(false);
+    });
+
+    it('a base run of another project is 422 run_project_mismatch; unknown ones 404', async () => {
+      const foreign = await createRun({}, other);
+      expectProblem(
+        await compare(run.id, `?base_run_id=${foreign.id}`),
+        422,
+        'run_project_mismatch',
+      );
+      expectProblem(await compare(run.id, `?base_run_id=${UNKNOWN}`), 404, 'test_run_not_found');
+      expectProblem(await compare(UNKNOWN, `?base_run_id=${base.id}`), 404, 'test_run_not_found');
+    });
+
+    it('exactly one of base_run_id and base, and valid values (422)', async () => {
+      for (const [query, field] of [
+        ['', 'query.base'],
+        [`?base_run_id=${base.id}&base=previous`, 'query.base'],
+        ['?base=latest', 'query.base'],
+        ['?base_run_id=nope', 'query.base_run_id'],
+        ['?base=previous&change=gone', 'query.change'],
+        ['?base=previous&page_size=500', 'query.page_size'],
+      ]) {
+        const body = expectProblem(await compare(run.id, query), 422, 'validation_error');
+        expect(body.errors).toHaveProperty([field]);
+      }
+    });
+  });
+});
