@@ -2,7 +2,11 @@ import {
   DependencyEdge,
   buildAdjacency,
   collectReachable,
+  edgesOf,
   findCycle,
+  graphIndexBytes,
+  indexGraph,
+  replaceOutgoing,
   numberGraph,
   NumberedGraph,
   numberIdPairs,
@@ -414,5 +418,96 @@ describe('numbered graphs (the form the service reads from SQL)', () => {
       code: 'component_dependency_cycle',
       cycle: ['c', 'a', 'b', 'c'],
     });
+  });
+});
+
+describe('indexed graphs (the form the graph cache keeps per version)', () => {
+  const sorted = (edges: readonly DependencyEdge[]) => edges.map(([a, b]) => `${a}>${b}`).sort();
+  /** What replacing the outgoing edges of `from` leaves, as pairs. */
+  const replacedPairs = (edges: DependencyEdge[], from: string, targets: string[]) => [
+    ...edges.filter(([source]) => source !== from),
+    ...targets.map((t): DependencyEdge => [from, t]),
+  ];
+  const base: DependencyEdge[] = [
+    ['a', 'b'],
+    ['b', 'c'],
+    ['a', 'c'],
+    ['c', 'd'],
+    ['x', 'a'],
+  ];
+
+  it('indexGraph keeps every edge, grouped by source in edge order', () => {
+    const g = indexGraph(numberGraph(base));
+    expect(g.ids).toEqual(['a', 'b', 'c', 'd', 'x']);
+    expect(Array.from(g.start)).toEqual([0, 2, 3, 4, 4, 5]);
+    expect(edgesOf(g)).toEqual([
+      ['a', 'b'],
+      ['a', 'c'],
+      ['b', 'c'],
+      ['c', 'd'],
+      ['x', 'a'],
+    ]);
+    expect(graphIndexBytes(g)).toBeGreaterThan(5 * 4);
+  });
+
+  it.each<[string, string, string[]]>([
+    ['replaces the edges of a source in the middle', 'b', ['d', 'x']],
+    ['replaces the edges of the first source', 'a', ['d']],
+    ['replaces the edges of the last source', 'x', []],
+    ['clears a source', 'a', []],
+    ['adds edges to a component without outgoing edges', 'd', ['x']],
+    ['numbers a new source after the others', 'n', ['a', 'd']],
+    ['numbers new targets after the others', 'c', ['m', 'd', 'n']],
+    ['a new source without targets changes no edge', 'n', []],
+  ])('replaceOutgoing %s', (_name, from, targets) => {
+    const before = indexGraph(numberGraph(base));
+    const snapshot = { ids: [...before.ids], start: [...before.start], adj: [...before.adjacent] };
+    const after = replaceOutgoing(before, from, targets);
+    expect(sorted(edgesOf(after))).toEqual(sorted(replacedPairs(base, from, targets)));
+    // the targets of `from` in payload order
+    const f = after.index.get(from) as number;
+    const row = Array.from(after.adjacent.subarray(after.start[f], after.start[f + 1]));
+    expect(row.map((i) => after.ids[i])).toEqual(targets);
+    for (const [id, i] of after.index) expect(after.ids[i]).toBe(id);
+    expect(after.start).toHaveLength(after.ids.length + 1);
+    // the version it came from is untouched (it stays cached under its own version)
+    expect({ ids: [...before.ids], start: [...before.start], adj: [...before.adjacent] }).toEqual(
+      snapshot,
+    );
+    expect(before.index.size).toBe(before.ids.length);
+  });
+
+  it('finds the same cycles as from pairs, before and after replacements (random graphs)', () => {
+    const random = rng(7);
+    const ids = Array.from({ length: 30 }, (_, i) => `k${i}`);
+    const pick = () => ids[Math.floor(random() * ids.length)];
+    let edges: DependencyEdge[] = [];
+    const seen = new Set<string>();
+    while (edges.length < 60) {
+      const [s, t] = [pick(), pick()];
+      if (s === t || seen.has(`${s}>${t}`)) continue;
+      seen.add(`${s}>${t}`);
+      edges.push([s, t]);
+    }
+    let graph = indexGraph(numberGraph(edges));
+    for (let step = 0; step < 200; step++) {
+      const from = pick();
+      const targets = [...new Set([pick(), pick(), pick()])].filter((t) => t !== from);
+      expect(findCycle(graph, from, targets)).toEqual(findCycle(edges, from, targets));
+      // apply it whether or not it cycles: the index must follow any replacement
+      graph = replaceOutgoing(graph, from, targets);
+      edges = replacedPairs(edges, from, targets);
+      expect(sorted(edgesOf(graph))).toEqual(sorted(edges));
+    }
+  });
+
+  it('validateDependencyReplacement accepts the indexed form', () => {
+    const result = validateDependencyReplacement({
+      componentId: 'd',
+      targets: ['x'],
+      projectComponentIds: new Set(['a', 'b', 'c', 'd', 'x']),
+      edges: indexGraph(numberGraph(base)),
+    });
+    expect(result).toMatchObject({ ok: false, cycle: ['d', 'x', 'a', 'c', 'd'] });
   });
 });

@@ -30,7 +30,9 @@ export interface NumberedGraph {
   targets: Int32Array;
 }
 
-function isNumberedGraph(edges: Iterable<DependencyEdge> | NumberedGraph): edges is NumberedGraph {
+function isNumberedGraph(
+  edges: Iterable<DependencyEdge> | NumberedGraph | GraphIndex,
+): edges is NumberedGraph {
   return (edges as NumberedGraph).sources instanceof Int32Array;
 }
 
@@ -87,6 +89,101 @@ export function numberIdPairs(text: string, idLength = 36): NumberedGraph {
 }
 
 /**
+ * A project's dependency graph indexed for cycle checks: components numbered 0 … ids.length − 1
+ * (`index` maps an id to its number), outgoing adjacency as compressed rows (the targets of
+ * component `i` are `adjacent[start[i]] … adjacent[start[i + 1] − 1]`, in edge order). Immutable
+ * once built: the per-version cache of a project's graph shares it between requests, and
+ * {@link replaceOutgoing} derives the next version's index without touching this one.
+ */
+export interface GraphIndex {
+  ids: readonly string[];
+  index: ReadonlyMap<string, number>;
+  start: Int32Array;
+  adjacent: Int32Array;
+}
+
+/** Indexes a numbered graph (edge order kept). O(V + E). */
+export function indexGraph(graph: NumberedGraph): GraphIndex {
+  const { ids, sources, targets } = graph;
+  const n = ids.length;
+  const index = new Map<string, number>();
+  for (let i = 0; i < n; i++) index.set(ids[i], i);
+  const start = new Int32Array(n + 1);
+  for (let k = 0; k < sources.length; k++) start[sources[k] + 1]++;
+  for (let i = 0; i < n; i++) start[i + 1] += start[i];
+  const next = start.slice(0, n);
+  const adjacent = new Int32Array(sources.length);
+  for (let k = 0; k < sources.length; k++) adjacent[next[sources[k]]++] = targets[k];
+  return { ids, index, start, adjacent };
+}
+
+/** The edges of an index, `[source, target]`, grouped by source in numbering order. */
+export function edgesOf(graph: GraphIndex): DependencyEdge[] {
+  const edges: DependencyEdge[] = [];
+  for (let i = 0; i < graph.ids.length; i++) {
+    for (let e = graph.start[i]; e < graph.start[i + 1]; e++) {
+      edges.push([graph.ids[i], graph.ids[graph.adjacent[e]]]);
+    }
+  }
+  return edges;
+}
+
+/**
+ * The graph after replacing every outgoing edge of `from` with edges to `newTargets` (what a
+ * successful `PUT /components/{from}/dependencies` writes), as a new index; `graph` is left as it
+ * is. Components met for the first time are numbered after the existing ones; the numbering and
+ * its map are shared with `graph` when there is none. O(V + E).
+ */
+export function replaceOutgoing(
+  graph: GraphIndex,
+  from: string,
+  newTargets: readonly string[],
+): GraphIndex {
+  let ids = graph.ids;
+  let index = graph.index;
+  const unknown = [from, ...newTargets].filter((id) => !graph.index.has(id));
+  if (unknown.length > 0) {
+    const grownIds = [...graph.ids];
+    const grownIndex = new Map(graph.index);
+    for (const id of unknown) {
+      if (grownIndex.has(id)) continue;
+      grownIndex.set(id, grownIds.length);
+      grownIds.push(id);
+    }
+    ids = grownIds;
+    index = grownIndex;
+  }
+  const oldN = graph.ids.length;
+  const n = ids.length;
+  const f = index.get(from) as number;
+  const oldEdgeCount = graph.start[oldN];
+  // Where f's old row begins and ends (an empty row at the end for a new component).
+  const rowStart = f < oldN ? graph.start[f] : oldEdgeCount;
+  const rowEnd = f < oldN ? graph.start[f + 1] : oldEdgeCount;
+  const shift = newTargets.length - (rowEnd - rowStart);
+
+  const adjacent = new Int32Array(oldEdgeCount + shift);
+  adjacent.set(graph.adjacent.subarray(0, rowStart), 0);
+  for (let k = 0; k < newTargets.length; k++) {
+    adjacent[rowStart + k] = index.get(newTargets[k]) as number;
+  }
+  adjacent.set(graph.adjacent.subarray(rowEnd, oldEdgeCount), rowStart + newTargets.length);
+
+  const start = new Int32Array(n + 1);
+  for (let i = 0; i <= n; i++) {
+    const old = i <= oldN ? graph.start[i] : oldEdgeCount;
+    start[i] = i <= f ? old : old + shift;
+  }
+  return { ids, index, start, adjacent };
+}
+
+/** Approximate heap bytes of an index (its ids, map and arrays), for a cache's size bound. */
+export function graphIndexBytes(graph: GraphIndex): number {
+  // An id string (~36 characters plus header), its array slot and its map entry.
+  return graph.ids.length * 120 + graph.start.byteLength + graph.adjacent.byteLength;
+}
+
+/**
  * Finds a dependency cycle created by replacing all outgoing edges of `replaceFrom` with edges to
  * `newTargets`. The old outgoing edges of `replaceFrom` are ignored; every other edge is kept.
  *
@@ -95,38 +192,30 @@ export function numberIdPairs(text: string, idLength = 36): NumberedGraph {
  * resulting graph has no cycle through `replaceFrom`. A cycle elsewhere in the existing graph
  * that does not pass through `replaceFrom` is not reported: this replacement does not create it.
  *
- * Breadth-first search from the new targets over numbered components (typed arrays, adjacency in
- * edge order), O(V + E), no recursion. `edges` may be given already numbered ({@link NumberedGraph},
- * which must number every endpoint of its edges).
+ * Breadth-first search from the new targets over numbered components, O(V + E), no recursion.
+ * `edges` may be given already numbered ({@link NumberedGraph}, which must number every endpoint
+ * of its edges) or indexed ({@link GraphIndex}: nothing is rebuilt, the search visits only what it
+ * reaches).
  */
 export function findCycle(
-  edges: Iterable<DependencyEdge> | NumberedGraph,
+  edges: Iterable<DependencyEdge> | NumberedGraph | GraphIndex,
   replaceFrom: string,
   newTargets: readonly string[],
 ): string[] | null {
   if (newTargets.includes(replaceFrom)) return [replaceFrom, replaceFrom];
   if (newTargets.length === 0) return null;
-  const graph = isNumberedGraph(edges) ? edges : numberGraph(edges, [replaceFrom]);
-  const { ids, sources, targets } = graph;
-  const n = ids.length;
-  const index = new Map<string, number>();
-  for (let i = 0; i < n; i++) index.set(ids[i], i);
+  const graph = isGraphIndex(edges)
+    ? edges
+    : indexGraph(isNumberedGraph(edges) ? edges : numberGraph(edges, [replaceFrom]));
+  const { ids, index, start, adjacent } = graph;
   const from = index.get(replaceFrom);
   // A component without a number is the endpoint of no edge: nothing leads back to it.
   if (from === undefined) return null;
 
-  // Outgoing adjacency (compressed rows), without the replaced edges of replaceFrom.
-  const start = new Int32Array(n + 1);
-  for (let k = 0; k < sources.length; k++) if (sources[k] !== from) start[sources[k] + 1]++;
-  for (let i = 0; i < n; i++) start[i + 1] += start[i];
-  const next = start.slice(0, n);
-  const adjacent = new Int32Array(start[n]);
-  for (let k = 0; k < sources.length; k++) {
-    const s = sources[k];
-    if (s !== from) adjacent[next[s]++] = targets[k];
-  }
-
+  // The search ends as soon as it reaches replaceFrom, so its (replaced) outgoing edges are never
+  // followed: no need to leave them out of the index.
   // parent of each visited component on its BFS path from replaceFrom (-1: not visited)
+  const n = ids.length;
   const parent = new Int32Array(n).fill(-1);
   const queue = new Int32Array(n);
   let tail = 0;
@@ -147,6 +236,12 @@ export function findCycle(
     }
   }
   return null;
+}
+
+function isGraphIndex(
+  edges: Iterable<DependencyEdge> | NumberedGraph | GraphIndex,
+): edges is GraphIndex {
+  return (edges as GraphIndex).adjacent instanceof Int32Array;
 }
 
 /** replaceFrom → … → last → replaceFrom, following parent links back from `last`. */
@@ -221,9 +316,9 @@ export interface DependencyReplacementInput {
   projectComponentIds: ReadonlySet<string>;
   /**
    * Every dependency edge of the project (the current outgoing edges of `componentId` included),
-   * as pairs or numbered.
+   * as pairs, numbered or indexed.
    */
-  edges: Iterable<DependencyEdge> | NumberedGraph;
+  edges: Iterable<DependencyEdge> | NumberedGraph | GraphIndex;
 }
 
 function fieldPath(index: number): string {
