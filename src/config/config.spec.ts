@@ -62,6 +62,9 @@ describe('loadConfig', () => {
     [{ DB_IDLE_IN_TRANSACTION_TIMEOUT_MS: 'never', AUTH_SECRET: secret }, /DB_IDLE_IN_TRANSACTION_TIMEOUT_MS/],
     [{ READINESS_TIMEOUT_MS: '60001', AUTH_SECRET: secret }, /READINESS_TIMEOUT_MS/],
     [{ READINESS_TIMEOUT_MS: '50', AUTH_SECRET: secret }, /READINESS_TIMEOUT_MS/],
+    [{ COMPONENT_GRAPH_CACHE_BYTES: '-1', AUTH_SECRET: secret }, /COMPONENT_GRAPH_CACHE_BYTES/],
+    [{ COMPONENT_GRAPH_CACHE_BYTES: '64MB', AUTH_SECRET: secret }, /COMPONENT_GRAPH_CACHE_BYTES/],
+    [{ COMPONENT_GRAPH_CACHE_BYTES: '17179869185', AUTH_SECRET: secret }, /COMPONENT_GRAPH_CACHE_BYTES/],
     [{ HOST: 'not a host', AUTH_SECRET: secret }, /HOST/],
     [{ HOST: 'http://example.com', AUTH_SECRET: secret }, /HOST/],
   ])('rejects %j naming the variable', (env, message) => {
@@ -108,6 +111,12 @@ describe('loadConfig', () => {
     // The read deadline defaults to 5 s, but never beyond the query deadline.
     expect(c.db).toEqual({ statementTimeoutMs: 800, queryTimeoutMs: 800, readTimeoutMs: 800, connectTimeoutMs: 700, idleInTransactionTimeoutMs: 1500 });
     expect(c.readinessTimeoutMs).toBe(300);
+  });
+
+  it('bounds the component graph cache by COMPONENT_GRAPH_CACHE_BYTES (64 MiB; 0 turns it off)', () => {
+    expect(loadConfig({ AUTH_SECRET: secret }).componentGraphCacheBytes).toBe(67_108_864);
+    expect(loadConfig({ AUTH_SECRET: secret, COMPONENT_GRAPH_CACHE_BYTES: '0' }).componentGraphCacheBytes).toBe(0);
+    expect(loadConfig({ AUTH_SECRET: secret, COMPONENT_GRAPH_CACHE_BYTES: '1048576' }).componentGraphCacheBytes).toBe(1_048_576);
   });
 
   it('takes DB_READ_TIMEOUT_MS up to the query deadline, and refuses a longer one', () => {

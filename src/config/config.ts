@@ -32,6 +32,12 @@ export interface AppConfig {
   db: DbDeadlines;
   /** How long GET /readyz waits for the database before answering 503 (READINESS_TIMEOUT_MS). */
   readinessTimeoutMs: number;
+  /**
+   * Bound of the in-process cache of projects' component graphs (COMPONENT_GRAPH_CACHE_BYTES,
+   * approximate bytes; 0 turns it off): `GET /components/graph` answers and the cycle check's index,
+   * kept per (project, graph version).
+   */
+  componentGraphCacheBytes: number;
   /** Accepted but doubtful settings, printed once at startup. */
   warnings: string[];
 }
@@ -72,6 +78,10 @@ export const DEFAULT_CONNECT_TIMEOUT_MS = 5_000;
 export const DEFAULT_IDLE_IN_TRANSACTION_TIMEOUT_MS = 60_000;
 /** Default READINESS_TIMEOUT_MS. */
 export const DEFAULT_READINESS_TIMEOUT_MS = 2_000;
+/** Default bound of the component graph cache (COMPONENT_GRAPH_CACHE_BYTES): 64 MiB. */
+export const DEFAULT_COMPONENT_GRAPH_CACHE_BYTES = 64 * 1024 * 1024;
+/** Largest accepted COMPONENT_GRAPH_CACHE_BYTES: 16 GiB. */
+export const MAX_COMPONENT_GRAPH_CACHE_BYTES = 16 * 1024 * 1024 * 1024;
 
 export class ConfigError extends Error {}
 
@@ -234,6 +244,13 @@ export function loadConfig(
     dbPoolSize: int(env, 'DB_POOL_SIZE', 20, 1, 1000),
     db,
     readinessTimeoutMs: int(env, 'READINESS_TIMEOUT_MS', DEFAULT_READINESS_TIMEOUT_MS, 100, 60_000),
+    componentGraphCacheBytes: int(
+      env,
+      'COMPONENT_GRAPH_CACHE_BYTES',
+      DEFAULT_COMPONENT_GRAPH_CACHE_BYTES,
+      0,
+      MAX_COMPONENT_GRAPH_CACHE_BYTES,
+    ),
     warnings,
   };
 }

@@ -978,8 +978,15 @@ describe('components', () => {
       expect(graph.result.status).toBe(200);
       expect(graph.result.body.components).toHaveLength(10000);
       expect(graph.result.body.dependencies).toHaveLength(count[0].n - 5 + 100);
-      // Authentication, access, the components, the edges.
-      expect(graph.statements).toHaveLength(4);
+      // Authentication, access, the graph version, the components, the edges, the version again
+      // (nothing written meanwhile: the answer is cached for this version).
+      expect(graph.statements).toHaveLength(6);
+      const cached = await statementsDuring(() =>
+        t.req('get', `${API}/components/graph?project_id=${project}`, t.adminToken),
+      );
+      expect(cached.result.body).toEqual(graph.result.body);
+      // Authentication, access, the graph version.
+      expect(cached.statements).toHaveLength(3);
     }, 120000);
   });
 });

@@ -8,6 +8,7 @@ import { Imports1763700000600 } from './1763700000600-Imports';
 import { RunCounts1763700000700 } from './1763700000700-RunCounts';
 import { RunSnapshotJson1763700000800 } from './1763700000800-RunSnapshotJson';
 import { InsightsIndexes1763700001170 } from './1763700001170-InsightsIndexes';
+import { ComponentGraphVersions1763700002300 } from './1763700002300-ComponentGraphVersions';
 
 /**
  * Every migration, in order. Features append their class here (one line each); timestamps are
@@ -24,4 +25,5 @@ export const MIGRATIONS = [
   RunCounts1763700000700,
   RunSnapshotJson1763700000800,
   InsightsIndexes1763700001170,
+  ComponentGraphVersions1763700002300,
 ];

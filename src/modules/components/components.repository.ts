@@ -134,10 +134,47 @@ export class ComponentsRepository {
 
   /**
    * Hard delete. Foreign keys remove its product links, every dependency edge in which it is the
-   * source or the target, and the test-case coverages of it.
+   * source or the target, and the test-case coverages of it. The project of the deleted component,
+   * `null` when there was none.
    */
-  async delete(id: string): Promise<void> {
-    await this.db.query(`DELETE FROM components WHERE id = $1`, [id]);
+  async delete(id: string): Promise<string | null> {
+    const [rows] = await this.db.query<Array<{ project_id: string }>>(
+      `DELETE FROM components WHERE id = $1 RETURNING project_id`,
+      [id],
+    );
+    return rows[0]?.project_id ?? null;
+  }
+
+  /**
+   * The version of the project's component graph (`'0'` when nothing bumped it yet): one primary
+   * key lookup, the per-request cost of a cached graph.
+   */
+  async graphVersion(projectId: string): Promise<string> {
+    const rows = await this.db.prepared<{ version: string }>(
+      'component_graph_version',
+      `SELECT version::text AS version FROM component_graph_versions WHERE project_id = $1`,
+      [projectId],
+    );
+    return rows[0]?.version ?? '0';
+  }
+
+  /**
+   * Gives the project's graph a new version (a value of component_graph_version_seq, never handed
+   * out twice), the row locked until the transaction ends, and answers it with the version it
+   * replaced (the one committed last, `'0'` for none). Call it as the last statement of every write
+   * that changes the graph: a write waits here for another's commit only after its own changes, so
+   * the versions follow the commit order and the lock is never held while waiting for another.
+   */
+  async bumpGraphVersion(projectId: string): Promise<{ version: string; previous: string }> {
+    const [row] = await this.db.query<{ version: string; previous: string }>(
+      `INSERT INTO component_graph_versions AS g (project_id, version)
+       VALUES ($1, nextval('component_graph_version_seq'))
+       ON CONFLICT (project_id)
+         DO UPDATE SET version = EXCLUDED.version, previous_version = g.version
+       RETURNING g.version::text AS version, g.previous_version::text AS previous`,
+      [projectId],
+    );
+    return row;
   }
 
   /** Outgoing dependencies, oldest first. */

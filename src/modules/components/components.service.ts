@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { RawJson } from '../../common/http/raw-json';
 import { isoOf } from '../../common/persistence/sql';
 import { AppException } from '../../common/errors/app-exception';
 import { registerUniqueConstraints } from '../../common/errors/error-codes';
@@ -19,8 +20,16 @@ import {
   DependencyListDto,
   ReplaceDependenciesDto,
 } from './dto/dependency.dto';
-import { numberIdPairs, validateDependencyReplacement } from './dependency-graph';
+import {
+  type GraphIndex,
+  graphIndexBytes,
+  indexGraph,
+  numberIdPairs,
+  replaceOutgoing,
+  validateDependencyReplacement,
+} from './dependency-graph';
 import { ComponentEntity } from './entities/component.entity';
+import { ProjectGraphCache } from './graph-cache';
 import { computeRisk, mergeRiskFactors, RISK_FACTOR_KEYS, type RiskFactors } from './risk-score';
 
 registerUniqueConstraints({
@@ -109,6 +118,7 @@ export class ComponentsService {
   constructor(
     private readonly components: ComponentsRepository,
     private readonly catalog: CatalogService,
+    private readonly graphCache: ProjectGraphCache,
   ) {}
 
   /** One page: two queries (rows, total). */
@@ -141,6 +151,7 @@ export class ComponentsService {
       ...(await this.catalog.newColumns('components', dto.project_id, dto)),
       ...riskColumns(mergeRiskFactors(factorPatch(dto))),
     });
+    await this.graphChanged(dto.project_id, true);
     return this.get(id);
   }
 
@@ -159,7 +170,10 @@ export class ComponentsService {
     if (Object.keys(factors).length > 0) {
       Object.assign(patch, riskColumns(mergeRiskFactors(factors, factorsOf(current))));
     }
-    if (Object.keys(patch).length > 0) await this.components.update(id, patch);
+    if (Object.keys(patch).length > 0) {
+      await this.components.update(id, patch);
+      await this.graphChanged(current.project_id, true);
+    }
     return this.get(id);
   }
 
@@ -168,7 +182,8 @@ export class ComponentsService {
    * source or the target, and the test-case coverages of it.
    */
   async remove(id: string): Promise<void> {
-    await this.components.delete(id);
+    const projectId = await this.components.delete(id);
+    if (projectId !== null) await this.graphChanged(projectId, false);
   }
 
   /** Outgoing dependencies, oldest first. */
@@ -181,8 +196,11 @@ export class ComponentsService {
    * Replaces all outgoing dependencies. Under a per-project advisory lock (so two concurrent
    * replacements cannot together close a cycle): duplicates → 422, self → 422
    * `component_dependency_cycle`, a target outside the project → 422 `component_project_mismatch`,
-   * then every edge of the project is loaded in one query (one text of id pairs, numbered in memory)
-   * and checked for a cycle through this component; finally the old edges are deleted and the new ones inserted in one statement.
+   * then the project's graph of the version read after taking the lock (indexed, from the cache,
+   * else every edge loaded in one query: one text of id pairs, numbered in memory) is checked for a
+   * cycle through this component; finally the old edges are deleted, the new ones inserted in one
+   * statement, and the graph version bumped. The index of the new version is derived from the
+   * checked one in memory when no other write came between (so the next replacement finds it).
    */
   async replaceDependencies(
     projectId: string,
@@ -199,20 +217,23 @@ export class ComponentsService {
     const uuids = targets.filter((target) => isUuid(target));
     const found = uuids.length ? await this.components.keyShareInProject(projectId, uuids) : [];
     const projectComponentIds = new Set(found);
-    // Cheap checks first; the project's edges are loaded only when they pass.
+    // Cheap checks first; the project's graph is needed only when they pass.
     let result = validateDependencyReplacement({
       componentId: id,
       targets,
       projectComponentIds,
       edges: [],
     });
+    // Read under the lock: every replacement committed before it is in this version.
+    const version = await this.components.graphVersion(projectId);
+    let graph: GraphIndex | undefined;
     if (result.ok && targets.length > 0) {
-      // One text of uuid pairs instead of a row per edge (see edgePairsText).
+      graph = await this.topology(projectId, version);
       result = validateDependencyReplacement({
         componentId: id,
         targets,
         projectComponentIds,
-        edges: numberIdPairs(await this.components.edgePairsText(projectId)),
+        edges: graph,
       });
     }
     if (!result.ok) throw new AppException(result.code, result.detail, result.errors);
@@ -225,6 +246,12 @@ export class ComponentsService {
         dependencyType: entries[index].dependency_type ?? 'depends_on',
       })),
     );
+    const bumped = await this.components.bumpGraphVersion(projectId);
+    graph ??= this.graphCache.get<GraphIndex>('topology', projectId, version);
+    if (graph !== undefined && bumped.previous === version) {
+      const next = replaceOutgoing(graph, id, targets);
+      this.graphCache.set('topology', projectId, bumped.version, next, graphIndexBytes(next));
+    }
     return this.dependencies(id);
   }
 
@@ -236,11 +263,56 @@ export class ComponentsService {
     return new Set(await this.components.keyShareInProject(projectId, ids));
   }
 
-  /** Every component and every dependency edge of the project: two queries. */
-  async graph(projectId: string): Promise<ComponentGraphDto> {
+  /**
+   * Every component and every dependency edge of the project, as JSON text cached per graph
+   * version: one version lookup when cached, else two more queries (and the version read again:
+   * the text is cached only when no write committed while it was read).
+   */
+  async graph(projectId: string): Promise<ComponentGraphDto | RawJson> {
+    const version = await this.components.graphVersion(projectId);
+    const cached = this.graphCache.get<RawJson>('response', projectId, version);
+    if (cached !== undefined) return cached;
     const components = await this.components.listInProjectIso(projectId);
     const edges = await this.components.dependenciesInProjectIso(projectId);
-    return { components: components.map(toComponentDto), dependencies: edges.map(toDependencyDto) };
+    const dto: ComponentGraphDto = {
+      components: components.map(toComponentDto),
+      dependencies: edges.map(toDependencyDto),
+    };
+    const body = new RawJson(JSON.stringify(dto));
+    if ((await this.components.graphVersion(projectId)) === version) {
+      // UTF-16 size of the text: an upper bound of what V8 holds.
+      this.graphCache.set('response', projectId, version, body, body.text.length * 2);
+    }
+    return body;
+  }
+
+  /**
+   * The project's dependency graph of `version`, indexed: cached, else every edge loaded in one
+   * query (one text of uuid pairs instead of a row per edge, see edgePairsText) and cached when the
+   * version did not change meanwhile.
+   */
+  private async topology(projectId: string, version: string): Promise<GraphIndex> {
+    const cached = this.graphCache.get<GraphIndex>('topology', projectId, version);
+    if (cached !== undefined) return cached;
+    const graph = indexGraph(numberIdPairs(await this.components.edgePairsText(projectId)));
+    if ((await this.components.graphVersion(projectId)) === version) {
+      this.graphCache.set('topology', projectId, version, graph, graphIndexBytes(graph));
+    }
+    return graph;
+  }
+
+  /**
+   * Bumps the project's graph version: the last statement of every write that changes what the
+   * graph shows. `sameEdges`: the write left every dependency edge as it was (a component created
+   * or updated), so the cached index of the version it replaced is the new version's too.
+   */
+  private async graphChanged(projectId: string, sameEdges: boolean): Promise<void> {
+    const bumped = await this.components.bumpGraphVersion(projectId);
+    if (!sameEdges) return;
+    const graph = this.graphCache.get<GraphIndex>('topology', projectId, bumped.previous);
+    if (graph !== undefined) {
+      this.graphCache.set('topology', projectId, bumped.version, graph, graphIndexBytes(graph));
+    }
   }
 
   private async row(id: string, lock = false): Promise<ComponentRow> {
