@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { DataSource, QueryRunner } from 'typeorm';
 import { Db } from '../../common/persistence/db.service';
-import type { RunItemStatus, StatusCounts } from '../run-items/roll-up';
+import type { RunItemStatus, StatusCounts } from '../test-runs/run-summary';
 import {
   ReportAssignee,
   ReportItem,

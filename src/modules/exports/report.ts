@@ -9,7 +9,7 @@ import {
   StatusCounts,
   computePassRate,
   normalizeStatusCounts,
-} from '../run-items/roll-up';
+} from '../test-runs/run-summary';
 
 export const REPORT_FORMATS = ['json', 'xml', 'junit', 'csv', 'pdf'] as const;
 export type ReportFormat = (typeof REPORT_FORMATS)[number];

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { likePattern } from '../../common/pagination/page';
 import { Db } from '../../common/persistence/db.service';
-import type { RunSummary } from '../run-items/roll-up';
+import type { RunSummary } from '../test-runs/run-summary';
 import type { MilestoneStatus } from './entities/milestone.entity';
 
 /** A `milestones` row (dates as text, see COLUMNS): the one read shape of the table. */

@@ -5,7 +5,7 @@ import { AuthenticatedUser } from '../../common/auth/authenticated-user';
 import { AppException } from '../../common/errors/app-exception';
 import { uuidv7 } from '../../common/persistence/ids';
 import { offsetOf, Page, pageOf } from '../../common/pagination/page';
-import { computePassRate } from '../run-items/roll-up';
+import { computePassRate } from '../test-runs/run-summary';
 import {
   CreateMilestoneDto,
   ListMilestonesQueryDto,

@@ -4,7 +4,8 @@ import { Db } from '../../common/persistence/db.service';
 import { isUuid, uuidv7 } from '../../common/persistence/ids';
 import type { RunStatus } from '../test-runs/run-status';
 import type { RunCaseSortKey } from './dto/run-item.dto';
-import type { RunItemRollUp, RunItemStatus } from './roll-up';
+import type { RunItemStatus } from '../test-runs/run-summary';
+import type { RunItemRollUp } from './roll-up';
 import type { ExistingRow } from './row-plan';
 
 /**

@@ -3,7 +3,8 @@ import { AppException } from '../../common/errors/app-exception';
 import { isUuid, uuidv7 } from '../../common/persistence/ids';
 import { BindingExpansionService } from '../datasets/binding-expansion.service';
 import { LockedRun, TestRunsService } from '../test-runs/test-runs.service';
-import { rollUpRunItem, rollUpRunItemFromCounts, RunItemStatus, StatusCounts } from './roll-up';
+import type { RunItemStatus, StatusCounts } from '../test-runs/run-summary';
+import { rollUpRunItem, rollUpRunItemFromCounts } from './roll-up';
 import { planRowWrites } from './row-plan';
 import {
   CaseRecord,

@@ -4,7 +4,7 @@ import {
   buildStatusBreakdown,
   RunItemStatus,
   StatusCounts,
-} from '../run-items/roll-up';
+} from './run-summary';
 import type { TestRunDto } from './dto/test-run.dto';
 import type { TestRunRow } from './test-runs.repository';
 

@@ -1,4 +1,4 @@
-import type { RunItemStatus } from '../../run-items/roll-up';
+import type { RunItemStatus } from '../../test-runs/run-summary';
 import type { ReportRow } from '../report';
 import { secondsText } from '../report';
 import type { ReportItemWithRows, RunReportReader } from '../exports.repository';

@@ -1,5 +1,5 @@
 import PDFDocument from 'pdfkit';
-import { RUN_ITEM_STATUSES, RunItemStatus } from '../../run-items/roll-up';
+import { RUN_ITEM_STATUSES, RunItemStatus } from '../../test-runs/run-summary';
 import type { ReportHeader, ReportItemWithRows, RunReportReader } from '../exports.repository';
 
 /**

@@ -28,7 +28,7 @@ import {
   QueryInt,
 } from '../../../common/validation/decorators';
 import { RUN_STATUSES, RunStatus } from '../../test-runs/run-status';
-import { RUN_ITEM_STATUSES, RunItemStatus } from '../roll-up';
+import { RUN_ITEM_STATUSES, RunItemStatus } from '../../test-runs/run-summary';
 import { IsDateTime } from '../../../common/validation/datetime';
 
 /** PostgreSQL text cannot hold NUL characters: a query value with one is a 422, never a 500. */

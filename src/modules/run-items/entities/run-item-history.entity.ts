@@ -1,5 +1,5 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
-import type { RunItemStatus } from '../roll-up';
+import type { RunItemStatus } from '../../test-runs/run-summary';
 
 /** A change of a run item's rolled-up status, with the row result that caused it. */
 @Entity({ name: 'run_item_history' })

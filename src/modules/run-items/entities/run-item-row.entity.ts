@@ -1,5 +1,5 @@
 import { Column, CreateDateColumn, Entity, PrimaryColumn, UpdateDateColumn } from 'typeorm';
-import type { RunItemStatus } from '../roll-up';
+import type { RunItemStatus } from '../../test-runs/run-summary';
 
 /** One execution row of a run item (one dataset scenario, or the default scenario). */
 @Entity({ name: 'run_item_rows' })

@@ -1,5 +1,5 @@
 import { Column, CreateDateColumn, Entity, PrimaryColumn, UpdateDateColumn } from 'typeorm';
-import type { RunItemStatus } from '../roll-up';
+import type { RunItemStatus } from '../../test-runs/run-summary';
 
 /** A test case in a run ("run case"); status and row counters are rolled up from its rows. */
 @Entity({ name: 'run_items' })

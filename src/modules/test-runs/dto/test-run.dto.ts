@@ -24,7 +24,7 @@ import {
   OptionalNotNull,
   QueryArray,
 } from '../../../common/validation/decorators';
-import { RUN_ITEM_STATUSES, RunItemStatus } from '../../run-items/roll-up';
+import { RUN_ITEM_STATUSES, RunItemStatus } from '../run-summary';
 import { RUN_STATUSES, RunStatus } from '../run-status';
 import {
   DATETIME_MAX_LENGTH,
