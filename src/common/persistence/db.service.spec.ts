@@ -5,6 +5,8 @@ import { dataSourceOptions } from '../../database/data-source-options';
 import { Db } from './db.service';
 import { requestContext } from './request-context';
 
+const READ_TIMEOUT_MS = 4321;
+
 /** A DataSource whose pg pool records what it is asked (routing only: no persistence is claimed). */
 function fakeDb(prepared: boolean) {
   const calls: unknown[][] = [];
@@ -17,7 +19,10 @@ function fakeDb(prepared: boolean) {
   });
   Object.assign(pool, { query });
   const dataSource = { options: { driver } } as unknown as DataSource;
-  const db = new Db(dataSource, { dbPreparedStatements: prepared } as AppConfig);
+  const db = new Db(dataSource, {
+    dbPreparedStatements: prepared,
+    db: { readTimeoutMs: READ_TIMEOUT_MS },
+  } as AppConfig);
   return { db, pool: { query }, calls };
 }
 
@@ -25,13 +30,18 @@ describe('Db.prepared', () => {
   it('sends a named prepared statement on the pool outside a transaction', async () => {
     const { db, calls } = fakeDb(true);
     await expect(db.prepared('auth.user', 'SELECT $1::int AS v', [1])).resolves.toEqual([{ v: 1 }]);
-    expect(calls).toEqual([[{ name: 'auth.user', text: 'SELECT $1::int AS v', values: [1] }]]);
+    expect(calls).toEqual([
+      [{ name: 'auth.user', text: 'SELECT $1::int AS v', values: [1], query_timeout: READ_TIMEOUT_MS }],
+    ]);
   });
 
   it('sends a plain statement when DB_PREPARED_STATEMENTS is off', async () => {
     const { db, calls } = fakeDb(false);
     await db.prepared('auth.user', 'SELECT $1::int AS v', [1]);
-    expect(calls).toEqual([['SELECT $1::int AS v', [1]]]);
+    // Unnamed, with the read deadline of a query outside a transaction (DB_READ_TIMEOUT_MS).
+    expect(calls).toEqual([
+      [{ name: undefined, text: 'SELECT $1::int AS v', values: [1], query_timeout: READ_TIMEOUT_MS }],
+    ]);
   });
 
   it('runs on the open transaction, unnamed, inside one', async () => {
