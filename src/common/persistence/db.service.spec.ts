@@ -11,7 +11,9 @@ const READ_TIMEOUT_MS = 4321;
 function fakeDb(prepared: boolean) {
   const calls: unknown[][] = [];
   // The pool is made the way TypeORM makes it, from the options' driver (no connection is opened).
-  const { driver } = dataSourceOptions('postgres://u@127.0.0.1/x') as { driver: { Pool: new () => Pool } };
+  const { driver } = dataSourceOptions('postgres://u@127.0.0.1/x') as {
+    driver: { Pool: new () => Pool };
+  };
   const pool = new driver.Pool();
   const query = jest.fn(async (...args: unknown[]) => {
     calls.push(args);
@@ -31,7 +33,14 @@ describe('Db.prepared', () => {
     const { db, calls } = fakeDb(true);
     await expect(db.prepared('auth.user', 'SELECT $1::int AS v', [1])).resolves.toEqual([{ v: 1 }]);
     expect(calls).toEqual([
-      [{ name: 'auth.user', text: 'SELECT $1::int AS v', values: [1], query_timeout: READ_TIMEOUT_MS }],
+      [
+        {
+          name: 'auth.user',
+          text: 'SELECT $1::int AS v',
+          values: [1],
+          query_timeout: READ_TIMEOUT_MS,
+        },
+      ],
     ]);
   });
 
@@ -40,7 +49,14 @@ describe('Db.prepared', () => {
     await db.prepared('auth.user', 'SELECT $1::int AS v', [1]);
     // Unnamed, with the read deadline of a query outside a transaction (DB_READ_TIMEOUT_MS).
     expect(calls).toEqual([
-      [{ name: undefined, text: 'SELECT $1::int AS v', values: [1], query_timeout: READ_TIMEOUT_MS }],
+      [
+        {
+          name: undefined,
+          text: 'SELECT $1::int AS v',
+          values: [1],
+          query_timeout: READ_TIMEOUT_MS,
+        },
+      ],
     ]);
   });
 
