@@ -79,6 +79,14 @@ describe('components: the cached graph across two instances', () => {
   async function replaceOk(instance: 'a' | 'b', id: string, targets: string[]): Promise<void> {
     const res = await replace(instance, id, targets);
     if (res.status !== 200) throw new Error(`PUT: ${res.status} ${JSON.stringify(res.body)}`);
+    // The answer is the new set as a read of it gives (on either instance), in payload order here.
+    const read = await on(
+      instance === 'a' ? 'b' : 'a',
+      'get',
+      `${API}/components/${id}/dependencies`,
+    );
+    expect(res.body).toEqual(read.body);
+    expect(res.body.items.map((d: Json) => d.target_component_id)).toEqual(targets);
   }
 
   const names = (g: Graph) => g.components.map((c) => c.name).sort();

@@ -60,6 +60,18 @@ const COMPONENT_COLUMNS_ISO = `c.id, c.project_id, c.name, c.key, c.description,
   c.production_incident_score, c.automation_confidence, c.risk_score, c.risk_level,
   ${isoUtc('c.created_at')} AS created_at, ${isoUtc('c.updated_at')} AS updated_at`;
 
+/**
+ * Gives the graph of the project in parameter `project` (`$1`, …) a new version, answering it and
+ * the version it replaced: see ComponentsRepository.bumpGraphVersion.
+ */
+function bumpGraphVersionSql(project: string): string {
+  return `INSERT INTO component_graph_versions AS g (project_id, version)
+       VALUES (${project}::uuid, nextval('component_graph_version_seq'))
+       ON CONFLICT (project_id)
+         DO UPDATE SET version = EXCLUDED.version, previous_version = g.version
+       RETURNING g.version::text AS version, g.previous_version::text AS previous`;
+}
+
 /** Columns of a component, in the list order used everywhere (highest risk first). */
 const COMPONENT_ORDER = 'c.risk_score DESC, c.updated_at DESC, c.id DESC';
 
@@ -161,17 +173,14 @@ export class ComponentsRepository {
   /**
    * Gives the project's graph a new version (a value of component_graph_version_seq, never handed
    * out twice), the row locked until the transaction ends, and answers it with the version it
-   * replaced (the one committed last, `'0'` for none). Call it as the last statement of every write
-   * that changes the graph: a write waits here for another's commit only after its own changes, so
-   * the versions follow the commit order and the lock is never held while waiting for another.
+   * replaced (the one committed last, `'0'` for none). Versions are compared for equality only
+   * (two writers that wait here may take their values in either order). Call it as the last
+   * statement of every write that changes the graph: the row lock is then never held while waiting
+   * for another lock, and no write commits between the version it replaced and its own.
    */
   async bumpGraphVersion(projectId: string): Promise<{ version: string; previous: string }> {
     const [row] = await this.db.query<{ version: string; previous: string }>(
-      `INSERT INTO component_graph_versions AS g (project_id, version)
-       VALUES ($1, nextval('component_graph_version_seq'))
-       ON CONFLICT (project_id)
-         DO UPDATE SET version = EXCLUDED.version, previous_version = g.version
-       RETURNING g.version::text AS version, g.previous_version::text AS previous`,
+      bumpGraphVersionSql('$1'),
       [projectId],
     );
     return row;
@@ -199,14 +208,22 @@ export class ComponentsRepository {
 
   /**
    * The component's canonical id, with the row locked FOR KEY SHARE (so it cannot be deleted while
-   * its id is about to be referenced); `null` when there is no such component.
+   * its id is about to be referenced), and the project's graph version read in the same statement
+   * (after the dependency lock taken before it: every replacement committed before is in that
+   * version); `null` when there is no such component.
    */
-  async keyShare(id: string): Promise<string | null> {
-    const rows = await this.db.query<{ id: string }>(
-      `SELECT id FROM components WHERE id = $1 FOR KEY SHARE`,
-      [id],
+  async keyShareWithGraphVersion(
+    id: string,
+    projectId: string,
+  ): Promise<{ id: string; graphVersion: string } | null> {
+    const rows = await this.db.query<{ id: string; graph_version: string | null }>(
+      `SELECT c.id,
+              (SELECT g.version::text FROM component_graph_versions g WHERE g.project_id = $2)
+                AS graph_version
+         FROM components c WHERE c.id = $1 FOR KEY SHARE OF c`,
+      [id, projectId],
     );
-    return rows[0]?.id ?? null;
+    return rows[0] ? { id: rows[0].id, graphVersion: rows[0].graph_version ?? '0' } : null;
   }
 
   /** Which of `ids` (uuids) are components of the project, each locked FOR KEY SHARE. */
@@ -233,21 +250,34 @@ export class ComponentsRepository {
     return graph.edges ?? '';
   }
 
-  /** Deletes the component's outgoing edges, then inserts `dependencies` in one statement. */
+  /**
+   * Deletes the component's outgoing edges, then, in one statement, inserts `dependencies` and
+   * bumps the project's graph version (as {@link bumpGraphVersion}: the last statement of the
+   * write; the rows it inserts reference components the caller holds FOR KEY SHARE). Answers the
+   * new edges, oldest first (one `created_at`, the transaction's: by id), and the versions.
+   */
   async replaceDependencies(
     projectId: string,
     sourceId: string,
     dependencies: NewDependency[],
-  ): Promise<void> {
+  ): Promise<{ rows: DependencyRow[]; version: string; previous: string }> {
     await this.db.query(`DELETE FROM component_dependencies WHERE source_component_id = $1`, [
       sourceId,
     ]);
-    if (dependencies.length === 0) return;
-    await this.db.query(
-      `INSERT INTO component_dependencies
-            (id, source_component_id, target_component_id, project_id, dependency_type)
-       SELECT u.id, $2::uuid, u.target, $3::uuid, u.type
-         FROM unnest($1::uuid[], $4::uuid[], $5::text[]) AS u(id, target, type)`,
+    const result = await this.db.query<
+      Partial<DependencyRow> & { graph_version: string; previous_version: string }
+    >(
+      `WITH inserted AS (
+         INSERT INTO component_dependencies
+               (id, source_component_id, target_component_id, project_id, dependency_type)
+         SELECT u.id, $2::uuid, u.target, $3::uuid, u.type
+           FROM unnest($1::uuid[], $4::uuid[], $5::text[]) AS u(id, target, type)
+         RETURNING id, source_component_id, target_component_id, dependency_type, created_at
+       ), bumped AS (
+         ${bumpGraphVersionSql('$3')}
+       )
+       SELECT b.version AS graph_version, b.previous AS previous_version, i.*
+         FROM bumped b LEFT JOIN inserted i ON true`,
       [
         dependencies.map(() => uuidv7()),
         sourceId,
@@ -256,6 +286,19 @@ export class ComponentsRepository {
         dependencies.map((d) => d.dependencyType),
       ],
     );
+    const rows = result
+      .filter((r) => r.id !== null && r.id !== undefined)
+      .map(
+        (r): DependencyRow => ({
+          id: r.id as string,
+          source_component_id: r.source_component_id as string,
+          target_component_id: r.target_component_id as string,
+          dependency_type: r.dependency_type as DependencyRow['dependency_type'],
+          created_at: r.created_at as Date,
+        }),
+      )
+      .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    return { rows, version: result[0].graph_version, previous: result[0].previous_version };
   }
 
   /**

@@ -198,9 +198,10 @@ export class ComponentsService {
    * `component_dependency_cycle`, a target outside the project → 422 `component_project_mismatch`,
    * then the project's graph of the version read after taking the lock (indexed, from the cache,
    * else every edge loaded in one query: one text of id pairs, numbered in memory) is checked for a
-   * cycle through this component; finally the old edges are deleted, the new ones inserted in one
-   * statement, and the graph version bumped. The index of the new version is derived from the
-   * checked one in memory when no other write came between (so the next replacement finds it).
+   * cycle through this component; finally the old edges are deleted, then the new ones inserted
+   * and the graph version bumped in one statement (which answers the new edges). The index of the
+   * new version is derived from the checked one in memory when no other write came between (so the
+   * next replacement finds it).
    */
   async replaceDependencies(
     projectId: string,
@@ -210,8 +211,11 @@ export class ComponentsService {
     await this.components.lockDependencies(projectId);
     // Keeps the component from being deleted concurrently (its id is about to be referenced).
     // The canonical (lower-case) spelling, so that `A…` and `a…` are one component everywhere.
-    const id = await this.components.keyShare(componentId);
-    if (id === null) throw AppException.notFound('component_not_found', 'Component');
+    // The graph version is read in the same statement, under the lock: every replacement
+    // committed before is in it.
+    const source = await this.components.keyShareWithGraphVersion(componentId, projectId);
+    if (source === null) throw AppException.notFound('component_not_found', 'Component');
+    const { id, graphVersion: version } = source;
     const entries = dto.dependencies ?? [];
     const targets = entries.map((d) => canonicalId(d.target_component_id));
     const uuids = targets.filter((target) => isUuid(target));
@@ -224,8 +228,6 @@ export class ComponentsService {
       projectComponentIds,
       edges: [],
     });
-    // Read under the lock: every replacement committed before it is in this version.
-    const version = await this.components.graphVersion(projectId);
     let graph: GraphIndex | undefined;
     if (result.ok && targets.length > 0) {
       graph = await this.topology(projectId, version);
@@ -238,7 +240,7 @@ export class ComponentsService {
     }
     if (!result.ok) throw new AppException(result.code, result.detail, result.errors);
 
-    await this.components.replaceDependencies(
+    const written = await this.components.replaceDependencies(
       projectId,
       id,
       targets.map((target, index) => ({
@@ -246,13 +248,12 @@ export class ComponentsService {
         dependencyType: entries[index].dependency_type ?? 'depends_on',
       })),
     );
-    const bumped = await this.components.bumpGraphVersion(projectId);
     graph ??= this.graphCache.get<GraphIndex>('topology', projectId, version);
-    if (graph !== undefined && bumped.previous === version) {
+    if (graph !== undefined && written.previous === version) {
       const next = replaceOutgoing(graph, id, targets);
-      this.graphCache.set('topology', projectId, bumped.version, next, graphIndexBytes(next));
+      this.graphCache.set('topology', projectId, written.version, next, graphIndexBytes(next));
     }
-    return this.dependencies(id);
+    return { items: written.rows.map(toDependencyDto) };
   }
 
   /**
