@@ -32,6 +32,7 @@ import {
   runInterleaved,
   runSolo,
 } from './load';
+import { databaseNow, ImportLimitResult, measureImportLimit } from './import-limit';
 import { fixed, mb, table } from './report';
 import { BENCH_PASSWORD, BENCH_USERNAME, Seeder, SeedResult } from './seed';
 import {
@@ -80,6 +81,8 @@ interface ImportRecord {
   summary: unknown;
   error?: unknown;
   statements?: StatementCost[];
+  /** The `import-limit` row: the same rows by bare COPY in one transaction (new-case imports). */
+  limit?: ImportLimitResult & { ratio: number };
 }
 
 interface StatementCost {
@@ -135,6 +138,8 @@ class Bench {
   readonly scenarios: ScenarioRecord[] = [];
   readonly imports: ImportRecord[] = [];
   readonly checks: Record<string, unknown> = {};
+  /** The database, for the `import-limit` rows (set by main). */
+  databaseUrl = '';
 
   constructor(
     private readonly cfg: BenchConfig,
@@ -486,6 +491,7 @@ class Bench {
     const runId = (run.body as { id?: string }).id;
     if (run.status !== 201 || !runId)
       throw new Error(`could not create a run for ${name}: ${run.status}`);
+    const since = await databaseNow(this.databaseUrl);
     await this.stats.reset();
     const watch = new MemoryWatch(this.app.pid);
     const cpu = new CpuWatch(this.app.pid, this.postmasterPid);
@@ -528,6 +534,35 @@ class Bench {
         `CPU ${fixed((used.serverMs ?? 0) / 1000)} s + db ${fixed((used.dbMs ?? 0) / 1000)} s`,
     );
     StatementStats.print(statements);
+    if (up.status === 201 && name.startsWith('junit-import'))
+      await this.importLimit(record, runId, since);
+  }
+
+  /**
+   * The `import-limit` row of a new-case import: the rows it wrote, written again by bare COPY
+   * into a new run of the same project in one transaction (bench/import-limit.ts).
+   */
+  private async importLimit(record: ImportRecord, importRun: string, since: Date): Promise<void> {
+    const run = await this.call(this.app, {
+      method: 'POST',
+      path: '/api/v1/test-runs',
+      body: JSON.stringify({ project_id: this.seed.mainProjectId, name: `Limit ${record.name}` }),
+    });
+    const limitRunId = (run.body as { id?: string }).id;
+    if (run.status !== 201 || !limitRunId) throw new Error(`could not create the limit's run`);
+    const limit = await measureImportLimit(
+      this.databaseUrl,
+      this.seed.mainProjectId,
+      importRun,
+      limitRunId,
+      since,
+    );
+    record.limit = { ...limit, ratio: round(record.ms / limit.ms, 2) };
+    log(
+      `  import-limit (${record.name}): bare COPY of ${JSON.stringify(limit.rows)} ` +
+        `(${mb(limit.bytes)}) in one transaction: ${(limit.ms / 1000).toFixed(2)} s; ` +
+        `the service ×${record.limit.ratio}`,
+    );
   }
 }
 
@@ -675,6 +710,9 @@ function evaluate(
           : `status ${largeImport.status}`,
       ok: largeImport.status === 201 && largeImport.peakRss < 512 * 1024 * 1024,
     });
+  }
+  for (const i of b.imports) {
+    if (i.limit) ratios[i.name] = { import_limit: i.limit.ratio };
   }
   return { targets, ratios };
 }
@@ -836,6 +874,7 @@ async function main(): Promise<void> {
       postmasterPid,
       new StatementStats(statsClient),
     );
+    bench.databaseUrl = url;
     await bench.login();
     await bench.compareShapes();
     if (process.env.BENCH_HOLD === '1') {
@@ -956,6 +995,8 @@ function printSummary(b: Bench, targets: TargetRecord[]): void {
           'CPU s',
           'db CPU s',
           'others (cores)',
+          'import-limit s',
+          '× import-limit',
         ],
         b.imports.map((i) => [
           i.name,
@@ -968,6 +1009,8 @@ function printSummary(b: Bench, targets: TargetRecord[]): void {
           fixed((i.serverCpuMs ?? 0) / 1000, 1),
           fixed((i.dbCpuMs ?? 0) / 1000, 1),
           fixed(i.otherCores, 2),
+          i.limit ? fixed(i.limit.ms / 1000, 2) : null,
+          i.limit ? fixed(i.limit.ratio, 2) : null,
         ]),
       ),
     );
