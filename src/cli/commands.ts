@@ -1,0 +1,315 @@
+import { readFileSync } from 'node:fs';
+import { basename, resolve } from 'node:path';
+import { ciBuild, detectCi } from './ci-env';
+import { Api, ApiError, Io } from './client';
+import { UsageError } from './errors';
+import { EXIT, ExitCode } from './exit-codes';
+import { expandFileArgs } from './files';
+import { idempotencyKey, sha256Hex } from './idempotency';
+import {
+  CompareResult,
+  failingCount,
+  ImportResult,
+  ReadinessResult,
+  renderCompare,
+  renderImports,
+  renderReadiness,
+} from './render';
+
+/**
+ * Files sent per import request. The server takes one `file` part per request today; once it
+ * accepts several (issue #18 §2), raising this sends every file in one request, one import.
+ */
+export const FILES_PER_REQUEST = 1;
+/** Page size of the lists `tms` walks (the API's maximum). */
+export const PAGE_SIZE = 200;
+/** Pause between two looks at a background import (`--async --wait`). */
+export const POLL_INTERVAL_MS = 1000;
+
+export interface ImportOptions {
+  project: string;
+  run?: string;
+  runName?: string;
+  build?: string;
+  environment?: string;
+  milestone?: string;
+  createMissingCases?: boolean;
+  dryRun?: boolean;
+  async?: boolean;
+  wait?: boolean;
+  failOnFailures?: boolean;
+}
+
+interface Output {
+  json: boolean;
+}
+
+interface LoadedFile {
+  path: string;
+  name: string;
+  bytes: Buffer;
+  sha256: string;
+}
+
+function chunks<T>(items: readonly T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+}
+
+interface RunPage {
+  items: { id: string; name: string }[];
+  has_next: boolean;
+}
+
+/** The newest open (not_started / in_progress) run of the project named `name` (case-insensitive). */
+async function findOpenRun(api: Api, project: string, name: string): Promise<string | null> {
+  const wanted = name.trim().toLowerCase();
+  for (let page = 1; ; page += 1) {
+    const res = await api.request('GET', '/test-runs', {
+      query: {
+        project_id: project,
+        search: name.trim(),
+        status: ['not_started', 'in_progress'],
+        sort_by: 'created_at',
+        sort_order: 'desc',
+        page: String(page),
+        page_size: String(PAGE_SIZE),
+      },
+    });
+    const body = res.body as RunPage;
+    const hit = body.items.find((r) => r.name.trim().toLowerCase() === wanted);
+    if (hit) return hit.id;
+    if (!body.has_next) return null;
+  }
+}
+
+export async function importCommand(
+  api: Api,
+  args: readonly string[],
+  opts: ImportOptions,
+  out: Output,
+  io: Io,
+): Promise<ExitCode> {
+  if (opts.run !== undefined && opts.runName !== undefined) {
+    throw new UsageError('give either --run or --run-name, not both');
+  }
+  const runFields = [
+    ['--build', opts.build],
+    ['--environment', opts.environment],
+    ['--milestone', opts.milestone],
+  ].filter(([, v]) => v !== undefined);
+  if (runFields.length > 0 && opts.runName === undefined) {
+    throw new UsageError(
+      `${runFields.map(([f]) => f).join(', ')} describe the run tms creates: give --run-name too` +
+        (opts.run !== undefined ? ' (not --run: that run exists already)' : ''),
+    );
+  }
+  if (opts.wait && !opts.async) throw new UsageError('--wait goes with --async');
+
+  const files: LoadedFile[] = expandFileArgs(args, io.cwd).map((path) => {
+    const bytes = readFileSync(resolve(io.cwd, path));
+    return { path, name: basename(path), bytes, sha256: sha256Hex(bytes) };
+  });
+  const dryRun = opts.dryRun === true;
+  const createMissing = opts.createMissingCases === true;
+
+  // The target: a run given by id, a run found or created by name, or (neither) the project, where
+  // the server picks the run from each report's name.
+  let runId: string | null = opts.run ?? null;
+  if (opts.runName !== undefined) {
+    runId = await findOpenRun(api, opts.project, opts.runName);
+    if (runId === null && !dryRun) {
+      const ci = detectCi(io.env);
+      const run = {
+        project_id: opts.project,
+        name: opts.runName.trim(),
+        build: opts.build ?? ciBuild(ci) ?? undefined,
+        environment_id: opts.environment,
+        milestone_id: opts.milestone,
+      };
+      // The run's `ci` object (provider, branch, commit, job URL, pipeline id) is not part of the
+      // server's run yet: only `build` carries the CI identity.
+      const created = await api.request('POST', '/test-runs', {
+        json: run,
+        headers: {
+          'Idempotency-Key': idempotencyKey(
+            {
+              op: 'create-run',
+              project: run.project_id,
+              name: run.name,
+              build: run.build ?? null,
+              environment: run.environment_id ?? null,
+              milestone: run.milestone_id ?? null,
+            },
+            [],
+          ),
+        },
+      });
+      runId = (created.body as { id: string }).id;
+      io.stderr(
+        `tms: created run "${run.name}" (${runId})${run.build ? ` build ${run.build}` : ''}\n`,
+      );
+    } else if (runId === null) {
+      io.stderr(
+        `tms: no open run "${opts.runName}" yet: the dry run previews the report against the project\n`,
+      );
+    }
+  }
+
+  const results: unknown[] = [];
+  for (const batch of chunks(files, FILES_PER_REQUEST)) {
+    const path =
+      runId !== null
+        ? `/test-runs/${runId}/imports/junit`
+        : `/projects/${opts.project}/imports/junit`;
+    const key = idempotencyKey(
+      {
+        op: 'import-junit',
+        project: opts.project,
+        run: runId,
+        dry_run: dryRun,
+        create_missing_cases: createMissing,
+      },
+      batch.map((f) => f.sha256),
+    );
+    const headers: Record<string, string> = { 'Idempotency-Key': key };
+    if (opts.async) headers.Prefer = 'respond-async';
+    const res = await api.request('POST', path, {
+      headers,
+      form: () => {
+        const form = new FormData();
+        form.append('dry_run', String(dryRun));
+        form.append('create_missing_cases', String(createMissing));
+        for (const f of batch) form.append('file', new Blob([f.bytes]), f.name);
+        return form;
+      },
+    });
+    if (res.status === 202) {
+      const location = res.headers.get('location');
+      if (!opts.wait || location === null) {
+        io.stderr(
+          `tms: ${batch.map((f) => f.path).join(', ')}: queued${location ? ` at ${location}` : ''}\n`,
+        );
+        results.push(res.body);
+        continue;
+      }
+      results.push(await waitForImport(api, location, io));
+    } else {
+      results.push(res.body);
+    }
+  }
+
+  if (out.json)
+    io.stdout(JSON.stringify(results.length === 1 ? results[0] : results, null, 2) + '\n');
+  const finished = results.filter((r): r is ImportResult => isImportResult(r));
+  if (!out.json && finished.length > 0) io.stdout(renderImports(finished));
+  if (opts.failOnFailures) {
+    const failing = finished.reduce((s, r) => s + failingCount(r), 0);
+    if (failing > 0) {
+      io.stderr(`tms: ${failing} failing test${failing === 1 ? '' : 's'} (--fail-on-failures)\n`);
+      return EXIT.GATE;
+    }
+  }
+  return EXIT.OK;
+}
+
+function isImportResult(r: unknown): r is ImportResult {
+  return (
+    r !== null && typeof r === 'object' && 'statuses' in r && 'summary' in r && 'target_run' in r
+  );
+}
+
+/**
+ * Polls a background import (`GET /imports/{id}`, issue #18 §3) until it ends: `succeeded` answers
+ * its import summary, `failed` its problem (exit 2).
+ */
+async function waitForImport(api: Api, location: string, io: Io): Promise<unknown> {
+  for (;;) {
+    const res = await api.request('GET', location);
+    const record = res.body as Record<string, unknown>;
+    if (record.status === 'succeeded') {
+      if (isImportResult(record)) return record;
+      const inner = record.result ?? record.summary;
+      return isImportResult(inner) ? inner : record;
+    }
+    if (record.status === 'failed') {
+      throw new ApiError(422, record.problem ?? record.error ?? record);
+    }
+    await io.sleep(POLL_INTERVAL_MS);
+  }
+}
+
+export interface CompareOptions {
+  base?: string;
+  previous?: boolean;
+  failOnNewFailures?: boolean;
+}
+
+export async function compareCommand(
+  api: Api,
+  run: string,
+  opts: CompareOptions,
+  out: Output,
+  io: Io,
+): Promise<ExitCode> {
+  if ((opts.base !== undefined) === (opts.previous === true)) {
+    throw new UsageError('give exactly one of --base <run> and --previous');
+  }
+  let merged: (CompareResult & { has_next: boolean; page: number }) | null = null;
+  for (let page = 1; ; page += 1) {
+    const res = await api.request('GET', `/test-runs/${encodeURIComponent(run)}/compare`, {
+      query: {
+        base_run_id: opts.base,
+        base: opts.previous ? 'previous' : undefined,
+        change: ['newly_failing', 'fixed'],
+        page: String(page),
+        page_size: String(PAGE_SIZE),
+      },
+    });
+    const body = res.body as CompareResult & { has_next: boolean; page: number };
+    merged = merged === null ? body : { ...body, items: [...merged.items, ...body.items] };
+    if (!body.has_next) break;
+  }
+  const result = { ...merged, page: 1, page_size: merged.items.length, has_next: false };
+  io.stdout(out.json ? JSON.stringify(result, null, 2) + '\n' : renderCompare(result));
+  const newlyFailing = result.counts.newly_failing ?? 0;
+  if (opts.failOnNewFailures && newlyFailing > 0) {
+    io.stderr(
+      `tms: ${newlyFailing} newly failing test${newlyFailing === 1 ? '' : 's'} (--fail-on-new-failures)\n`,
+    );
+    return EXIT.GATE;
+  }
+  return EXIT.OK;
+}
+
+export interface ReadinessOptions {
+  environment?: string;
+  build?: string;
+  minRiskLevel?: string;
+}
+
+export async function readinessCommand(
+  api: Api,
+  product: string,
+  opts: ReadinessOptions,
+  out: Output,
+  io: Io,
+): Promise<ExitCode> {
+  const res = await api.request('GET', `/products/${encodeURIComponent(product)}/readiness`, {
+    query: {
+      environment_id: opts.environment,
+      build: opts.build,
+      min_risk_level: opts.minRiskLevel,
+    },
+  });
+  const body = res.body as ReadinessResult;
+  io.stdout(out.json ? JSON.stringify(body, null, 2) + '\n' : renderReadiness(body));
+  if (body.verdict !== 'ready') {
+    io.stderr(
+      `tms: not ready: ${body.blockers.length} blocker${body.blockers.length === 1 ? '' : 's'}\n`,
+    );
+    return EXIT.GATE;
+  }
+  return EXIT.OK;
+}

@@ -1,0 +1,213 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Io } from './client';
+import { main } from './tms';
+
+/** `main` in-process against a scripted fetch: each call takes the next answer (or throws it). */
+function harness(answers: (Response | Error)[], env: Record<string, string> = {}) {
+  const out: string[] = [];
+  const err: string[] = [];
+  const calls: { url: string; init: RequestInit }[] = [];
+  const sleeps: number[] = [];
+  let dir = '';
+  const io = (cwd: string): Io => ({
+    stdout: (s) => out.push(s),
+    stderr: (s) => err.push(s),
+    env: { TMS_URL: 'http://tms.test', TMS_API_KEY: 'tms_key', ...env },
+    cwd,
+    fetch: async (url, init) => {
+      calls.push({ url: String(url), init: init ?? {} });
+      const next = answers.shift();
+      if (next === undefined) throw new Error('no more scripted answers');
+      if (next instanceof Error) throw next;
+      return next;
+    },
+    sleep: async (ms) => {
+      sleeps.push(ms);
+    },
+    random: () => 0,
+    now: () => 0,
+  });
+  return {
+    run: (argv: string[]) => {
+      dir = mkdtempSync(join(tmpdir(), 'tms-main-'));
+      writeFileSync(join(dir, 'a.xml'), '<testsuite name="a"><testcase name="t"/></testsuite>');
+      return main(argv, io(dir)).finally(() => rmSync(dir, { recursive: true, force: true }));
+    },
+    out: () => out.join(''),
+    err: () => err.join(''),
+    calls,
+    sleeps,
+  };
+}
+
+const json = (status: number, body: unknown, headers: Record<string, string> = {}) =>
+  new Response(JSON.stringify(body), {
+    status,
+    headers: {
+      'content-type': status >= 400 ? 'application/problem+json' : 'application/json',
+      ...headers,
+    },
+  });
+
+const imported = {
+  id: 'i1',
+  test_run_id: 'r1',
+  target_run: { id: 'r1', name: 'a', match_mode: 'created' },
+  source_filename: 'a.xml',
+  dry_run: false,
+  status: 'completed',
+  summary: {
+    total_cases: 1,
+    matched_by_automation_id: 0,
+    matched_by_name: 0,
+    created_test_cases: 1,
+    updated: 1,
+    unmatched: 0,
+    ambiguous: 0,
+    warnings: 0,
+  },
+  statuses: { passed: 0, failure: 1, error: 0, skipped: 0, xfailed: 0, xpassed: 0, flaky: 0 },
+};
+const fetchFailed = () =>
+  new TypeError('fetch failed', { cause: new Error('connect ECONNREFUSED') });
+
+describe('tms main', () => {
+  it.each<[string, string[], RegExp]>([
+    ['no arguments', [], /Usage: tms/],
+    ['an unknown command', ['bogus'], /unknown command/],
+    ['import without --project', ['import', 'a.xml'], /--project/],
+    [
+      '--run with --run-name',
+      ['import', 'a.xml', '--project', 'p', '--run', 'r', '--run-name', 'n'],
+      /cannot be used with/,
+    ],
+    [
+      '--build without --run-name',
+      ['import', 'a.xml', '--project', 'p', '--build', '1'],
+      /--build describe the run tms creates: give --run-name too/,
+    ],
+    [
+      '--wait without --async',
+      ['import', 'a.xml', '--project', 'p', '--wait'],
+      /--wait goes with --async/,
+    ],
+    ['a missing file', ['import', 'missing.xml', '--project', 'p'], /missing\.xml: no such file/],
+    ['compare without a base', ['compare', 'r'], /exactly one of --base <run> and --previous/],
+    [
+      'compare with both bases',
+      ['compare', 'r', '--base', 'b', '--previous'],
+      /cannot be used with/,
+    ],
+    [
+      '--retries out of range',
+      ['readiness', 'p', '--retries', '11'],
+      /--retries must be a whole number from 0 to 10/,
+    ],
+    [
+      'a URL that is not http(s)',
+      ['readiness', 'p', '--url', 'tms.example.com'],
+      /--url must be an http\(s\) URL/,
+    ],
+  ])('%s: usage error, exit 2, no request', async (_name, argv, message) => {
+    const h = harness([]);
+    expect(await h.run(argv)).toBe(2);
+    expect(h.out() + h.err()).toMatch(message);
+    expect(h.calls).toHaveLength(0);
+  });
+
+  it('--help exits 0 and lists the commands and exit codes', async () => {
+    const h = harness([]);
+    expect(await h.run(['--help'])).toBe(0);
+    expect(h.out()).toMatch(
+      /import \[options\] <files\.\.\.>[\s\S]*compare[\s\S]*readiness[\s\S]*Exit codes:/,
+    );
+  });
+
+  it('without TMS_URL nor --url: exit 2', async () => {
+    const h = harness([], { TMS_URL: '' });
+    expect(await h.run(['readiness', 'p'])).toBe(2);
+    expect(h.err()).toContain('no server: set TMS_URL or give --url');
+  });
+
+  it('retries network errors, 429 (after Retry-After) and 503 with the same Idempotency-Key, then prints the table', async () => {
+    const h = harness([
+      fetchFailed(),
+      json(429, { code: 'too_many_requests' }, { 'retry-after': '2' }),
+      json(503, {}),
+      json(201, imported),
+    ]);
+    expect(await h.run(['import', 'a.xml', '--project', 'p1'])).toBe(0);
+    expect(h.calls).toHaveLength(4);
+    expect(h.calls[0].url).toBe('http://tms.test/api/v1/projects/p1/imports/junit');
+    const keys = h.calls.map((c) => (c.init.headers as Record<string, string>)['Idempotency-Key']);
+    expect(new Set(keys).size).toBe(1);
+    expect(keys[0]).toMatch(/^tms-[0-9a-f]{64}$/);
+    expect((h.calls[0].init.headers as Record<string, string>)['X-API-Key']).toBe('tms_key');
+    expect(h.sleeps).toEqual([250, 2000, 1000]);
+    expect(h.err()).toMatch(/retry 1\/4[\s\S]*retry 2\/4[\s\S]*retry 3\/4/);
+    expect(h.out()).toMatch(/^Run: a \(r1, created\)\nfile\s+status/);
+  });
+
+  it.each<[string, (Response | Error)[], number, RegExp]>([
+    [
+      '5xx after the retries: exit 3',
+      [
+        json(500, { title: 'Internal Server Error', code: 'internal_error' }),
+        json(500, { title: 'Internal Server Error', code: 'internal_error' }),
+      ],
+      3,
+      /Internal Server Error \(500 internal_error\)/,
+    ],
+    [
+      'unreachable after the retries: exit 3',
+      [fetchFailed(), fetchFailed()],
+      3,
+      /cannot reach http:\/\/tms\.test\/api\/v1\/projects\/p1\/imports\/junit: connect ECONNREFUSED/,
+    ],
+    [
+      'a 4xx is not retried: exit 2 with title, code and detail',
+      [json(404, { title: 'Not Found', code: 'project_not_found', detail: 'Project not found' })],
+      2,
+      /tms: Not Found \(404 project_not_found\)\n {2}Project not found\n/,
+    ],
+  ])('%s', async (_name, answers, code, message) => {
+    const h = harness(answers);
+    expect(await h.run(['import', 'a.xml', '--project', 'p1', '--retries', '1'])).toBe(code);
+    expect(h.err()).toMatch(message);
+    expect(h.err()).not.toMatch(/\n\s+at /);
+    expect(answers).toHaveLength(0);
+  });
+
+  it('--fail-on-failures exits 1 when the report has failing tests; --json prints the server JSON', async () => {
+    const h = harness([json(201, imported)]);
+    expect(
+      await h.run(['import', 'a.xml', '--project', 'p1', '--fail-on-failures', '--json']),
+    ).toBe(1);
+    expect(JSON.parse(h.out())).toEqual(imported);
+    expect(h.err()).toContain('1 failing test (--fail-on-failures)');
+  });
+
+  it('--async sends Prefer: respond-async and, with --wait, polls the Location until the import ends', async () => {
+    const h = harness([
+      json(202, { id: 'j1', status: 'queued' }, { location: '/api/v1/imports/j1' }),
+      json(200, { id: 'j1', status: 'running' }),
+      json(200, { ...imported, status: 'succeeded' }),
+    ]);
+    expect(await h.run(['import', 'a.xml', '--project', 'p1', '--async', '--wait'])).toBe(0);
+    expect((h.calls[0].init.headers as Record<string, string>).Prefer).toBe('respond-async');
+    expect(h.calls.slice(1).map((c) => c.url)).toEqual([
+      'http://tms.test/api/v1/imports/j1',
+      'http://tms.test/api/v1/imports/j1',
+    ]);
+    expect(h.sleeps).toEqual([1000]);
+  });
+
+  it('--async against a server without background imports: the 201 is the result', async () => {
+    const h = harness([json(201, imported)]);
+    expect(await h.run(['import', 'a.xml', '--project', 'p1', '--async', '--wait'])).toBe(0);
+    expect(h.calls).toHaveLength(1);
+    expect(h.out()).toContain('a.xml');
+  });
+});
