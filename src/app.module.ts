@@ -4,6 +4,7 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import type { Writable } from 'node:stream';
 import { AppConfig } from './config/config';
 import { CommonModule } from './common/common.module';
+import { IdempotencyModule } from './common/idempotency/idempotency.module';
 import { RolesGuard } from './common/access/roles.guard';
 import { AppLogger, createRootLogger, ROOT_LOGGER } from './common/http/logging';
 import { dataSourceOptions } from './database/data-source-options';
@@ -18,6 +19,7 @@ export class AppModule {
       module: AppModule,
       imports: [
         CommonModule.forRoot(config),
+        IdempotencyModule,
         TypeOrmModule.forRoot({
           ...dataSourceOptions(databaseUrl, { poolSize: config.dbPoolSize, deadlines: config.db }),
           autoLoadEntities: true,

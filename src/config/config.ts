@@ -33,6 +33,11 @@ export interface AppConfig {
   /** How long GET /readyz waits for the database before answering 503 (READINESS_TIMEOUT_MS). */
   readinessTimeoutMs: number;
   /**
+   * How long a stored `Idempotency-Key` response is replayed (IDEMPOTENCY_TTL_HOURS, hours): after
+   * that the key is free again and expired keys are purged.
+   */
+  idempotencyTtlHours: number;
+  /**
    * Bound of the in-process cache of projects' component graphs (COMPONENT_GRAPH_CACHE_BYTES,
    * approximate bytes; 0 turns it off): `GET /components/graph` answers and the cycle check's index,
    * kept per (project, graph version).
@@ -78,6 +83,10 @@ export const DEFAULT_CONNECT_TIMEOUT_MS = 5_000;
 export const DEFAULT_IDLE_IN_TRANSACTION_TIMEOUT_MS = 60_000;
 /** Default READINESS_TIMEOUT_MS. */
 export const DEFAULT_READINESS_TIMEOUT_MS = 2_000;
+/** Default life of a stored idempotent response (IDEMPOTENCY_TTL_HOURS): 24 hours. */
+export const DEFAULT_IDEMPOTENCY_TTL_HOURS = 24;
+/** Longest accepted IDEMPOTENCY_TTL_HOURS: 30 days. */
+export const MAX_IDEMPOTENCY_TTL_HOURS = 720;
 /** Default bound of the component graph cache (COMPONENT_GRAPH_CACHE_BYTES): 64 MiB. */
 export const DEFAULT_COMPONENT_GRAPH_CACHE_BYTES = 64 * 1024 * 1024;
 /** Largest accepted COMPONENT_GRAPH_CACHE_BYTES: 16 GiB. */
@@ -244,6 +253,13 @@ export function loadConfig(
     dbPoolSize: int(env, 'DB_POOL_SIZE', 20, 1, 1000),
     db,
     readinessTimeoutMs: int(env, 'READINESS_TIMEOUT_MS', DEFAULT_READINESS_TIMEOUT_MS, 100, 60_000),
+    idempotencyTtlHours: int(
+      env,
+      'IDEMPOTENCY_TTL_HOURS',
+      DEFAULT_IDEMPOTENCY_TTL_HOURS,
+      1,
+      MAX_IDEMPOTENCY_TTL_HOURS,
+    ),
     componentGraphCacheBytes: int(
       env,
       'COMPONENT_GRAPH_CACHE_BYTES',

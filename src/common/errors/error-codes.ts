@@ -73,8 +73,10 @@ export const ERROR_CATALOGUE = {
   dataset_alias_already_exists: { status: 409, title: 'Conflict' },
   last_lead: { status: 409, title: 'Conflict' },
   conflict: { status: 409, title: 'Conflict' },
+  idempotency_request_in_progress: { status: 409, title: 'Conflict' },
   // 422
   validation_error: { status: 422, title: 'Validation failed' },
+  idempotency_key_reused: { status: 422, title: 'Idempotency key reused' },
   invalid_current_password: { status: 422, title: 'Validation failed' },
   invalid_environment: { status: 422, title: 'Invalid environment' },
   invalid_milestone: { status: 422, title: 'Invalid milestone' },

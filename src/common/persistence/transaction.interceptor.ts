@@ -4,13 +4,17 @@ import {
   ExecutionContext,
   Injectable,
   NestInterceptor,
+  Optional,
   SetMetadata,
+  UseFilters,
   UseInterceptors,
 } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import type { Request } from 'express';
+import type { Request, Response } from 'express';
 import { from, lastValueFrom, Observable } from 'rxjs';
 import { DataSource } from 'typeorm';
+import { IdempotencyService } from '../idempotency/idempotency.service';
+import { PreparedResponseFilter } from '../idempotency/prepared-response';
 import { currentStore } from './request-context';
 
 /**
@@ -21,12 +25,21 @@ import { currentStore } from './request-context';
  */
 @Injectable()
 export class TransactionInterceptor implements NestInterceptor {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    /** `Idempotency-Key` on POSTs: it then runs the transaction itself (absent in unit tests). */
+    @Optional() private readonly idempotency?: IdempotencyService,
+  ) {}
 
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
     const req = context.switchToHttp().getRequest<Request>();
     const store = currentStore();
     if (req.method === 'GET' || req.method === 'HEAD' || !store) return next.handle();
+    if (this.idempotency?.applies(req)) {
+      const res = context.switchToHttp().getResponse<Response>();
+      const handle = () => lastValueFrom(next.handle(), { defaultValue: undefined });
+      return from(this.idempotency.run(req, res, store, handle));
+    }
     return from(
       this.dataSource.transaction(async (manager) => {
         store.manager = manager;
@@ -51,7 +64,12 @@ const TRANSACTIONAL = 'tms:transactional';
  * CPU, bench/README.md). Put it after the route decorator, before `@Endpoint`.
  */
 export const Transactional = (): MethodDecorator =>
-  applyDecorators(UseInterceptors(TransactionInterceptor), SetMetadata(TRANSACTIONAL, true));
+  applyDecorators(
+    UseInterceptors(TransactionInterceptor),
+    // Sends the answers IdempotencyService decides (replays, stored 4xx) as they are.
+    UseFilters(PreparedResponseFilter),
+    SetMetadata(TRANSACTIONAL, true),
+  );
 
 /** True when the handler was declared {@link Transactional}. */
 export function isTransactional(handler: object): boolean {

@@ -1,0 +1,324 @@
+import type { INestApplication } from '@nestjs/common';
+import request from 'supertest';
+import { createApp } from '../../src/bootstrap';
+import { IdempotencyService } from '../../src/common/idempotency/idempotency.service';
+import { fixture, importHelpers } from '../support/import-fixture';
+import { createTestApp, expectProblem, RoleFixture, TestApp } from '../support/test-app';
+
+const API = '/api/v1';
+
+/** `Idempotency-Key` on creating and importing POSTs (issue #18 §1). */
+describe('Idempotency-Key', () => {
+  let t: TestApp;
+  let f: RoleFixture;
+  /** A second instance of the service on the same database. */
+  let other: INestApplication;
+  const { createRun } = importHelpers(() => ({ t, f }));
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    f = await t.roleFixture();
+    other = await createApp(t.config, t.databaseUrl);
+    await other.listen(0, '127.0.0.1');
+  });
+  afterAll(async () => {
+    await other.close();
+    await t.close();
+  });
+
+  function createDataset(name: string, key?: string, token = f.tester.token, server = t.server) {
+    const r = request(server)
+      .post(`${API}/datasets`)
+      .set('Authorization', `Bearer ${token}`)
+      .send({ project_id: f.projectId, name });
+    return key === undefined ? r : r.set('Idempotency-Key', key);
+  }
+
+  async function datasetsNamed(name: string): Promise<number> {
+    const rows = await t.db.query<Array<{ n: number }>>(
+      `SELECT count(*)::int AS n FROM datasets WHERE project_id = $1 AND name = $2`,
+      [f.projectId, name],
+    );
+    return rows[0].n;
+  }
+
+  async function storedKeys(key: string): Promise<number> {
+    const rows = await t.db.query<Array<{ n: number }>>(
+      `SELECT count(*)::int AS n FROM idempotency_keys WHERE key = $1`,
+      [key],
+    );
+    return rows[0].n;
+  }
+
+  it('replays the first response byte for byte, with Idempotent-Replayed, and creates nothing more', async () => {
+    const key = t.unique('key-');
+    const name = t.unique('Dataset ');
+    const first = await createDataset(name, key);
+    expect(first.status).toBe(201);
+    expect(first.headers['idempotent-replayed']).toBeUndefined();
+    const again = await createDataset(name, key);
+    expect(again.status).toBe(201);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(again.headers['content-type']).toBe(first.headers['content-type']);
+    expect(again.headers.location).toBe(first.headers.location);
+    expect(again.text).toBe(first.text);
+    expect(await datasetsNamed(name)).toBe(1);
+  });
+
+  it('refuses the same key with another body: 422 idempotency_key_reused, nothing created', async () => {
+    const key = t.unique('key-');
+    const name = t.unique('Dataset ');
+    expect((await createDataset(name, key)).status).toBe(201);
+    const other = t.unique('Dataset ');
+    expectProblem(await createDataset(other, key), 422, 'idempotency_key_reused');
+    expect(await datasetsNamed(other)).toBe(0);
+    // Another query string is another request too.
+    const res = await request(t.server)
+      .post(`${API}/datasets?x=1`)
+      .set('Authorization', `Bearer ${f.tester.token}`)
+      .set('Idempotency-Key', key)
+      .send({ project_id: f.projectId, name });
+    expectProblem(res, 422, 'idempotency_key_reused');
+  });
+
+  it.each([
+    ['empty', ''],
+    ['longer than 255 characters', 'k'.repeat(256)],
+    ['not ASCII', 'clé'],
+    ['with a control character', 'a\tb'],
+  ])(
+    'refuses a key that is %s: 422 validation_error on the header, nothing created',
+    async (_what, key) => {
+      const name = t.unique('Dataset ');
+      const res = await createDataset(name, key);
+      const body = expectProblem(res, 422, 'validation_error');
+      expect(Object.keys(body.errors as object)).toEqual(['header.idempotency-key']);
+      expect(await datasetsNamed(name)).toBe(0);
+    },
+  );
+
+  it('accepts a key of 255 printable characters', async () => {
+    const key = `${t.unique('k')} ~!`.padEnd(255, 'x');
+    expect((await createDataset(t.unique('Dataset '), key)).status).toBe(201);
+  });
+
+  it('answers 409 idempotency_request_in_progress while a request with the key runs (its lock is held)', async () => {
+    const key = t.unique('key-');
+    const name = t.unique('Dataset ');
+    // Hold the key's lock from another session, as a running request (on any instance) holds it.
+    const runner = t.db.createQueryRunner();
+    await runner.connect();
+    const lock = `idempotency:${f.tester.id}:POST:${API}/datasets:${key}`;
+    await runner.query(`SELECT pg_advisory_lock(hashtextextended($1, 0))`, [lock]);
+    try {
+      expectProblem(await createDataset(name, key), 409, 'idempotency_request_in_progress');
+      expect(await datasetsNamed(name)).toBe(0);
+    } finally {
+      await runner.query(`SELECT pg_advisory_unlock(hashtextextended($1, 0))`, [lock]);
+      await runner.release();
+    }
+    // Once it is released (the first request ended without storing anything), the retry runs.
+    const res = await createDataset(name, key);
+    expect(res.status).toBe(201);
+    expect(res.headers['idempotent-replayed']).toBeUndefined();
+    expect(await datasetsNamed(name)).toBe(1);
+  });
+
+  it('never applies the same key twice, for concurrent requests on one or two instances', async () => {
+    for (let round = 0; round < 6; round += 1) {
+      const key = t.unique('race-');
+      const name = t.unique('Dataset ');
+      const servers = round % 2 === 0 ? [t.server, t.server] : [t.server, other.getHttpServer()];
+      const responses = await Promise.all(
+        servers.map((s) => createDataset(name, key, f.tester.token, s)),
+      );
+      const fresh = responses.filter(
+        (r) => r.status === 201 && r.headers['idempotent-replayed'] === undefined,
+      );
+      expect(fresh).toHaveLength(1);
+      for (const r of responses) {
+        if (r === fresh[0]) continue;
+        if (r.status === 409) expectProblem(r, 409, 'idempotency_request_in_progress');
+        else {
+          expect(r.status).toBe(201);
+          expect(r.headers['idempotent-replayed']).toBe('true');
+          expect(r.text).toBe(fresh[0].text);
+        }
+      }
+      expect(await datasetsNamed(name)).toBe(1);
+    }
+  });
+
+  it('does not store a 5xx: the retry runs again', async () => {
+    const key = t.unique('key-');
+    const name = t.unique('Dataset ');
+    await t.db.query(`
+      CREATE FUNCTION fail_dataset_insert() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN RAISE EXCEPTION 'simulated failure'; END $$`);
+    await t.db.query(
+      `CREATE TRIGGER fail_dataset_insert BEFORE INSERT ON datasets FOR EACH ROW EXECUTE FUNCTION fail_dataset_insert()`,
+    );
+    try {
+      expectProblem(await createDataset(name, key), 500, 'internal_error');
+    } finally {
+      await t.db.query(`DROP TRIGGER fail_dataset_insert ON datasets`);
+      await t.db.query(`DROP FUNCTION fail_dataset_insert()`);
+    }
+    expect(await storedKeys(key)).toBe(0);
+    const retry = await createDataset(name, key);
+    expect(retry.status).toBe(201);
+    expect(retry.headers['idempotent-replayed']).toBeUndefined();
+    expect(await datasetsNamed(name)).toBe(1);
+  });
+
+  it('stores a 4xx of the handler (its work undone) and replays it, even once the request would succeed', async () => {
+    const name = t.unique('Dataset ');
+    const existing = await createDataset(name);
+    expect(existing.status).toBe(201);
+    const key = t.unique('key-');
+    const refused = await createDataset(name, key);
+    expectProblem(refused, 409, 'dataset_already_exists');
+    expect(refused.headers['idempotent-replayed']).toBeUndefined();
+    expect(await storedKeys(key)).toBe(1);
+
+    const del = await t.req('delete', `${API}/datasets/${String(existing.body.id)}`, f.lead.token);
+    expect(del.status).toBe(204);
+    const replay = await createDataset(name, key);
+    expect(replay.status).toBe(409);
+    expect(replay.headers['idempotent-replayed']).toBe('true');
+    expect(replay.headers['content-type']).toBe(refused.headers['content-type']);
+    expect(replay.text).toBe(refused.text);
+    expect(await datasetsNamed(name)).toBe(0);
+  });
+
+  it("does not store the guard's refusals (nothing ran): the corrected request runs", async () => {
+    const key = t.unique('key-');
+    const invalid = await request(t.server)
+      .post(`${API}/datasets`)
+      .set('Authorization', `Bearer ${f.tester.token}`)
+      .set('Idempotency-Key', key)
+      .send({ project_id: f.projectId });
+    expectProblem(invalid, 422, 'validation_error');
+    const forbidden = await createDataset(t.unique('Dataset '), key, f.viewer.token);
+    expectProblem(forbidden, 403, 'insufficient_project_role');
+    expect(await storedKeys(key)).toBe(0);
+    expect((await createDataset(t.unique('Dataset '), key)).status).toBe(201);
+  });
+
+  it('scopes a key to the user and to the path', async () => {
+    const key = t.unique('shared-');
+    const name = t.unique('Dataset ');
+    const a = await createDataset(name, key, f.tester.token);
+    const b = await createDataset(`${name} lead`, key, f.lead.token);
+    expect([a.status, b.status]).toEqual([201, 201]);
+    expect(b.headers['idempotent-replayed']).toBeUndefined();
+    const env = await t
+      .req('post', `${API}/environments`, f.tester.token)
+      .set('Idempotency-Key', key)
+      .send({ project_id: f.projectId, name: t.unique('Env ') });
+    expect(env.status).toBe(201);
+    expect(env.headers['idempotent-replayed']).toBeUndefined();
+    expect(await datasetsNamed(name)).toBe(1);
+    expect(await datasetsNamed(`${name} lead`)).toBe(1);
+    expect(await storedKeys(key)).toBe(3);
+  });
+
+  it('forgets a key once it expired: the request runs again', async () => {
+    const key = t.unique('key-');
+    const name = t.unique('Dataset ');
+    expect((await createDataset(name, key)).status).toBe(201);
+    const stored = await t.db.query<Array<{ hours: number }>>(
+      `SELECT round(extract(epoch FROM expires_at - created_at) / 3600)::int AS hours
+         FROM idempotency_keys WHERE key = $1`,
+      [key],
+    );
+    expect(stored).toEqual([{ hours: t.config.idempotencyTtlHours }]);
+    await t.db.query(
+      `UPDATE idempotency_keys SET expires_at = now() - interval '1 second' WHERE key = $1`,
+      [key],
+    );
+    const again = await createDataset(name, key);
+    expectProblem(again, 409, 'dataset_already_exists');
+    expect(again.headers['idempotent-replayed']).toBeUndefined();
+  });
+
+  it('purges expired keys in batches, and only those', async () => {
+    const expired = t.unique('old-');
+    const live = t.unique('live-');
+    await t.db.query(
+      `INSERT INTO idempotency_keys (principal_id, method, path, key, fingerprint, status, body, expires_at)
+       SELECT $1, 'POST', '/api/v1/x/' || i, $2, repeat('0', 64), 201, '\\x'::bytea, now() - interval '1 hour'
+         FROM generate_series(1, 2500) AS i`,
+      [f.tester.id, expired],
+    );
+    await t.db.query(
+      `INSERT INTO idempotency_keys (principal_id, method, path, key, fingerprint, status, body, expires_at)
+       VALUES ($1, 'POST', '/api/v1/x', $2, repeat('0', 64), 201, '\\x'::bytea, now() + interval '1 hour')`,
+      [f.tester.id, live],
+    );
+    const deleted = await t.app.get(IdempotencyService).purgeExpired();
+    expect(deleted).toBeGreaterThanOrEqual(2500);
+    expect(await storedKeys(expired)).toBe(0);
+    expect(await storedKeys(live)).toBe(1);
+    const left = await t.db.query<Array<{ n: number }>>(
+      `SELECT count(*)::int AS n FROM idempotency_keys WHERE expires_at <= now()`,
+    );
+    expect(left[0].n).toBe(0);
+  });
+
+  describe('JUnit import (multipart)', () => {
+    function importInto(runId: string, key: string, file: Buffer, dryRun = 'false') {
+      return t
+        .req('post', `${API}/test-runs/${runId}/imports/junit`, f.tester.token)
+        .set('Idempotency-Key', key)
+        .field('dry_run', dryRun)
+        .attach('file', file, 'basic.xml');
+    }
+
+    async function importsOf(runId: string): Promise<number> {
+      const rows = await t.db.query<Array<{ n: number }>>(
+        `SELECT count(*)::int AS n FROM junit_imports WHERE test_run_id = $1`,
+        [runId],
+      );
+      return rows[0].n;
+    }
+
+    it('replays a retried upload (new multipart boundary): one import', async () => {
+      const runId = await createRun(f.projectId);
+      const key = t.unique('import-');
+      const first = await importInto(runId, key, fixture('basic.xml'));
+      expect(first.status).toBe(201);
+      const again = await importInto(runId, key, fixture('basic.xml'));
+      expect(again.status).toBe(201);
+      expect(again.headers['idempotent-replayed']).toBe('true');
+      expect(again.text).toBe(first.text);
+      expect(await importsOf(runId)).toBe(1);
+    });
+
+    it('refuses the key with another file or another field: 422 idempotency_key_reused', async () => {
+      const runId = await createRun(f.projectId);
+      const key = t.unique('import-');
+      expect((await importInto(runId, key, fixture('basic.xml'))).status).toBe(201);
+      const changed = Buffer.concat([fixture('basic.xml'), Buffer.from('\n')]);
+      expectProblem(await importInto(runId, key, changed), 422, 'idempotency_key_reused');
+      expectProblem(
+        await importInto(runId, key, fixture('basic.xml'), 'true'),
+        422,
+        'idempotency_key_reused',
+      );
+      expect(await importsOf(runId)).toBe(1);
+    });
+
+    it('stores a refused upload (after reading the rest of it) and replays it', async () => {
+      const runId = await createRun(f.projectId);
+      const key = t.unique('import-');
+      const refused = await importInto(runId, key, fixture('malformed.xml'));
+      expect(refused.status).toBe(422);
+      const again = await importInto(runId, key, fixture('malformed.xml'));
+      expect(again.status).toBe(422);
+      expect(again.headers['idempotent-replayed']).toBe('true');
+      expect(again.text).toBe(refused.text);
+      expect(await importsOf(runId)).toBe(0);
+    });
+  });
+});
