@@ -59,6 +59,38 @@ export function nestBodyOrQueryImports(imports: Import[]): string[] {
     );
 }
 
+/**
+ * Assignments that replace a method of a stream or request object (`req.pipe = …`, `x['unpipe'] = …`)
+ * or read a function's source text (`Function.prototype.toString`): ways of patching what a framework
+ * hands over, instead of using its options.
+ */
+export function streamPatches(file: string, text: string): string[] {
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
+  const found: string[] = [];
+  const patched = new Set(['pipe', 'unpipe', 'write', 'end', 'emit', 'on', 'json', 'send']);
+  const nameOf = (e: ts.Expression): string | null =>
+    ts.isPropertyAccessExpression(e)
+      ? e.name.text
+      : ts.isElementAccessExpression(e) && ts.isStringLiteral(e.argumentExpression)
+        ? e.argumentExpression.text
+        : null;
+  const visit = (node: ts.Node): void => {
+    if (
+      ts.isBinaryExpression(node) &&
+      node.operatorToken.kind === ts.SyntaxKind.EqualsToken &&
+      patched.has(nameOf(node.left) ?? '')
+    ) {
+      found.push(`${file}: ${node.left.getText(source)} =`);
+    }
+    if (ts.isPropertyAccessExpression(node) && node.getText(source) === 'Function.prototype.toString') {
+      found.push(`${file}: Function.prototype.toString`);
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return found;
+}
+
 describe('framework conventions (issue #16: no patches of framework internals)', () => {
   const files = sourceFiles(SRC);
   const imports = importsOf(files);
@@ -81,6 +113,21 @@ describe('framework conventions (issue #16: no patches of framework internals)',
 
   it('no source file imports an internal module of Nest, Express, TypeORM or pg', () => {
     expect(imports.filter((i) => isFrameworkInternal(i.from)).map((i) => `${i.file}: ${i.from}`)).toEqual([]);
+  });
+
+  it('no source file replaces a method of a stream or request, or reads a function\'s source', () => {
+    expect(files.flatMap((f) => streamPatches(relative(SRC, f), readFileSync(f, 'utf8')))).toEqual([]);
+  });
+
+  it.each([
+    ['req.pipe = (dest) => dest;', ['x.ts: req.pipe =']],
+    ["patched['unpipe'] = () => undefined;", ["x.ts: patched['unpipe'] ="]],
+    ['res.json = function json() {};', ['x.ts: res.json =']],
+    ['/^class/.test(Function.prototype.toString.call(C));', ['x.ts: Function.prototype.toString']],
+    ['source.pipe(decoder.input); const pipe = req.pipe;', []],
+    ['options.streamHandler = feed.start;', []],
+  ])('streamPatches(%s)', (text, expected) => {
+    expect(streamPatches('x.ts', text)).toEqual(expected);
   });
 
   it.each([

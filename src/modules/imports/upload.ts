@@ -15,7 +15,7 @@
  * answer (request shape → run state → empty upload → unsupported format → invalid report).
  */
 import { createHash } from 'node:crypto';
-import { PassThrough, type Writable } from 'node:stream';
+import { PassThrough, type Readable, type Writable } from 'node:stream';
 import type { Request } from 'express';
 import multer from 'multer';
 import { AppException } from '../../common/errors/app-exception';
@@ -356,7 +356,8 @@ export async function readJunitUpload(req: Request, maxBytes: number): Promise<U
     );
   }
   const storage = new JunitStreamStorage();
-  const upload = multer({
+  const feed = bodyFeed(req, maxBytes + MULTIPART_OVERHEAD_BYTES);
+  const options: MulterOptions = {
     storage,
     defParamCharset: 'utf8',
     limits: {
@@ -369,18 +370,21 @@ export async function readJunitUpload(req: Request, maxBytes: number): Promise<U
       parts: 12,
       headerPairs: 50,
     },
-  }).single(FILE_PART);
+    streamHandler: feed.start,
+  };
+  const upload = multer(options).single(FILE_PART);
   const res = req.res;
   if (res === undefined) throw new Error('readJunitUpload: request has no response object');
-  const restore = passNamelessFileParts(req, maxBytes + MULTIPART_OVERHEAD_BYTES);
   await new Promise<void>((resolve, reject) => {
     // Over the limit: answer 413 at once; multer keeps discarding the rest of the body meanwhile.
     storage.onLimit = () => reject(uploadProblem({ code: 'LIMIT_FILE_SIZE' }, maxBytes));
     upload(req, res, (error?: unknown) => {
+      // multer is done with the body (on an error, once the request was read to its end).
+      feed.stop();
       if (error === undefined || error === null) resolve();
       else reject(uploadProblem(error, maxBytes));
     });
-  }).finally(restore);
+  });
   const body: unknown = req.body;
   const fields: Record<string, unknown> =
     body !== null && typeof body === 'object' ? { ...(body as Record<string, unknown>) } : {};
@@ -393,46 +397,52 @@ export async function readJunitUpload(req: Request, maxBytes: number): Promise<U
 }
 
 /**
- * Routes the request body through `addMissingFilename` on its way to multer, so a `file` part sent
- * without a filename is still a file. A body with a Content-Encoding (gzip, deflate, br; others were
- * refused before routing) is decoded first (`createBodyDecoder`: at most `maxDecodedBytes`, a body
- * that does not decode fails multer with 400 `invalid_content_encoding`). Returns a function that
- * undoes the patch.
+ * multer's options with its documented `streamHandler` (multer's README: "Function that feeds the
+ * request body to busboy; defaults to `req.pipe(busboy)`"), which its typings do not declare yet.
  */
-function passNamelessFileParts(req: Request, maxDecodedBytes: number): () => void {
+type MulterOptions = multer.Options & {
+  streamHandler?: (req: Request, busboy: Writable) => void;
+};
+
+/**
+ * What multer's parser reads instead of the raw request body: request → decoder → `addMissingFilename`
+ * → busboy, so a `file` part sent without a filename is still a file. A body with a
+ * Content-Encoding (gzip, deflate, br; others were refused before routing) is decoded first
+ * (`createBodyDecoder`: at most `maxDecodedBytes`; a body that does not decode fails the parser with
+ * 400 `invalid_content_encoding`, an oversized one with 413). `start` is multer's `streamHandler`;
+ * `stop` takes the pipeline off the request once multer is done (the request itself is left to
+ * multer, which reads an unread rest to its end before it answers an error).
+ */
+function bodyFeed(
+  req: Request,
+  maxDecodedBytes: number,
+): { start: (req: Request, busboy: Writable) => void; stop: () => void } {
   const m = /boundary=(?:"([^"]+)"|([^;\s]+))/i.exec(req.headers['content-type'] ?? '');
   const boundary = m?.[1] ?? m?.[2];
-  if (!boundary) return () => undefined;
-  const fix = addMissingFilename(boundary, FILE_PART, MISSING_FILE_NAME);
   const coding = requestContentCoding(req);
-  // Always through the decoder: with no Content-Encoding it only counts, so a body without a
-  // Content-Length (chunked) is held to the same limit as a declared one (text fields included).
-  const decoder = createBodyDecoder('coding' in coding ? coding.coding : null, maxDecodedBytes);
-  const pipe = req.pipe;
-  const unpipe = req.unpipe;
-  const patched = req as unknown as {
-    pipe: (dest: NodeJS.WritableStream) => NodeJS.WritableStream;
-    unpipe: (dest?: NodeJS.WritableStream) => unknown;
-  };
-  patched.pipe = (dest) => {
-    pipe.call(req, decoder.input);
-    decoder.output.pipe(fix);
-    // multer hears of a decoding failure or an oversized body through its parser, like of a
-    // malformed body.
-    decoder.output.once('error', (error) => (dest as Writable).destroy(error));
-    return fix.pipe(dest);
-  };
-  const first = decoder.input;
-  patched.unpipe = (dest) => {
-    // Node's own pipe cleanup of the first link (once it finished) leaves the rest in place.
-    if (dest === first) return unpipe.call(req, first);
-    fix.unpipe(dest);
-    decoder.output.unpipe(fix);
-    return unpipe.call(req, first);
-  };
-  return () => {
-    req.pipe = pipe;
-    req.unpipe = unpipe;
+  let streams: Array<Readable | Writable> = [];
+  return {
+    start(source, busboy) {
+      // Always through the decoder: with no Content-Encoding it only counts, so a body without a
+      // Content-Length (chunked) is held to the same limit as a declared one (text fields included).
+      const decoder = createBodyDecoder('coding' in coding ? coding.coding : null, maxDecodedBytes);
+      // busboy refuses a body without a boundary before reading it; nothing to rename then.
+      const fix = boundary
+        ? addMissingFilename(boundary, FILE_PART, MISSING_FILE_NAME)
+        : new PassThrough();
+      streams = [decoder.input, decoder.output, fix];
+      source.pipe(decoder.input);
+      decoder.output.pipe(fix).pipe(busboy);
+      // multer hears of a decoding failure or an oversized body through its parser, like of a
+      // malformed body.
+      decoder.output.once('error', (error) => busboy.destroy(error));
+    },
+    stop() {
+      const [input] = streams;
+      if (input !== undefined) req.unpipe(input as Writable);
+      for (const stream of streams) stream.destroy();
+      streams = [];
+    },
   };
 }
 
