@@ -4,9 +4,9 @@
  * with the same authentication work as the service (HS256 JWT verified with the same secret and
  * library, the user loaded and its token version and active flag checked, project membership
  * checked, 404 for non-members) and a JSON body of the same shape (the run object with all fields,
- * built by the service's own pure mapper, the environment snapshot read as JSON text and spliced
- * like the service does; the page envelope {items, page, page_size, has_next, total}). It is what
- * the same work costs without the framework, validation and request plumbing. Like the service,
+ * built by the service's own pure mapper, the environment snapshot served like the service does:
+ * its revision's JSON bytes from a bounded in-process cache, one `= ANY($1)` query for misses;
+ * the page envelope {items, page, page_size, has_next, total}). It is what the same work costs without the framework, validation and request plumbing. Like the service,
  * it sends the fixed statements (user, run, membership) as named prepared statements and the
  * list's dynamic ones as plain queries.
  *
@@ -20,14 +20,15 @@ import { createSecretKey } from 'node:crypto';
 import { createServer, IncomingMessage, ServerResponse } from 'node:http';
 import jwt from 'jsonwebtoken';
 import { Pool } from 'pg';
+import { JsonPart, sendJsonParts } from '../src/common/http/json-body';
 import {
-  byteLengthOfParts,
-  jsonParts,
-  writeParts,
-  writesInParts,
-} from '../src/common/http/raw-json';
-import { toTestRunDto } from '../src/modules/test-runs/test-run.mapper';
+  RevisionSnapshotRow,
+  SnapshotCache,
+  snapshotBytesOf,
+} from '../src/modules/test-runs/snapshot-cache';
+import { testRunJsonParts } from '../src/modules/test-runs/test-run.mapper';
 import {
+  REVISION_SNAPSHOTS_SQL,
   RUN_COLUMNS_RAW_SNAPSHOT,
   RUN_JOINS,
   TestRunRow,
@@ -68,16 +69,20 @@ const pool = new Pool({
 
 /** Like the service's res.json: large raw JSON is written in its parts, not joined first. */
 function send(res: ServerResponse, status: number, body: unknown): void {
-  const parts = jsonParts(body);
+  const text = JSON.stringify(body);
   const type = status >= 400 ? 'application/problem+json' : 'application/json; charset=utf-8';
-  if (!writesInParts(parts)) {
-    const text = parts.join('');
-    res.writeHead(status, { 'content-type': type, 'content-length': Buffer.byteLength(text) });
-    res.end(text);
-    return;
-  }
-  res.writeHead(status, { 'content-type': type, 'content-length': byteLengthOfParts(parts) });
-  writeParts(res, parts);
+  res.writeHead(status, { 'content-type': type, 'content-length': Buffer.byteLength(text) });
+  res.end(text);
+}
+
+// Revisions' snapshots as the JSON bytes runs answer, like the service's cache (64 MiB).
+const snapshotCache = new SnapshotCache(64 * 1024 * 1024);
+
+function snapshotBytes(rows: TestRunRow[]): Promise<Buffer[]> {
+  return snapshotBytesOf(rows, snapshotCache, async (ids) => {
+    const { rows: found } = await pool.query<RevisionSnapshotRow>(REVISION_SNAPSHOTS_SQL, [ids]);
+    return found;
+  });
 }
 
 async function authenticate(req: IncomingMessage): Promise<User> {
@@ -125,7 +130,8 @@ async function getRun(user: User, id: string, res: ServerResponse): Promise<void
   const row = rows[0];
   if (!row || (row.member_role === null && !user.is_admin))
     throw new HttpError(404, 'test_run_not_found');
-  send(res, 200, toTestRunDto(row));
+  const [snapshot] = await snapshotBytes([row]);
+  sendJsonParts(res, testRunJsonParts(row, snapshot));
 }
 
 function int(q: URLSearchParams, name: string, def: number, max: number): number {
@@ -192,13 +198,15 @@ async function listRuns(user: User, q: URLSearchParams, res: ServerResponse): Pr
     statuses.length ? [projectId, statuses] : [projectId],
   );
   const total = Number(counted.rows[0]?.n ?? 0);
-  send(res, 200, {
-    items: rows.map(toTestRunDto),
-    page,
-    page_size: pageSize,
-    has_next: page * pageSize < total,
-    total,
+  const snapshots = await snapshotBytes(rows);
+  const parts: JsonPart[] = ['{"items":['];
+  rows.forEach((row, k) => {
+    if (k > 0) parts.push(',');
+    parts.push(...testRunJsonParts(row, snapshots[k]));
   });
+  const envelope = { page, page_size: pageSize, has_next: page * pageSize < total, total };
+  parts.push(`],${JSON.stringify(envelope).slice(1)}`);
+  sendJsonParts(res, parts);
 }
 
 /** The last constant body built: its size and its 64 KB Buffers (a run's snapshot is about that size). */

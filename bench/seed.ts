@@ -640,25 +640,12 @@ export class Seeder {
   private async runs(projectId: string, n: number): Promise<void> {
     const revisions = await this.temp(
       'bench_rev',
-      `SELECT r.id, r.environment_id, e.name, r.revision_number, r.snapshot_hash, r.full_snapshot,
+      `SELECT r.id, r.environment_id, e.name, r.revision_number, r.snapshot_hash,
               (row_number() OVER (ORDER BY e.created_at, r.revision_number))::int - 1 AS i
          FROM environment_revisions r JOIN environments e ON e.id = r.environment_id
         WHERE r.project_id = $1`,
       [projectId],
     );
-    // A run stores the snapshot as the service does on POST /test-runs: JSON.stringify of the
-    // revision's snapshot (compact text in a json column), not PostgreSQL's rendering of the jsonb.
-    await this.q(`ALTER TABLE bench_rev ADD COLUMN snap json`);
-    for (let from = 0; from < revisions; from += 100) {
-      const rows = await this.q<{ i: number; full_snapshot: unknown }>(
-        `SELECT i, full_snapshot FROM bench_rev WHERE i >= $1 AND i < $2`,
-        [from, from + 100],
-      );
-      await this.q(
-        `UPDATE bench_rev b SET snap = v.snap FROM unnest($1::int[], $2::json[]) AS v(i, snap) WHERE b.i = v.i`,
-        [rows.map((r) => r.i), rows.map((r) => JSON.stringify(r.full_snapshot))],
-      );
-    }
     await this.q(
       `WITH ms AS (SELECT array_agg(id ORDER BY created_at) AS ids FROM milestones WHERE project_id = $1),
        us AS (SELECT array_agg(user_id ORDER BY user_id) AS ids FROM project_members WHERE project_id = $1 AND role <> 'viewer'),
@@ -678,7 +665,8 @@ export class Seeder {
                      'Hotfix verification', 'Exploratory session'])[1 + g.g % 6] || ' #' || g.g,
               CASE WHEN g.g % 5 = 0 THEN 'Triggered by CI pipeline ' || g.g END,
               rv.environment_id, rv.name, rv.id, rv.revision_number, rv.snapshot_hash,
-              coalesce(rv.snap, '{}'::json),
+              -- As POST /test-runs stores it: NULL with a revision (its snapshot is the revision's).
+              CASE WHEN rv.id IS NULL THEN '{}'::json END,
               CASE WHEN g.g % 4 <> 0 THEN ms.ids[1 + (g.g * cardinality(ms.ids)) / ($2::int + 1)] END,
               'v' || (1 + g.g / 10000) || '.' || ((g.g / 100) % 100) || '.' || (g.g % 100),
               us.ids[1 + g.g % cardinality(us.ids)], us.ids[1 + (g.g / 7) % cardinality(us.ids)],

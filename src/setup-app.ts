@@ -11,7 +11,6 @@ import { installClientErrorHandler } from './common/http/client-errors';
 import { AppLogger, ROOT_LOGGER } from './common/http/logging';
 import { MetricsService } from './common/http/metrics.service';
 import { requestBodyMiddleware, requestMiddleware } from './common/http/middleware';
-import { installRawJsonResponses } from './common/http/raw-json';
 import { allowedMethodsFor, registerRoutes } from './common/http/route-table';
 import { buildOpenApiDocument, redocHtml } from './common/openapi/openapi';
 import { RequestValidationPipe } from './common/validation/validate';
@@ -33,8 +32,6 @@ export function setupApp(app: NestExpressApplication | INestApplication): INestA
   // API clients do not ask for.
   expressApp.set('etag', false);
   expressApp.set('query parser', 'simple');
-  // res.json splices JSON text read from the database (RawJson) instead of re-serialising it.
-  installRawJsonResponses(expressApp.getHttpAdapter().getInstance() as { response: object });
 
   // Requests Node's HTTP server refuses before any layer sees them (431, 400, 408, 417) are
   // answered with problem bodies too.

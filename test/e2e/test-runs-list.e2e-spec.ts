@@ -1,8 +1,10 @@
-import { STREAM_RAW_JSON_FROM } from '../../src/common/http/raw-json';
 import { statementsDuring } from '../support/query-count';
 import { createTestApp, expectProblem, RoleFixture, TestApp } from '../support/test-app';
 
 type Json = Record<string, unknown>;
+
+/** A snapshot of at least this many characters (16 KiB) is a large one. */
+const STREAM_RAW_JSON_FROM = 16 * 1024;
 
 describe('GET /test-runs: filters, search, sorting, paging', () => {
   let t: TestApp;

@@ -1,5 +1,6 @@
-import { Controller, Delete, Get, Param, Patch, Post, Put } from '@nestjs/common';
+import { Controller, Delete, Get, Param, Patch, Post, Put, Res } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
+import type { Response } from 'express';
 import { Endpoint } from '../../common/access/endpoint.decorator';
 import {
   fromBody,
@@ -9,6 +10,7 @@ import {
   ResourceRef,
 } from '../../common/access/project-access';
 import { CurrentAccess } from '../../common/auth/current-user.decorator';
+import { sendJsonParts } from '../../common/http/json-body';
 import { PageSchema } from '../../common/pagination/page';
 import { Transactional } from '../../common/persistence/transaction.interceptor';
 import { Body, Query } from '../../common/validation/request-parts';
@@ -72,8 +74,13 @@ export class ComponentsController {
     project: fromQuery(),
     response: ComponentGraphDto,
   })
-  graph(@CurrentAccess() access: ProjectAccess, @Query() _q: ComponentGraphQueryDto) {
-    return this.components.graph(access.projectId);
+  async graph(
+    @CurrentAccess() access: ProjectAccess,
+    @Query() _q: ComponentGraphQueryDto,
+    @Res() res: Response,
+  ): Promise<void> {
+    // The graph's JSON text is cached per graph version: written as it is.
+    sendJsonParts(res, [await this.components.graph(access.projectId)]);
   }
 
   @Post()

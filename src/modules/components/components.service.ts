@@ -1,5 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import { RawJson } from '../../common/http/raw-json';
 import { isoOf } from '../../common/persistence/sql';
 import { AppException } from '../../common/errors/app-exception';
 import { registerUniqueConstraints } from '../../common/errors/error-codes';
@@ -269,9 +268,9 @@ export class ComponentsService {
    * version: one version lookup when cached, else two more queries (and the version read again:
    * the text is cached only when no write committed while it was read).
    */
-  async graph(projectId: string): Promise<ComponentGraphDto | RawJson> {
+  async graph(projectId: string): Promise<string> {
     const version = await this.components.graphVersion(projectId);
-    const cached = this.graphCache.get<RawJson>('response', projectId, version);
+    const cached = this.graphCache.get<string>('response', projectId, version);
     if (cached !== undefined) return cached;
     const components = await this.components.listInProjectIso(projectId);
     const edges = await this.components.dependenciesInProjectIso(projectId);
@@ -279,10 +278,10 @@ export class ComponentsService {
       components: components.map(toComponentDto),
       dependencies: edges.map(toDependencyDto),
     };
-    const body = new RawJson(JSON.stringify(dto));
+    const body = JSON.stringify(dto);
     if ((await this.components.graphVersion(projectId)) === version) {
       // UTF-16 size of the text: an upper bound of what V8 holds.
-      this.graphCache.set('response', projectId, version, body, body.text.length * 2);
+      this.graphCache.set('response', projectId, version, body, body.length * 2);
     }
     return body;
   }

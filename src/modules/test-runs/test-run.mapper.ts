@@ -1,4 +1,4 @@
-import { RawJson } from '../../common/http/raw-json';
+import type { JsonPart } from '../../common/http/json-body';
 import {
   buildRunSummary,
   buildStatusBreakdown,
@@ -27,9 +27,8 @@ export function runStatusCounts(r: TestRunRow): Record<RunItemStatus, number> {
   } satisfies StatusCounts;
 }
 
-/** Row → the run object of api.md §2.1 with every field (CONTRACT §5). */
-export function toTestRunDto(r: TestRunRow): TestRunDto {
-  const counts = runStatusCounts(r);
+/** The fields of the run object before `environment_snapshot`, in the order they are answered. */
+function fieldsBeforeSnapshot(r: TestRunRow) {
   return {
     id: r.id,
     project_id: r.project_id,
@@ -47,10 +46,13 @@ export function toTestRunDto(r: TestRunRow): TestRunDto {
         : null,
     environment_revision_id: r.environment_revision_id,
     environment_revision_number: r.environment_revision_number,
-    environment_snapshot:
-      typeof r.environment_snapshot === 'string'
-        ? new RawJson(r.environment_snapshot)
-        : (r.environment_snapshot ?? {}),
+  };
+}
+
+/** The fields of the run object after `environment_snapshot`, in the order they are answered. */
+function fieldsAfterSnapshot(r: TestRunRow) {
+  const counts = runStatusCounts(r);
+  return {
     milestone_id: r.milestone_id,
     milestone_name: r.milestone_id !== null ? r.milestone_name : null,
     build: r.build,
@@ -67,4 +69,27 @@ export function toTestRunDto(r: TestRunRow): TestRunDto {
     created_at: r.created_at.toISOString(),
     updated_at: r.updated_at.toISOString(),
   };
+}
+
+/** Row and its snapshot → the run object of api.md §2.1 with every field (CONTRACT §5). */
+export function toTestRunDto(r: TestRunRow, snapshot: Record<string, unknown>): TestRunDto {
+  return {
+    ...fieldsBeforeSnapshot(r),
+    environment_snapshot: snapshot,
+    ...fieldsAfterSnapshot(r),
+  };
+}
+
+/**
+ * The JSON of the run object ({@link toTestRunDto}, same fields in the same order) in three parts,
+ * the snapshot being its serialised bytes as they are (cached per revision, never parsed).
+ */
+export function testRunJsonParts(r: TestRunRow, snapshot: Buffer): JsonPart[] {
+  const before = JSON.stringify(fieldsBeforeSnapshot(r));
+  const after = JSON.stringify(fieldsAfterSnapshot(r));
+  return [
+    `${before.slice(0, -1)},"environment_snapshot":`,
+    snapshot,
+    `,${after.slice(1)}`,
+  ];
 }

@@ -1,5 +1,6 @@
-import { Controller, Delete, Get, Param, Patch, Post } from '@nestjs/common';
+import { Controller, Delete, Get, Param, Patch, Post, Res } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
+import type { Response } from 'express';
 import { Endpoint } from '../../common/access/endpoint.decorator';
 import {
   fromBody,
@@ -9,7 +10,8 @@ import {
 } from '../../common/access/project-access';
 import { AuthenticatedUser } from '../../common/auth/authenticated-user';
 import { CurrentAccess, CurrentUser } from '../../common/auth/current-user.decorator';
-import { Page, PageSchema } from '../../common/pagination/page';
+import { sendJsonParts } from '../../common/http/json-body';
+import { PageSchema } from '../../common/pagination/page';
 import { Transactional } from '../../common/persistence/transaction.interceptor';
 import { Body, Query } from '../../common/validation/request-parts';
 import {
@@ -42,8 +44,9 @@ export class TestRunsController {
     project: fromQuery(),
     response: { schema: PageSchema('TestRunDto') },
   })
-  list(@Query() q: ListTestRunsQueryDto): Promise<Page<TestRunDto>> {
-    return this.runs.list(q);
+  async list(@Query() q: ListTestRunsQueryDto, @Res() res: Response): Promise<void> {
+    // Written explicitly: each run's snapshot goes out as its cached bytes.
+    sendJsonParts(res, await this.runs.listJson(q));
   }
 
   @Post()
@@ -81,8 +84,13 @@ export class TestRunsController {
     response: TestRunDto,
     problems: ['test_run_not_found'],
   })
-  get(@CurrentUser() user: AuthenticatedUser, @Param('id') id: string): Promise<TestRunDto> {
-    return this.runs.getForUser(user, id);
+  async get(
+    @CurrentUser() user: AuthenticatedUser,
+    @Param('id') id: string,
+    @Res() res: Response,
+  ): Promise<void> {
+    // Written explicitly: the snapshot goes out as its cached bytes.
+    sendJsonParts(res, await this.runs.getForUserJson(user, id));
   }
 
   @Patch(':id')

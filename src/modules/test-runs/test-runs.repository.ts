@@ -4,6 +4,7 @@ import { Db } from '../../common/persistence/db.service';
 import { isUuid } from '../../common/persistence/ids';
 import type { RunSortKey } from './dto/test-run.dto';
 import type { RunStatus } from './run-status';
+import type { RevisionSnapshotRow } from './snapshot-cache';
 
 /** The columns every run read selects (alias `r` = test_runs, `u` = creator, `m` = milestone). */
 export const RUN_COLUMNS = `r.id, r.project_id, r.name, r.description, r.environment_id,
@@ -16,8 +17,8 @@ export const RUN_COLUMNS = `r.id, r.project_id, r.name, r.description, r.environ
   r.count_blocked, r.count_skipped, r.count_xfailed, r.count_xpassed, r.created_at, r.updated_at`;
 
 /**
- * RUN_COLUMNS with the snapshot as JSON text, answered as it is (`RawJson`): for the hot reads
- * (GET one run, the list), where parsing and serialising it again was most of the CPU.
+ * RUN_COLUMNS with the run's own snapshot as JSON text (NULL for nearly every run: its snapshot is
+ * its revision's, served from the snapshot cache): for the hot reads (GET one run, the list).
  */
 export const RUN_COLUMNS_RAW_SNAPSHOT = RUN_COLUMNS.replace(
   'r.environment_snapshot,',
@@ -39,7 +40,10 @@ export interface TestRunRow {
   environment_revision_id: string | null;
   environment_revision_number: number | null;
   environment_snapshot_hash: string | null;
-  /** Parsed, or JSON text with RUN_COLUMNS_RAW_SNAPSHOT. */
+  /**
+   * The run's own snapshot (parsed, or JSON text with RUN_COLUMNS_RAW_SNAPSHOT); null when it is
+   * its revision's (`environment_revision_id`), stored once in environment_revisions.
+   */
   environment_snapshot: Record<string, unknown> | string | null;
   milestone_id: string | null;
   milestone_name: string | null;
@@ -86,8 +90,11 @@ export interface EnvironmentRevisionRow {
   revision_id: string;
   revision_number: number;
   snapshot_hash: string;
-  full_snapshot: Record<string, unknown> | null;
 }
+
+/** The snapshots of revisions, by id (`= ANY($1)`): what the snapshot cache misses. */
+export const REVISION_SNAPSHOTS_SQL = `SELECT id, full_snapshot FROM environment_revisions
+  WHERE id = ANY($1::uuid[])`;
 
 /** The filters of a run list (blank values already dropped by the service). */
 export interface RunListFilter {
@@ -117,7 +124,6 @@ export interface NewTestRun {
     revisionId: string;
     revisionNumber: number;
     snapshotHash: string;
-    snapshot: Record<string, unknown>;
   } | null;
   milestoneId: string | null;
   build: string | null;
@@ -289,7 +295,8 @@ export class TestRunsRepository {
         env?.revisionId ?? null,
         env?.revisionNumber ?? null,
         env?.snapshotHash ?? null,
-        JSON.stringify(env?.snapshot ?? {}),
+        // With a revision the snapshot is the revision's, stored there once (NULL here).
+        env ? null : '{}',
         run.milestoneId,
         run.build,
         run.assigneeId,
@@ -349,12 +356,17 @@ export class TestRunsRepository {
   ): Promise<EnvironmentRevisionRow | undefined> {
     const rows = await this.db.query<EnvironmentRevisionRow>(
       `SELECT e.id, e.name, e.status, e.archived_at, r.id AS revision_id, r.revision_number,
-              r.snapshot_hash, r.full_snapshot
+              r.snapshot_hash
          FROM environments e JOIN environment_revisions r ON r.id = e.current_revision_id
         WHERE e.id = $1 AND e.project_id = $2`,
       [environmentId, projectId],
     );
     return rows[0];
+  }
+
+  /** The snapshots of these revisions (parsed jsonb), one query. */
+  async findRevisionSnapshots(revisionIds: string[]): Promise<RevisionSnapshotRow[]> {
+    return this.db.query<RevisionSnapshotRow>(REVISION_SNAPSHOTS_SQL, [revisionIds]);
   }
 
   /**

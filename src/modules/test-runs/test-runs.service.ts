@@ -1,11 +1,12 @@
 import { Injectable } from '@nestjs/common';
+import type { JsonPart } from '../../common/http/json-body';
 import { AccessService } from '../../common/access/access.service';
 import { isProjectRole } from '../../common/access/roles';
 import { ProjectAccess } from '../../common/access/project-access';
 import { AuthenticatedUser } from '../../common/auth/authenticated-user';
 import { AppException } from '../../common/errors/app-exception';
 import { isUuid, uuidv7 } from '../../common/persistence/ids';
-import { offsetOf, Page, pageOf } from '../../common/pagination/page';
+import { offsetOf, pageOf } from '../../common/pagination/page';
 import {
   CreateTestRunFields,
   ListTestRunsQueryDto,
@@ -19,8 +20,9 @@ import {
   RunStatus,
   RunTimestampField,
 } from './run-status';
-import { toTestRunDto } from './test-run.mapper';
-import { NewTestRun, RunChanges, TestRunsRepository } from './test-runs.repository';
+import { SnapshotCache, snapshotBytesOf } from './snapshot-cache';
+import { testRunJsonParts, toTestRunDto } from './test-run.mapper';
+import { NewTestRun, RunChanges, TestRunRow, TestRunsRepository } from './test-runs.repository';
 import { isDateOnly, toInstant } from '../../common/validation/datetime';
 
 /** The environment revision captured on a run. */
@@ -54,10 +56,16 @@ export class TestRunsService {
   constructor(
     private readonly repo: TestRunsRepository,
     private readonly accessService: AccessService,
+    private readonly snapshots: SnapshotCache,
   ) {}
 
-  /** The page joined with creator and milestone names, plus the total. */
-  async list(q: ListTestRunsQueryDto): Promise<Page<TestRunDto>> {
+  /**
+   * The JSON of a page of runs (`Page<TestRunDto>`) in parts, each run's snapshot as its cached
+   * bytes: the page joined with creator and milestone names, plus the total; no snapshot JSON is
+   * read from the database when the cache holds the page's revisions, else one query for those
+   * missing.
+   */
+  async listJson(q: ListTestRunsQueryDto): Promise<JsonPart[]> {
     let createdTo: { at: Date; inclusive: boolean } | undefined;
     if (q.created_to) {
       if (isDateOnly(q.created_to)) {
@@ -83,7 +91,15 @@ export class TestRunsService {
       limit: q.page_size,
       offset: offsetOf(q.page, q.page_size),
     });
-    return pageOf(rows.map(toTestRunDto), q.page, q.page_size, total);
+    const snapshots = await this.snapshotBytes(rows);
+    const { items: _items, ...envelope } = pageOf(rows, q.page, q.page_size, total);
+    const parts: JsonPart[] = ['{"items":['];
+    rows.forEach((row, i) => {
+      if (i > 0) parts.push(',');
+      parts.push(...testRunJsonParts(row, snapshots[i]));
+    });
+    parts.push(`],${JSON.stringify(envelope).slice(1)}`);
+    return parts;
   }
 
   /**
@@ -92,20 +108,27 @@ export class TestRunsService {
    * runs alike get 404 `test_run_not_found`; administrators see every run; any member is at least
    * viewer, the minimum role of this read.
    */
-  async getForUser(user: AuthenticatedUser, id: string): Promise<TestRunDto> {
+  async getForUserJson(user: AuthenticatedUser, id: string): Promise<JsonPart[]> {
     if (!isUuid(id)) throw AppException.notFound('test_run_not_found', 'Test run');
     const row = await this.repo.findForUser(id, user.id);
     if (!row || (!user.isAdmin && !isProjectRole(row.caller_role))) {
       throw AppException.notFound('test_run_not_found', 'Test run');
     }
-    return toTestRunDto(row);
+    const [snapshot] = await this.snapshotBytes([row]);
+    return testRunJsonParts(row, snapshot);
   }
 
-  /** One query: the run with creator and milestone names; counters are on the row. */
+  /** One query (and the snapshot's when not cached): the run with creator and milestone names. */
   async get(id: string): Promise<TestRunDto> {
     const row = await this.repo.findById(id);
     if (!row) throw AppException.notFound('test_run_not_found', 'Test run');
-    return toTestRunDto(row);
+    const [snapshot] = await this.snapshotBytes([row]);
+    return toTestRunDto(row, JSON.parse(snapshot.toString('utf8')) as Record<string, unknown>);
+  }
+
+  /** The snapshot bytes of each run: its own, or its revision's (cached; one query for misses). */
+  private snapshotBytes(rows: readonly TestRunRow[]): Promise<Buffer[]> {
+    return snapshotBytesOf(rows, this.snapshots, (ids) => this.repo.findRevisionSnapshots(ids));
   }
 
   /**
@@ -203,7 +226,8 @@ export class TestRunsService {
       set('environment_revision_id', env.revisionId);
       set('environment_revision_number', env.revisionNumber);
       set('environment_snapshot_hash', env.snapshotHash);
-      set('environment_snapshot', JSON.stringify(env.snapshot));
+      // The revision's snapshot, stored there once.
+      set('environment_snapshot', null);
     }
     if (dto.milestone_id !== undefined) {
       const milestoneId = blankToNull(dto.milestone_id);
@@ -296,7 +320,6 @@ export class TestRunsService {
       revisionId: e.revision_id,
       revisionNumber: e.revision_number,
       snapshotHash: e.snapshot_hash,
-      snapshot: e.full_snapshot ?? {},
     };
   }
 

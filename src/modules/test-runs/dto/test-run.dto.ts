@@ -1,4 +1,3 @@
-import type { RawJson } from '../../../common/http/raw-json';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import {
   IsIn,
@@ -200,7 +199,7 @@ export class TestRunDto {
       'Full snapshot of the captured revision; `{}` without an environment. Later changes of ' +
       'the environment never alter it.',
   })
-  environment_snapshot: Record<string, unknown> | RawJson;
+  environment_snapshot: Record<string, unknown>;
   @ApiProperty({ nullable: true, type: String, format: 'uuid', example: X.milestone_id })
   milestone_id: string | null;
   @ApiProperty({

@@ -21,8 +21,14 @@ export class TestRunEntity {
   environmentRevisionNumber: number | null;
   @Column({ name: 'environment_snapshot_hash', type: 'varchar', length: 200, nullable: true })
   environmentSnapshotHash: string | null;
-  @Column({ name: 'environment_snapshot', type: 'json', default: () => "'{}'::json" })
-  environmentSnapshot: Record<string, unknown>;
+  /** NULL: the snapshot of the revision (stored once there); else the run's own JSON text. */
+  @Column({
+    name: 'environment_snapshot',
+    type: 'json',
+    nullable: true,
+    default: () => "'{}'::json",
+  })
+  environmentSnapshot: Record<string, unknown> | null;
   @Column({ name: 'milestone_id', type: 'uuid', nullable: true }) milestoneId: string | null;
   @Column({ type: 'varchar', length: 255, nullable: true }) build: string | null;
   @Column({ name: 'assignee_id', type: 'uuid', nullable: true }) assigneeId: string | null;

@@ -1,0 +1,35 @@
+import type { ServerResponse } from 'node:http';
+
+/** A piece of a JSON response body: text, or bytes already serialised (UTF-8). */
+export type JsonPart = string | Buffer;
+
+/** The UTF-8 byte length of the body `parts` spell (its Content-Length). */
+export function jsonPartsLength(parts: readonly JsonPart[]): number {
+  let length = 0;
+  for (const part of parts) {
+    length += typeof part === 'string' ? Buffer.byteLength(part, 'utf8') : part.length;
+  }
+  return length;
+}
+
+/**
+ * Answers a JSON body given in parts (their concatenation is the JSON), written as they are: a
+ * handler that already holds serialised JSON (a run's cached snapshot bytes, a cached graph) sends
+ * it without parsing it or copying it into one string. Status 200 unless set before, Content-Type
+ * `application/json; charset=utf-8` and Content-Length as Express's `res.json` sets them; no body
+ * for HEAD. The parts go out corked (one writev); only Node's public `http.ServerResponse` API.
+ */
+export function sendJsonParts(res: ServerResponse, parts: readonly JsonPart[]): void {
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Content-Length', jsonPartsLength(parts));
+  if (res.req.method === 'HEAD') {
+    res.end();
+    return;
+  }
+  res.cork();
+  for (const part of parts) {
+    if (typeof part === 'string') res.write(part, 'utf8');
+    else res.write(part);
+  }
+  res.end();
+}
