@@ -1,6 +1,8 @@
 import {
   CaseStats,
   caseStats,
+  STATUS_LETTERS,
+  windowFromLetters,
   compareFlaky,
   countFlips,
   FlakyCandidate,
@@ -125,5 +127,36 @@ describe('flaky ranking', () => {
     ];
     expect(rankFlaky(list, 5).map((x) => x.test_case_id)).toEqual(['c', 'f', 'b', 'd', 'e', 'a']);
     expect(compareFlaky(list[3], list[4])).toBeLessThan(0);
+  });
+});
+
+describe('windowFromLetters', () => {
+  it('decodes one letter per run, newest first, upper case marking flaky', () => {
+    expect(windowFromLetters('fPse', 'r9')).toEqual([
+      { run_id: 'r9', status: 'failure', flaky: false },
+      { run_id: '', status: 'passed', flaky: true },
+      { run_id: '', status: 'skipped', flaky: false },
+      { run_id: 'r9', status: 'error', flaky: false },
+    ]);
+    expect(caseStats(windowFromLetters('sfPxE', 'r9'))).toEqual({
+      runs: 5,
+      passed: 2,
+      failing: 2,
+      flips: 2,
+      flip_rate: 2 / 3,
+      flaky_attempts: 2,
+      last_status: 'skipped',
+      last_failure_run_id: 'r9',
+    });
+  });
+
+  it('has one distinct letter per status and refuses unknown letters', () => {
+    const letters = Object.values(STATUS_LETTERS);
+    expect(new Set(letters).size).toBe(9);
+    expect(letters.every((l) => l === l.toLowerCase() && l.length === 1)).toBe(true);
+    for (const [status, letter] of Object.entries(STATUS_LETTERS)) {
+      expect(windowFromLetters(letter, null)[0].status).toBe(status);
+    }
+    expect(() => windowFromLetters('z', null)).toThrow();
   });
 });

@@ -70,6 +70,44 @@ export function caseStats(newestFirst: readonly WindowResult[]): CaseStats {
   };
 }
 
+/**
+ * One letter per run item status: how the flaky list's SQL hands a case's window to
+ * {@link windowFromLetters} (one letter per run, newest first; upper case: marked flaky).
+ */
+export const STATUS_LETTERS: Readonly<Record<string, string>> = {
+  passed: 'p',
+  xfailed: 'x',
+  failure: 'f',
+  error: 'e',
+  skipped: 's',
+  blocked: 'b',
+  xpassed: 'y',
+  untested: 'u',
+  in_progress: 'i',
+};
+
+const STATUS_OF_LETTER = new Map(Object.entries(STATUS_LETTERS).map(([s, l]) => [l, s]));
+
+/**
+ * The window a letter string stands for, newest first. Run ids are not in the string: every result
+ * gets `newestFailingRunId` when it is failing (only the first failing one is ever read, as
+ * `last_failure_run_id`), else an empty id.
+ */
+export function windowFromLetters(
+  letters: string,
+  newestFailingRunId: string | null,
+): WindowResult[] {
+  return [...letters].map((letter) => {
+    const status = STATUS_OF_LETTER.get(letter.toLowerCase());
+    if (status === undefined) throw new Error(`unknown status letter ${letter}`);
+    return {
+      run_id: isFailing(status) ? (newestFailingRunId ?? '') : '',
+      status,
+      flaky: letter !== letter.toLowerCase(),
+    };
+  });
+}
+
 /** A case's stats as the flaky list ranks them. */
 export interface FlakyCandidate extends CaseStats {
   test_case_id: string;

@@ -49,8 +49,9 @@ const FLAKY_DESCRIPTION =
   '`window` runs (default 30, at most 200; optional `environment_id`), listed when they have at ' +
   'least `min_runs` (default 5) pass-or-fail results and a flip or a flaky result; ranked by ' +
   '`flip_rate` (descending), then `flaky_attempts`, then `flips` (descending), then title ' +
-  '(case-insensitive) and test case id. Paginated. Served by the index `ix_run_items_case_run` ' +
-  '(one walk of at most `window` entries per case).';
+  '(case-insensitive) and test case id. Paginated. Cases whose test case was deleted are left ' +
+  'out; an unknown `environment_id` lists nothing. One statement reads the project’s run items ' +
+  'once, in the order of the index `ix_run_items_project_case_run` (no sort).';
 
 /** `GET /test-runs/{id}/compare` (issue #17 §1). */
 @ApiTags('insights')

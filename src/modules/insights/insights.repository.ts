@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Db } from '../../common/persistence/db.service';
-import { CHANGE_CLASSES, changeClassSql, FAILING_STATUSES, PASSING_STATUSES } from './change-class';
+import { STATUS_LETTERS } from './case-stats';
+import { CHANGE_CLASSES, changeClassSql, FAILING_STATUSES } from './change-class';
 
 /**
  * Every statement of the insights reads (issue #17 §1, §3, §4). Read-only SQL over the tables of
@@ -68,21 +69,16 @@ export interface HistoryRow {
   stats_window: Array<{ run_id: string; status: string; flaky: boolean }>;
 }
 
-export interface FlakyStatsRow {
+/** A case's window for the flaky list: one letter per run, newest first. */
+export interface FlakyWindowRow {
   test_case_id: string;
   title: string;
-  runs: number;
-  passed: number;
-  failing: number;
-  flips: number;
-  flaky_attempts: number;
-  last_status: string | null;
-  last_failure_run_id: string | null;
+  w: string;
+  newest_failing_run: string | null;
 }
 
 const quoted = (values: readonly string[]) => values.map((v) => `'${v}'`).join(', ');
 const FAILING = quoted(FAILING_STATUSES);
-const PASSING = quoted(PASSING_STATUSES);
 
 /**
  * A row an import marked flaky: the JUnit/results import writes `Flaky: passed after <n> failed
@@ -114,7 +110,7 @@ const RUN_AND_PREVIOUS_SQL = `
  * case id (the unique (test_run_id, test_case_id) index reads each run), the counts with FILTER and
  * one page of items. $1 this run, $2 the base, $3 the classes listed, $4 limit, $5 offset.
  */
-const COMPARE_SQL = `
+export const COMPARE_SQL = `
   WITH cur AS (
     SELECT test_case_id, status, test_case_title FROM run_items
      WHERE test_run_id = $1 AND test_case_id IS NOT NULL
@@ -218,48 +214,39 @@ function historySql(environment: boolean, build: boolean): string {
             FROM win x) AS stats_window`;
 }
 
+const LETTER_OF_STATUS = `CASE ri.status ${Object.entries(STATUS_LETTERS)
+  .map(([status, letter]) => `WHEN '${status}' THEN '${letter}'`)
+  .join(' ')} END`;
+
 /**
- * Per case of the project, the stats of its last $2 runs (by run id, time-ordered): one probe of
- * `ix_run_items_case_run` per case reading at most $2 entries, the flaky rows of the project read
- * once through `ix_run_item_rows_flaky`. Only cases with at least $3 pass-or-fail results and a
- * flip or a flaky result come back (the ranking is {@link rankFlaky}). $4: the environment.
+ * The flaky list's one pass over the project's run items, in the order of
+ * `ix_run_items_project_case_run` (project, case, run id descending: an index-only scan and a
+ * group aggregate, no sort): per case, `w` is one letter per run ({@link STATUS_LETTERS}), newest
+ * first, cut to the window ($2), upper case when the result has a row an import marked flaky (the
+ * project's flaky rows are read once, through `ix_run_item_rows_flaky`); `newest_failing_run` is
+ * the case's newest failing run, which is in the window exactly when `w` holds a failing letter.
+ * The stats and the ranking are the pure rules' ({@link windowFromLetters}, {@link rankFlaky}).
+ * With an environment ($3) the run items come from that environment's runs.
  */
-function flakySql(environment: boolean): string {
-  const envFilter = environment
-    ? `AND ri.test_run_id = ANY (ARRAY(SELECT id FROM test_runs WHERE project_id = $1 AND environment_id = $4))`
-    : '';
+export function flakySql(environment: boolean): string {
+  const source = environment
+    ? `FROM test_runs r JOIN run_items ri ON ri.test_run_id = r.id
+        WHERE r.project_id = $1 AND r.environment_id = $3 AND ri.test_case_id IS NOT NULL`
+    : `FROM run_items ri WHERE ri.project_id = $1 AND ri.test_case_id IS NOT NULL`;
   return `
   WITH flaky AS MATERIALIZED (
     SELECT w.run_item_id FROM run_item_rows w WHERE w.project_id = $1 AND ${FLAKY_ROW}
+  ), s AS MATERIALIZED (
+    SELECT ri.test_case_id,
+           left(string_agg(CASE WHEN ri.id IN (SELECT run_item_id FROM flaky)
+                                THEN upper(${LETTER_OF_STATUS}) ELSE ${LETTER_OF_STATUS} END,
+                           '' ORDER BY ri.test_run_id DESC), $2) AS w,
+           max(ri.test_run_id::text) FILTER (WHERE ri.status IN (${FAILING})) AS newest_failing_run
+      ${source}
+     GROUP BY ri.test_case_id
   )
-  SELECT c.id AS test_case_id, c.title, s.*
-    FROM test_cases c
-   CROSS JOIN LATERAL (
-     SELECT count(*)::int AS runs,
-            count(*) FILTER (WHERE y.pf = false)::int AS passed,
-            count(*) FILTER (WHERE y.pf = true)::int AS failing,
-            count(*) FILTER (WHERE y.prev_pf IS NOT NULL AND y.pf IS NOT NULL
-                               AND y.prev_pf <> y.pf)::int AS flips,
-            count(*) FILTER (WHERE y.id IN (SELECT run_item_id FROM flaky))::int AS flaky_attempts,
-            (array_agg(y.status ORDER BY y.test_run_id DESC))[1] AS last_status,
-            (array_agg(y.test_run_id ORDER BY y.test_run_id DESC)
-               FILTER (WHERE y.pf = true))[1] AS last_failure_run_id
-       FROM (
-         SELECT x.*, lag(x.pf) OVER (PARTITION BY x.pf IS NULL ORDER BY x.test_run_id) AS prev_pf
-           FROM (
-             SELECT ri.id, ri.test_run_id, ri.status,
-                    CASE WHEN ri.status IN (${FAILING}) THEN true
-                         WHEN ri.status IN (${PASSING}) THEN false END AS pf
-               FROM run_items ri
-              WHERE ri.test_case_id = c.id ${envFilter}
-              ORDER BY ri.test_run_id DESC
-              LIMIT $2
-           ) x
-       ) y
-   ) s
-   WHERE c.project_id = $1
-     AND s.passed + s.failing >= $3
-     AND (s.flips > 0 OR s.flaky_attempts > 0)`;
+  SELECT s.test_case_id, c.title, s.w, s.newest_failing_run
+    FROM s JOIN test_cases c ON c.id = s.test_case_id`;
 }
 
 const HISTORY_SQL = {
@@ -332,14 +319,13 @@ export class InsightsRepository {
     return row;
   }
 
-  flakyStats(
+  flakyWindows(
     projectId: string,
     window: number,
-    minRuns: number,
     environmentId?: string,
-  ): Promise<FlakyStatsRow[]> {
+  ): Promise<FlakyWindowRow[]> {
     return environmentId === undefined
-      ? this.db.query<FlakyStatsRow>(FLAKY_SQL.all, [projectId, window, minRuns])
-      : this.db.query<FlakyStatsRow>(FLAKY_SQL.env, [projectId, window, minRuns, environmentId]);
+      ? this.db.query<FlakyWindowRow>(FLAKY_SQL.all, [projectId, window])
+      : this.db.query<FlakyWindowRow>(FLAKY_SQL.env, [projectId, window, environmentId]);
   }
 }

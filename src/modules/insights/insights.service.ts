@@ -8,7 +8,7 @@ import {
   revisionDiffResponse,
   RevisionSnapshotLike,
 } from '../environments/revision-diff';
-import { caseStats, flipRate, rankFlaky } from './case-stats';
+import { caseStats, rankFlaky, windowFromLetters } from './case-stats';
 import { CHANGE_CLASSES } from './change-class';
 import {
   CompareRunsQueryDto,
@@ -171,14 +171,17 @@ export class InsightsService {
 
   /** §4: the project's flaky cases, ranked. */
   async flaky(access: ProjectAccess, q: FlakyQueryDto): Promise<FlakyPageDto> {
-    const rows = await this.repo.flakyStats(
+    const rows = await this.repo.flakyWindows(
       access.projectId,
       q.window,
-      q.min_runs,
       q.environment_id?.toLowerCase(),
     );
     const ranked = rankFlaky(
-      rows.map((r) => ({ ...r, flip_rate: flipRate(r.flips, r.passed + r.failing) })),
+      rows.map((r) => ({
+        test_case_id: r.test_case_id,
+        title: r.title,
+        ...caseStats(windowFromLetters(r.w, r.newest_failing_run)),
+      })),
       q.min_runs,
     );
     const offset = offsetOf(q.page, q.page_size);
