@@ -1,29 +1,24 @@
 import * as http from 'node:http';
 import * as https from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { constructorWithPrototype, ExpressServerAdapter } from './express-server';
+import express from 'express';
+import { expressServerClasses, ExpressServerAdapter } from './express-server';
 
-type Constructor = Parameters<typeof constructorWithPrototype>[0];
-
-describe('constructorWithPrototype', () => {
-  it('builds objects with the given prototype, initialised by the base constructor', () => {
-    function Point(this: { x: number; y: number }, x: number, y: number) {
-      this.x = x;
-      this.y = y;
-    }
-    Point.prototype.sum = function sum(this: { x: number; y: number }) {
-      return this.x + this.y;
-    };
-    const proto = Object.create(Point.prototype as object) as object;
-    const Made = constructorWithPrototype(Point as unknown as Constructor, proto);
-    const p = new (Made as unknown as new (x: number, y: number) => { x: number; sum(): number })(
-      2,
-      3,
-    );
-    expect(Object.getPrototypeOf(p)).toBe(proto);
-    expect(p.x).toBe(2);
-    expect(p.sum()).toBe(5);
-    expect(p).toBeInstanceOf(Point);
+describe('expressServerClasses', () => {
+  it("makes the application's prototypes those of subclasses of Node's classes, keeping Express's API", () => {
+    const app = express();
+    const appRequest = app.request;
+    const appResponse = app.response;
+    const { IncomingMessage, ServerResponse } = expressServerClasses(app);
+    expect(app.request).toBe(IncomingMessage.prototype);
+    expect(app.response).toBe(ServerResponse.prototype);
+    expect(Object.getPrototypeOf(app.request)).toBe(appRequest);
+    expect(Object.getPrototypeOf(app.response)).toBe(appResponse);
+    expect(app.request).toBeInstanceOf(http.IncomingMessage);
+    expect(app.response).toBeInstanceOf(http.ServerResponse);
+    expect(app.request.app).toBe(app);
+    expect(typeof app.request.get).toBe('function');
+    expect(typeof app.response.json).toBe('function');
   });
 });
 
