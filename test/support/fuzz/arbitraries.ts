@@ -254,8 +254,22 @@ function multipartBody(schema: Schema): fc.Arbitrary<Body> {
   const fields = fc
     .tuple(...otherFields.map(([name, s]) => fieldValue(s, name).map((v) => [name, v] as const)))
     .map((pairs) => pairs.filter(([, v]) => v !== MISSING) as Array<[string, string]>);
+  // A well-formed upload: one report in the documented file field, valid or absent form fields.
+  const validUpload = fc
+    .record({
+      file: fc.constantFrom(...UPLOAD_FILES.filter(([label]) => label === 'junit' || label === 'junit with failure' || label === 'json')),
+      fields: fc
+        .tuple(...otherFields.map(([name, sch]) => fc.option(validValue(sch, name).map((v) => [name, String(v)] as [string, string]), { nil: undefined })))
+        .map((pairs) => pairs.filter((x): x is [string, string] => x !== undefined)),
+    })
+    .map(({ file, fields: x }): Body => ({
+      kind: 'multipart',
+      files: [{ field: fileFields[0] ?? 'file', filename: file[0] === 'json' ? 'results.json' : 'report.xml', label: file[0], content: file[1] }],
+      fields: x,
+    }));
   return fc.oneof(
-    { weight: 9, arbitrary: fc.record({ files, fields }).map(({ files: f, fields: x }) => ({ kind: 'multipart' as const, files: f, fields: x })) },
+    { weight: 3, arbitrary: validUpload },
+    { weight: 7, arbitrary: fc.record({ files, fields }).map(({ files: f, fields: x }) => ({ kind: 'multipart' as const, files: f, fields: x })) },
     { weight: 1, arbitrary: fc.oneof(rawBody, fc.constant<Body>({ kind: 'none' })) },
   );
 }

@@ -8,7 +8,10 @@ import type { Fixtures } from './fixtures';
 import { describeRequest } from './format';
 import { encodeComponent, Raw } from './values';
 
-/** The longest a request may take (issue 22: "never more than 2 s"). */
+/**
+ * The longest a request may take (issue 22: "never more than 2 s"). A request over it is sent a
+ * second time and fails when both took longer (see checkRequest).
+ */
 export const MAX_REQUEST_MS = 2000;
 
 /**
@@ -159,6 +162,13 @@ export function violations(s: Sent): string[] {
 /** Sends `r` and throws a readable report when the response breaks the property. */
 export async function checkRequest(t: TestApp, f: Fixtures, log: ServerLog, r: FuzzRequest): Promise<Sent> {
   const s = await send(t, f, r);
+  if (!s.error && s.status < 500 && s.ms > MAX_REQUEST_MS) {
+    // Too slow: sent once more, so that a moment of load on a shared machine is told apart from
+    // an input that is slow to answer (that one is slow twice and fails).
+    const again = await send(t, f, r);
+    if (again.ms <= MAX_REQUEST_MS) return { ...s, ms: again.ms };
+    s.ms = Math.min(s.ms, again.ms);
+  }
   const bad = violations(s);
   if (bad.length > 0) {
     // The completion log line is written on 'close'; give the logger a moment to flush it.

@@ -87,7 +87,10 @@ export function operationsOf(doc: unknown): Operation[] {
         operationId: raw.operationId ?? `${method} ${path}`,
         method,
         path,
-        pathParams: params.filter((p) => p.in === 'path'),
+        // In the order of the template (the document may list them otherwise).
+        pathParams: params
+          .filter((p) => p.in === 'path')
+          .sort((a, b) => path.indexOf(`{${a.name}}`) - path.indexOf(`{${b.name}}`)),
         queryParams: params.filter((p) => p.in === 'query'),
         jsonBody: resolve(content['application/json']?.schema),
         multipartBody: resolve(content['multipart/form-data']?.schema),
