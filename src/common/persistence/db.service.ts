@@ -1,6 +1,9 @@
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DatabaseError, type QueryConfig } from 'pg';
+import { DatabaseError, type PoolClient, type QueryConfig } from 'pg';
+import { from as copyFrom } from 'pg-copy-streams';
 import {
   DataSource,
   EntityManager,
@@ -54,7 +57,11 @@ export class Db {
    * text (pg refuses a name reused for another text). With `DB_PREPARED_STATEMENTS=false` (poolers
    * that cannot keep prepared statements), or inside a transaction, it is a plain {@link query}.
    */
-  prepared<T = Record<string, unknown>>(name: string, sql: string, params: unknown[]): Promise<T[]> {
+  prepared<T = Record<string, unknown>>(
+    name: string,
+    sql: string,
+    params: unknown[],
+  ): Promise<T[]> {
     const open = currentStore()?.manager;
     if (open !== undefined) return open.query(sql, params) as Promise<T[]>;
     return this.poolQuery<T>(sql, params, this.config.dbPreparedStatements ? name : undefined);
@@ -81,6 +88,27 @@ export class Db {
   }
 
   /**
+   * Bulk load on the current transaction: `sql` is a `COPY <table> (<columns>) FROM STDIN`, `rows`
+   * its lines in the text format (`copyRow`, `copy-text.ts`). The transaction's connection comes
+   * from TypeORM's public `QueryRunner.connect()` (the driver's client the transaction runs on), so
+   * the rows are part of the request's one transaction, all or nothing. A refused row fails the
+   * statement with `QueryFailedError`, like {@link query}. Outside a transaction it throws: a bulk
+   * load is always part of a write.
+   */
+  async copyIn(sql: string, rows: readonly string[]): Promise<void> {
+    if (rows.length === 0) return;
+    const runner = currentStore()?.manager?.queryRunner;
+    if (!runner?.isTransactionActive) throw new Error('Db.copyIn runs inside a transaction');
+    const client = (await runner.connect()) as PoolClient;
+    try {
+      await pipeline(Readable.from(copyChunks(rows)), client.query(copyFrom(sql)));
+    } catch (error) {
+      if (error instanceof DatabaseError) throw new QueryFailedError(sql, [], error);
+      throw error;
+    }
+  }
+
+  /**
    * Runs `fn` in a transaction: the request's one if open, else a new one (for work outside requests).
    */
   async transaction<T>(fn: (m: EntityManager) => Promise<T>): Promise<T> {
@@ -88,4 +116,17 @@ export class Db {
     if (open?.queryRunner?.isTransactionActive) return fn(open);
     return this.dataSource.transaction(fn);
   }
+}
+
+/** COPY lines joined into chunks of about 64 KB (one write each instead of one per row). */
+function* copyChunks(rows: readonly string[]): Generator<string> {
+  let chunk = '';
+  for (const row of rows) {
+    chunk += row;
+    if (chunk.length >= 65536) {
+      yield chunk;
+      chunk = '';
+    }
+  }
+  if (chunk.length > 0) yield chunk;
 }

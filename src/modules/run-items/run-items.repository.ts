@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { likePattern } from '../../common/pagination/page';
+import { copyRow } from '../../common/persistence/copy-text';
 import { Db } from '../../common/persistence/db.service';
 import { isUuid, uuidv7 } from '../../common/persistence/ids';
 import type { RunStatus } from '../test-runs/run-status';
@@ -159,9 +160,6 @@ export interface RowInsert extends RowWrite {
   row_order: number;
   label: string;
 }
-
-/** Rows inserted per statement when adding cases (keeps parameters a sane size). */
-const ROW_CHUNK = 5000;
 
 /** A test case as it joins a run. */
 export interface CaseRecord {
@@ -385,10 +383,10 @@ export class RunItemsRepository {
 
   /** True when the test case exists in the project. */
   async caseExistsInProject(caseId: string, projectId: string): Promise<boolean> {
-    const found = await this.db.query(`SELECT 1 FROM test_cases WHERE id = $1 AND project_id = $2`, [
-      caseId,
-      projectId,
-    ]);
+    const found = await this.db.query(
+      `SELECT 1 FROM test_cases WHERE id = $1 AND project_id = $2`,
+      [caseId, projectId],
+    );
     return found.length > 0;
   }
 
@@ -611,137 +609,117 @@ export class RunItemsRepository {
   // ---------------------------------------------------------------------------------------------
   // Writes
 
-  /** One INSERT for the items of a run (case fields copied as snapshots). */
+  /** The new items of a run in one `COPY` (case fields copied as snapshots). */
   async insertItems(
     run: { id: string; projectId: string },
     assigneeId: string | null,
     items: NewItem[],
     cases: CaseRecord[],
   ): Promise<void> {
-    await this.db.query(
-      `INSERT INTO run_items (id, project_id, test_run_id, test_case_id, assignee_id, status,
-                              rows_total, rows_passed, rows_failed, last_executed_at, comment,
-                              test_case_key, test_case_title, test_case_priority,
-                              test_case_tags, suite_id, suite_name, dataset_snapshot)
-       SELECT u.id, $1, $2, u.case_id, $3, u.status, u.rows_total, u.rows_passed, u.rows_failed,
-              u.last, u.comment, u.key, u.title, u.priority,
-              ARRAY(SELECT jsonb_array_elements_text(u.tags)), u.suite_id, u.suite_name,
-              u.dataset_snapshot
-         FROM unnest($4::uuid[], $5::uuid[], $6::varchar[], $7::int[], $8::int[], $9::int[],
-                     $10::timestamptz[], $11::text[], $12::text[], $13::text[], $14::text[],
-                     $15::jsonb[], $16::uuid[], $17::text[], $18::jsonb[])
-              AS u(id, case_id, status, rows_total, rows_passed, rows_failed, last, comment, key,
-                   title, priority, tags, suite_id, suite_name, dataset_snapshot)`,
-      [
-        run.projectId,
-        run.id,
-        assigneeId,
-        items.map((i) => i.id),
-        cases.map((c) => c.id),
-        items.map((i) => i.rollUp.status),
-        items.map((i) => i.rollUp.rows_total),
-        items.map((i) => i.rollUp.rows_passed),
-        items.map((i) => i.rollUp.rows_failed),
-        items.map((i) => i.last),
-        items.map((i) => i.comment),
-        cases.map((c) => c.key),
-        cases.map((c) => c.title),
-        cases.map((c) => c.priority),
-        cases.map((c) => JSON.stringify(c.tags ?? [])),
-        cases.map((c) => c.suite_id),
-        cases.map((c) => c.suite_name),
-        items.map((i) => i.snapshot),
-      ],
+    await this.db.copyIn(
+      `COPY run_items (id, project_id, test_run_id, test_case_id, assignee_id, status, rows_total,
+                       rows_passed, rows_failed, last_executed_at, comment, test_case_key,
+                       test_case_title, test_case_priority, test_case_tags, suite_id, suite_name,
+                       dataset_snapshot) FROM STDIN`,
+      items.map((i, k) => {
+        const c = cases[k];
+        return copyRow([
+          i.id,
+          run.projectId,
+          run.id,
+          c.id,
+          assigneeId,
+          i.rollUp.status,
+          i.rollUp.rows_total,
+          i.rollUp.rows_passed,
+          i.rollUp.rows_failed,
+          i.last,
+          i.comment,
+          c.key,
+          c.title,
+          c.priority,
+          c.tags ?? [],
+          c.suite_id,
+          c.suite_name,
+          i.snapshot,
+        ]);
+      }),
     );
   }
 
   /**
-   * The rows of new items, {@link ROW_CHUNK} per statement. A row with a result is one execution:
-   * execution_count 1, last executed when it finished.
+   * The rows of new items (one `COPY`). A row with a result is one execution: execution_count 1,
+   * last executed when it finished.
    */
   async insertNewItemRows(
     projectId: string,
     rows: Array<{ itemId: string; row: NewRow }>,
   ): Promise<void> {
-    for (let start = 0; start < rows.length; start += ROW_CHUNK) {
-      const chunk = rows.slice(start, start + ROW_CHUNK);
-      const result = <K extends keyof NewRowResult>(key: K) =>
-        chunk.map((r) => (r.row.result === null ? null : r.row.result[key]));
-      await this.db.query(
-        `INSERT INTO run_item_rows (id, project_id, run_item_id, row_order, scenario_label,
-                                    row_snapshot, status, comment, system_out, system_err,
-                                    executed_by_id, execution_count, last_executed_at, started_at,
-                                    finished_at, duration_ms)
-         SELECT u.id, $1, u.item_id, u.row_order, u.label, u.snapshot, coalesce(u.status, 'untested'),
-                u.comment, u.system_out, u.system_err, u.executed_by,
-                CASE WHEN u.status IS NULL THEN 0 ELSE 1 END, u.finished_at, u.started_at,
-                u.finished_at, u.duration_ms
-           FROM unnest($2::uuid[], $3::uuid[], $4::int[], $5::text[], $6::jsonb[], $7::varchar[],
-                       $8::text[], $9::text[], $10::text[], $11::uuid[], $12::timestamptz[],
-                       $13::timestamptz[], $14::bigint[])
-                AS u(id, item_id, row_order, label, snapshot, status, comment, system_out,
-                     system_err, executed_by, started_at, finished_at, duration_ms)`,
-        [
+    await this.db.copyIn(
+      `COPY run_item_rows (id, project_id, run_item_id, row_order, scenario_label, row_snapshot,
+                           status, comment, system_out, system_err, executed_by_id,
+                           execution_count, last_executed_at, started_at, finished_at,
+                           duration_ms) FROM STDIN`,
+      rows.map(({ itemId, row }) => {
+        const r = row.result;
+        return copyRow([
+          row.id,
           projectId,
-          chunk.map((r) => r.row.id),
-          chunk.map((r) => r.itemId),
-          chunk.map((r) => r.row.row_order),
-          chunk.map((r) => r.row.scenario_label),
-          chunk.map((r) => r.row.row_snapshot),
-          result('status'),
-          result('comment'),
-          result('system_out'),
-          result('system_err'),
-          result('executed_by_id'),
-          result('started_at'),
-          result('finished_at'),
-          result('duration_ms'),
-        ],
-      );
-    }
+          itemId,
+          row.row_order,
+          row.scenario_label,
+          row.row_snapshot,
+          r?.status ?? 'untested',
+          r?.comment,
+          r?.system_out,
+          r?.system_err,
+          r?.executed_by_id,
+          r === null ? 0 : 1,
+          r?.finished_at,
+          r?.started_at,
+          r?.finished_at,
+          r?.duration_ms,
+        ]);
+      }),
+    );
   }
 
-  /** One history record per item whose status moved, copying the causing row result if any. */
+  /**
+   * One history record per item (of the project's locked run) whose status moved, copying the
+   * causing row result if any (one `COPY`).
+   */
   async insertHistory(
+    projectId: string,
     changedById: string | null,
     moved: HistoryEntry[],
     causes: Map<string, RowCause>,
   ): Promise<void> {
-    if (moved.length === 0) return;
-    const cause = (id: string) => causes.get(id);
-    await this.db.query(
-      `INSERT INTO run_item_history (id, project_id, run_item_id, run_item_row_id, from_status,
-                                     to_status, comment, defect_ids, actual_result, system_out,
-                                     system_err, executed_by_id, started_at, finished_at,
-                                     duration_ms, changed_by_id)
-       SELECT u.id, ri.project_id, u.item_id, u.row_id, u.from_status, u.to_status, u.comment,
-              ARRAY(SELECT jsonb_array_elements_text(u.defect_ids)), u.actual_result,
-              u.system_out, u.system_err, u.executed_by, u.started_at, u.finished_at,
-              u.duration_ms, $1
-         FROM unnest($2::uuid[], $3::uuid[], $4::uuid[], $5::varchar[], $6::varchar[], $7::text[],
-                     $8::jsonb[], $9::text[], $10::text[], $11::text[], $12::uuid[],
-                     $13::timestamptz[], $14::timestamptz[], $15::bigint[])
-              AS u(id, item_id, row_id, from_status, to_status, comment, defect_ids,
-                   actual_result, system_out, system_err, executed_by, started_at, finished_at,
-                   duration_ms)
-         JOIN run_items ri ON ri.id = u.item_id`,
-      [
-        changedById,
-        moved.map(() => uuidv7()),
-        moved.map((m) => m.id),
-        moved.map((m) => cause(m.id)?.rowId ?? null),
-        moved.map((m) => m.from),
-        moved.map((m) => m.status),
-        moved.map((m) => cause(m.id)?.comment ?? null),
-        moved.map((m) => JSON.stringify(cause(m.id)?.defectIds ?? [])),
-        moved.map((m) => cause(m.id)?.actualResult ?? null),
-        moved.map((m) => cause(m.id)?.systemOut ?? null),
-        moved.map((m) => cause(m.id)?.systemErr ?? null),
-        moved.map((m) => cause(m.id)?.executedById ?? null),
-        moved.map((m) => cause(m.id)?.startedAt ?? null),
-        moved.map((m) => cause(m.id)?.finishedAt ?? null),
-        moved.map((m) => cause(m.id)?.durationMs ?? null),
-      ],
+    await this.db.copyIn(
+      `COPY run_item_history (id, project_id, run_item_id, run_item_row_id, from_status, to_status,
+                              comment, defect_ids, actual_result, system_out, system_err,
+                              executed_by_id, started_at, finished_at, duration_ms,
+                              changed_by_id) FROM STDIN`,
+      moved.map((m) => {
+        const c = causes.get(m.id);
+        return copyRow([
+          uuidv7(),
+          projectId,
+          m.id,
+          c?.rowId,
+          m.from,
+          m.status,
+          c?.comment,
+          c?.defectIds ?? [],
+          c?.actualResult,
+          c?.systemOut,
+          c?.systemErr,
+          c?.executedById,
+          c?.startedAt,
+          c?.finishedAt,
+          c?.durationMs,
+          changedById,
+        ]);
+      }),
     );
   }
 

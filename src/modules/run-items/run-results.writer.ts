@@ -138,7 +138,7 @@ export class RunResultsWriter {
     }
     if (input.rerun) {
       await this.repo.insertRerunRows(run.projectId, input.rerun.itemId, input.rerun.rows);
-      await this.rollUp([input.rerun.itemId], changedById, tally);
+      await this.rollUp(run.projectId, [input.rerun.itemId], changedById, tally);
     }
     if (input.results && input.results.byCase.size > 0) {
       await this.applyResultBatches(run, input.results, changedById, tally);
@@ -159,7 +159,7 @@ export class RunResultsWriter {
     causes: Map<string, RowCause>,
   ): Promise<void> {
     const tally: Tally = { counters: false };
-    await this.rollUp(itemIds, changedById, tally, causes);
+    await this.rollUp(run.projectId, itemIds, changedById, tally, causes);
     if (tally.counters) await this.repo.refreshRunCounters(run.id);
   }
 
@@ -291,7 +291,7 @@ export class RunResultsWriter {
     }
     await this.repo.insertItems(run, assigneeId, items, cases);
     await this.repo.insertNewItemRows(run.projectId, rows);
-    await this.repo.insertHistory(options.changedById ?? null, moved, causes);
+    await this.repo.insertHistory(run.projectId, options.changedById ?? null, moved, causes);
     return items.map((i) => i.id);
   }
 
@@ -395,6 +395,7 @@ export class RunResultsWriter {
       causes.set(itemId, rowCause(last.rowId, last.write, executedById, now));
     }
     await this.rollUp(
+      run.projectId,
       itemIds,
       changedById,
       tally,
@@ -414,6 +415,7 @@ export class RunResultsWriter {
    * constant number of statements.
    */
   private async rollUp(
+    projectId: string,
     itemIds: string[],
     changedById: string | null,
     tally: Tally,
@@ -461,7 +463,7 @@ export class RunResultsWriter {
     await this.repo.updateRollUps(changed);
     const moved = changed.filter((c) => c.status !== c.from);
     if (moved.length === 0) return;
-    await this.repo.insertHistory(changedById, moved, causes);
+    await this.repo.insertHistory(projectId, changedById, moved, causes);
     tally.counters = true;
   }
 }
