@@ -7,6 +7,11 @@ import { createTestApp, expectProblem, RoleFixture, TestApp } from '../support/t
 
 const API = '/api/v1';
 
+interface Operation {
+  parameters?: Array<{ in: string; name: string }>;
+  responses: Record<string, { description: string; headers?: Record<string, unknown> }>;
+}
+
 /** `Idempotency-Key` on creating and importing POSTs (issue #18 §1). */
 describe('Idempotency-Key', () => {
   let t: TestApp;
@@ -264,6 +269,26 @@ describe('Idempotency-Key', () => {
       `SELECT count(*)::int AS n FROM idempotency_keys WHERE expires_at <= now()`,
     );
     expect(left[0].n).toBe(0);
+  });
+
+  it('is documented on every authenticated POST of the OpenAPI document, not on login', async () => {
+    const doc = (await request(t.server).get('/openapi.json')).body as {
+      paths: Record<string, Record<string, Operation>>;
+    };
+    const posts = Object.entries(doc.paths).filter(([, item]) => item.post !== undefined);
+    expect(posts.length).toBeGreaterThan(10);
+    for (const [path, item] of posts) {
+      const op = item.post;
+      const documented = (op.parameters ?? []).some(
+        (p) => p.in === 'header' && p.name === 'Idempotency-Key',
+      );
+      expect([path, documented]).toEqual([path, path !== `${API}/auth/login`]);
+      if (!documented) continue;
+      expect(op.responses['422'].description).toContain('idempotency_key_reused');
+      expect(op.responses['409'].description).toContain('idempotency_request_in_progress');
+      const ok = Object.entries(op.responses).find(([status]) => status.startsWith('2'));
+      expect(ok?.[1].headers?.['Idempotent-Replayed']).toBeDefined();
+    }
   });
 
   describe('JUnit import (multipart)', () => {

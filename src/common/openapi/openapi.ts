@@ -1,6 +1,7 @@
 import type { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import { ERROR_CATALOGUE } from '../errors/error-codes';
+import { documentIdempotency } from './idempotency-docs';
 
 const DESCRIPTION = `Self-hosted test management service: test runs and results, JUnit import, versioned
 environment topologies, products and components by risk, datasets bound to test cases.
@@ -29,6 +30,12 @@ reading them (header block over 16 KB: 431, malformed HTTP: 400 \`bad_request\`,
 time: 408, an \`Expect\` other than 100-continue: 417, CONNECT: 405) are answered with problem bodies
 too, and the connection is closed.
 
+**Retries.** Every authenticated POST accepts an \`Idempotency-Key\` header (1–255 printable ASCII
+characters, scoped to the caller, method and path): a repeat of the same request within
+\`IDEMPOTENCY_TTL_HOURS\` (24 h) gets the first answer back byte for byte with
+\`Idempotent-Replayed: true\` and changes nothing; the key with another request is 422
+\`idempotency_key_reused\`, while the first still runs 409 \`idempotency_request_in_progress\`.
+
 **Errors** are \`application/problem+json\`: \`type, title, status, detail, instance, code, request_id\`
 and, on validation failures, \`errors\` (dot-joined field path → messages). Codes:
 
@@ -44,13 +51,15 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     .setVersion('1.0.0')
     .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'Access token or API key (tms_…)' })
     .build();
-  return SwaggerModule.createDocument(app, config, {
+  const document = SwaggerModule.createDocument(app, config, {
     // Unique across controllers: `ProjectsController.list` → `projectsList`.
     operationIdFactory: (controllerKey: string, methodKey: string) => {
       const c = controllerKey.replace(/Controller$/, '');
       return c.charAt(0).toLowerCase() + c.slice(1) + methodKey.charAt(0).toUpperCase() + methodKey.slice(1);
     },
   });
+  documentIdempotency(document);
+  return document;
 }
 
 export function redocHtml(): string {
