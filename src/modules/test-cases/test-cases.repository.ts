@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { likePattern, offsetOf } from '../../common/pagination/page';
+import { copyRow } from '../../common/persistence/copy-text';
 import { Db } from '../../common/persistence/db.service';
 import { RISK_LEVEL_RANK, RISK_LEVELS, RiskLevel } from '../components/risk-score';
 import type { CoverageDto, ListTestCasesQueryDto, TestCaseDto } from './dto/test-case.dto';
@@ -64,6 +65,9 @@ export interface ImportedCase {
   /** JSON of the steps array. */
   steps: string;
 }
+
+/** The tags of a case the import creates. */
+const IMPORTED_TAGS = ['auto-imported'];
 
 /** A new test case: its fields with defaults applied, its key and its author. */
 export interface NewTestCase extends Required<CaseFields> {
@@ -276,28 +280,33 @@ export class TestCasesRepository {
     );
   }
 
-  /** One INSERT for many imported cases (keys allocated by the caller from the project counter). */
+  /**
+   * Many imported cases in one `COPY` (keys allocated by the caller from the project counter):
+   * active, automated, owned and created by the importer, tagged `auto-imported`.
+   */
   async insertImported(projectId: string, userId: string, cases: ImportedCase[]): Promise<void> {
-    if (cases.length === 0) return;
-    await this.db.query(
-      `INSERT INTO test_cases (id, project_id, key, key_number, title, preconditions, steps, status,
-                               test_case_type, automation_id, suite_id, owner_id, tags, created_by)
-       SELECT u.id, $1, u.key, u.key_number, u.title, u.preconditions, u.steps::jsonb, 'active',
-              'automated', u.automation_id, u.suite_id, $2, ARRAY['auto-imported']::text[], $2
-         FROM unnest($3::uuid[], $4::text[], $5::int[], $6::text[], $7::text[], $8::text[], $9::text[],
-                     $10::uuid[]) AS u(id, key, key_number, title, preconditions, steps, automation_id, suite_id)`,
-      [
-        projectId,
-        userId,
-        cases.map((c) => c.id),
-        cases.map((c) => c.key),
-        cases.map((c) => c.key_number),
-        cases.map((c) => c.title),
-        cases.map((c) => c.preconditions),
-        cases.map((c) => c.steps),
-        cases.map((c) => c.automation_id),
-        cases.map((c) => c.suite_id),
-      ],
+    await this.db.copyIn(
+      `COPY test_cases (id, project_id, key, key_number, title, preconditions, steps, status,
+                        test_case_type, automation_id, suite_id, owner_id, tags, created_by)
+       FROM STDIN`,
+      cases.map((c) =>
+        copyRow([
+          c.id,
+          projectId,
+          c.key,
+          c.key_number,
+          c.title,
+          c.preconditions,
+          c.steps,
+          'active',
+          'automated',
+          c.automation_id,
+          c.suite_id,
+          userId,
+          IMPORTED_TAGS,
+          userId,
+        ]),
+      ),
     );
   }
 
@@ -336,7 +345,11 @@ export class TestCasesRepository {
   }
 
   /** One multi-row insert (unnest) for all coverages of a case. */
-  async insertCoverages(projectId: string, caseId: string, coverages: NewCoverage[]): Promise<void> {
+  async insertCoverages(
+    projectId: string,
+    caseId: string,
+    coverages: NewCoverage[],
+  ): Promise<void> {
     await this.db.query(
       `INSERT INTO test_case_component_coverages (id, project_id, test_case_id, component_id, coverage_type,
               coverage_strength, is_mandatory_for_release, notes)
@@ -375,7 +388,10 @@ export class TestCasesRepository {
   }
 
   /** `FOR KEY SHARE` on those of the components that belong to the project; their ids. */
-  async lockProjectComponentsKeyShare(projectId: string, componentIds: string[]): Promise<string[]> {
+  async lockProjectComponentsKeyShare(
+    projectId: string,
+    componentIds: string[],
+  ): Promise<string[]> {
     const found = await this.db.query<{ id: string }>(
       `SELECT id FROM components WHERE project_id = $1 AND id = ANY($2::uuid[]) FOR KEY SHARE`,
       [projectId, componentIds],
