@@ -43,6 +43,11 @@ export interface AppConfig {
    * kept per (project, graph version).
    */
   componentGraphCacheBytes: number;
+  /**
+   * Bound of the in-process cache of environment revisions' snapshots as the JSON bytes runs answer
+   * (SNAPSHOT_CACHE_BYTES, bytes; 0 turns it off): GET of a run and run list pages.
+   */
+  snapshotCacheBytes: number;
   /** Accepted but doubtful settings, printed once at startup. */
   warnings: string[];
 }
@@ -91,6 +96,11 @@ export const MAX_IDEMPOTENCY_TTL_HOURS = 720;
 export const DEFAULT_COMPONENT_GRAPH_CACHE_BYTES = 64 * 1024 * 1024;
 /** Largest accepted COMPONENT_GRAPH_CACHE_BYTES: 16 GiB. */
 export const MAX_COMPONENT_GRAPH_CACHE_BYTES = 16 * 1024 * 1024 * 1024;
+
+/** Default bound of the revision snapshot cache (SNAPSHOT_CACHE_BYTES): 64 MiB. */
+export const DEFAULT_SNAPSHOT_CACHE_BYTES = 64 * 1024 * 1024;
+/** Largest accepted SNAPSHOT_CACHE_BYTES: 16 GiB. */
+export const MAX_SNAPSHOT_CACHE_BYTES = 16 * 1024 * 1024 * 1024;
 
 export class ConfigError extends Error {}
 
@@ -266,6 +276,13 @@ export function loadConfig(
       DEFAULT_COMPONENT_GRAPH_CACHE_BYTES,
       0,
       MAX_COMPONENT_GRAPH_CACHE_BYTES,
+    ),
+    snapshotCacheBytes: int(
+      env,
+      'SNAPSHOT_CACHE_BYTES',
+      DEFAULT_SNAPSHOT_CACHE_BYTES,
+      0,
+      MAX_SNAPSHOT_CACHE_BYTES,
     ),
     warnings,
   };
