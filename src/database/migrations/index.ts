@@ -9,7 +9,9 @@ import { RunCounts1763700000700 } from './1763700000700-RunCounts';
 import { RunSnapshotJson1763700000800 } from './1763700000800-RunSnapshotJson';
 import { InsightsIndexes1763700001170 } from './1763700001170-InsightsIndexes';
 import { ComponentGraphVersions1763700002300 } from './1763700002300-ComponentGraphVersions';
+import { IdempotencyKeys1763700018100 } from './1763700018100-IdempotencyKeys';
 import { LeanImportWrites1763700002500 } from './1763700002500-LeanImportWrites';
+import { RunSnapshotsOnce1763700002400 } from './1763700002400-RunSnapshotsOnce';
 
 /**
  * Every migration, in order. Features append their class here (one line each); timestamps are
@@ -27,5 +29,7 @@ export const MIGRATIONS = [
   RunSnapshotJson1763700000800,
   InsightsIndexes1763700001170,
   ComponentGraphVersions1763700002300,
+  RunSnapshotsOnce1763700002400,
   LeanImportWrites1763700002500,
+  IdempotencyKeys1763700018100,
 ];
