@@ -175,7 +175,7 @@ describe('tms (the command-line client) against a test server', () => {
     );
 
     const again = await tms(args, GITHUB_ENV);
-    expect(again).toMatchObject({ code: 0, stderr: "" });
+    expect(again).toMatchObject({ code: 0, stderr: '' });
     // The same key: the server answers the stored import (Idempotent-Replayed) instead of applying it again.
     expect(JSON.parse(again.stdout)).toEqual(body);
     expect(await runsNamed(projectId, 'CI main')).toHaveLength(1);
@@ -374,7 +374,7 @@ describe('tms (the command-line client) against a test server', () => {
           '--create-missing-cases',
           '--json',
         ]);
-        expect(o).toMatchObject({ code: 0, stderr: expect.stringContaining("retry") });
+        expect(o).toMatchObject({ code: 0, stderr: expect.stringContaining('retry') });
         expect(o.stderr).toMatch(/retry 1\/4[\s\S]*retry 2\/4/);
         const uploads = seen.filter((s) => s.method === 'POST');
         expect(uploads).toHaveLength(3);
