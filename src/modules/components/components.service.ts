@@ -264,13 +264,14 @@ export class ComponentsService {
   }
 
   /**
-   * Every component and every dependency edge of the project, as JSON text cached per graph
-   * version: one version lookup when cached, else two more queries (and the version read again:
-   * the text is cached only when no write committed while it was read).
+   * Every component and every dependency edge of the project, as UTF-8 JSON bytes cached per graph
+   * version (written to the socket as they are: no serialising or encoding per request): one
+   * version lookup when cached, else two more queries (and the version read again: the bytes are
+   * cached only when no write committed while they were read).
    */
-  async graph(projectId: string): Promise<string> {
+  async graph(projectId: string): Promise<Buffer> {
     const version = await this.components.graphVersion(projectId);
-    const cached = this.graphCache.get<string>('response', projectId, version);
+    const cached = this.graphCache.get<Buffer>('response', projectId, version);
     if (cached !== undefined) return cached;
     const components = await this.components.listInProjectIso(projectId);
     const edges = await this.components.dependenciesInProjectIso(projectId);
@@ -278,10 +279,9 @@ export class ComponentsService {
       components: components.map(toComponentDto),
       dependencies: edges.map(toDependencyDto),
     };
-    const body = JSON.stringify(dto);
+    const body = Buffer.from(JSON.stringify(dto), 'utf8');
     if ((await this.components.graphVersion(projectId)) === version) {
-      // UTF-16 size of the text: an upper bound of what V8 holds.
-      this.graphCache.set('response', projectId, version, body, body.length * 2);
+      this.graphCache.set('response', projectId, version, body, body.length);
     }
     return body;
   }
