@@ -278,4 +278,39 @@ describe('input bounds and malformed input (issue #22)', () => {
       expect(Object.keys(errorsOf(p))).toEqual(['query.tag']);
     });
   });
+
+  // Found by the fuzz suite: validation copied and walked huge arrays element by element before
+  // refusing them (seconds of event loop, on the public login too), and answered an error per element.
+  describe('huge arrays and error lists', () => {
+    it('an array longer than any field allows is refused before validation, even unauthenticated', async () => {
+      const res = await t
+        .req('post', api('/auth/login'))
+        .send({ username: new Array(1_000_000).fill(0), password: 'x' });
+      const p = expectProblem(res, 422, 'validation_error');
+      expect(errorsOf(p)).toEqual({
+        body: ['username must not hold more than 10000 items (it holds 1000000)'],
+      });
+    });
+
+    it('a body with more than a million values in arrays under the limit is refused', async () => {
+      const name = t.unique('huge');
+      const res = await t
+        .req('post', api('/test-cases'), f.lead.token)
+        .send({ project_id: f.projectId, title: name, tags: Array.from({ length: 120 }, () => new Array(10_000).fill(0)) });
+      const p = expectProblem(res, 422, 'validation_error');
+      expect(errorsOf(p).body[0]).toMatch(/must not hold more than 1000000 values/);
+      expect(await count('SELECT count(*) AS n FROM test_cases WHERE title = $1', [name])).toBe(0);
+    });
+
+    it('a 422 lists at most 100 fields and says how many there were', async () => {
+      const title = t.unique('steps');
+      const res = await t
+        .req('post', api('/test-cases'), f.lead.token)
+        .send({ project_id: f.projectId, title, steps: new Array(5_000).fill(0) });
+      const p = expectProblem(res, 422, 'validation_error');
+      expect(Object.keys(errorsOf(p)).length).toBe(100);
+      expect(p.detail).toMatch(/the first 100 of \d+ are listed/);
+      expect(await count('SELECT count(*) AS n FROM test_cases WHERE title = $1', [title])).toBe(0);
+    });
+  });
 });

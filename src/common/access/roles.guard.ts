@@ -6,7 +6,7 @@ import { AppException } from '../errors/app-exception';
 import { currentStore } from '../persistence/request-context';
 import { isPathInteger, MAX_PATH_INTEGER } from '../validation/path-integer';
 import { requestPartsOf } from '../validation/request-parts';
-import { isDtoClass, validateInput } from '../validation/validate';
+import { isDtoClass, MAX_ERROR_FIELDS, validateInput } from '../validation/validate';
 import { AccessService } from './access.service';
 import { ACCESS_KEY, AccessRule } from './endpoint.decorator';
 import { hasRole } from './roles';
@@ -87,6 +87,8 @@ export class RolesGuard implements CanActivate {
     // Errors of the query and the body are reported together.
     // No prototype: a field path such as `toString` must not resolve to an inherited member.
     const errors = Object.create(null) as Record<string, string[]>;
+    // A part with more bad fields than a 422 lists says so in its detail (validationProblem).
+    let detail: string | undefined;
     for (const { kind, index } of parts) {
       const type = types[index];
       if (!isDtoClass(type)) continue;
@@ -96,6 +98,7 @@ export class RolesGuard implements CanActivate {
       } catch (err) {
         if (err instanceof AppException && err.code === 'validation_error' && err.errors) {
           for (const [k, v] of Object.entries(err.errors)) (errors[k] ??= []).push(...v);
+          if (Object.keys(err.errors).length >= MAX_ERROR_FIELDS) detail = err.message;
         } else throw err;
       }
     }
@@ -104,7 +107,7 @@ export class RolesGuard implements CanActivate {
         (errors[`path.${name}`] ??= []).push(`${name} must be a whole number from 1 to ${MAX_PATH_INTEGER}`);
       }
     }
-    if (Object.keys(errors).length > 0) throw AppException.validation(errors);
+    if (Object.keys(errors).length > 0) throw AppException.validation(errors, detail);
     return validated;
   }
 }

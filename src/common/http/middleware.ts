@@ -129,33 +129,78 @@ function hasRequestBody(req: Request): boolean {
 /** Deepest nesting of arrays and objects a JSON body may have (deeper bodies are a 422). */
 export const MAX_JSON_DEPTH = 64;
 
-/** Nesting depth of a parsed JSON value, computed without recursion. */
-export function jsonDepth(value: unknown, limit = Infinity): number {
-  let max = 0;
-  const stack: Array<[unknown, number]> = [[value, 1]];
-  while (stack.length > 0) {
-    const [v, depth] = stack.pop() as [unknown, number];
-    if (v === null || typeof v !== 'object') continue;
-    if (depth > max) max = depth;
-    if (max > limit) return max;
-    for (const child of Array.isArray(v) ? v : Object.values(v)) {
-      if (child !== null && typeof child === 'object') stack.push([child, depth + 1]);
-    }
+/**
+ * Most items an array of a JSON body may hold: the largest `maxItems` of any field of the API (rerun
+ * rows, plan cases, dataset rows). A longer array is refused before validation copies it.
+ */
+export const MAX_JSON_ARRAY_ITEMS = 10_000;
+/** Most values (objects, arrays, scalars) a JSON body may hold in all (as the results JSON reader). */
+export const MAX_JSON_VALUES = 1_000_000;
+
+interface ShapeNode {
+  value: unknown;
+  depth: number;
+  parent: ShapeNode | null;
+  key: string;
+}
+
+/** `rows.3.values` for a node of the walk below; `body` for the root. Built only for an answer. */
+function shapePath(node: ShapeNode): string {
+  const keys: string[] = [];
+  for (let at: ShapeNode | null = node; at !== null && at.parent !== null; at = at.parent) {
+    keys.push(at.key);
   }
-  return max;
+  return keys.reverse().join('.') || 'body';
 }
 
 /**
- * A parsed body nested deeper than MAX_JSON_DEPTH is refused (422 on `body`, deferred like the
- * other body problems): validation and normalisation walk bodies recursively, and no field of the
- * API needs more than a few levels.
+ * The first reason a parsed body is too large to validate, or null: nested deeper than
+ * MAX_JSON_DEPTH, an array longer than MAX_JSON_ARRAY_ITEMS (named by its path), or more than
+ * MAX_JSON_VALUES values in all. One walk without recursion.
+ */
+export function jsonShapeIssue(value: unknown): string | null {
+  let values = 1;
+  const stack: ShapeNode[] = [{ value, depth: 1, parent: null, key: '' }];
+  while (stack.length > 0) {
+    const node = stack.pop() as ShapeNode;
+    const v = node.value;
+    if (v === null || typeof v !== 'object') continue;
+    if (node.depth > MAX_JSON_DEPTH) {
+      return `JSON nesting must not be deeper than ${MAX_JSON_DEPTH} levels`;
+    }
+    const keys = Array.isArray(v) ? null : Object.keys(v);
+    const size = keys === null ? (v as unknown[]).length : keys.length;
+    if (keys === null && size > MAX_JSON_ARRAY_ITEMS) {
+      return `${shapePath(node)} must not hold more than ${MAX_JSON_ARRAY_ITEMS} items (it holds ${size})`;
+    }
+    values += size;
+    if (values > MAX_JSON_VALUES) {
+      return `A JSON body must not hold more than ${MAX_JSON_VALUES} values`;
+    }
+    for (let i = 0; i < size; i++) {
+      const key = keys === null ? String(i) : keys[i];
+      const child: unknown = (v as Record<string, unknown>)[key];
+      if (child !== null && typeof child === 'object') {
+        stack.push({ value: child, depth: node.depth + 1, parent: node, key });
+      }
+    }
+  }
+  return null;
+}
+
+/**
+ * A parsed body nested deeper than MAX_JSON_DEPTH, with an array longer than MAX_JSON_ARRAY_ITEMS
+ * or more than MAX_JSON_VALUES values is refused (422 on `body`, deferred like the other body
+ * problems): validation copies and walks a body element by element, so a 2 MB array of a million
+ * zeros blocked the event loop for seconds, on the public login too, before it was refused.
  */
 export function jsonDepthMiddleware(req: Request, _res: Response, next: NextFunction): void {
-  if (req.deferredError === undefined && jsonDepth(req.body, MAX_JSON_DEPTH) > MAX_JSON_DEPTH) {
-    req.deferredError = AppException.validation({
-      body: [`JSON nesting must not be deeper than ${MAX_JSON_DEPTH} levels`],
-    });
-    req.body = undefined;
+  if (req.deferredError === undefined && req.body !== undefined) {
+    const issue = jsonShapeIssue(req.body);
+    if (issue !== null) {
+      req.deferredError = AppException.validation({ body: [issue] });
+      req.body = undefined;
+    }
   }
   next();
 }

@@ -1,6 +1,7 @@
-import { IsEmail, IsObject, IsOptional, IsString } from 'class-validator';
+import { Type } from 'class-transformer';
+import { IsArray, IsEmail, IsObject, IsOptional, IsString, ValidateNested } from 'class-validator';
 import { AppException } from '../errors/app-exception';
-import { validateInput } from './validate';
+import { MAX_ERROR_FIELDS, validateInput } from './validate';
 
 class Dto {
   @IsString() name: string;
@@ -131,5 +132,40 @@ describe('validateInput', () => {
       );
       expect(dto.tags).toEqual(['😀']);
     });
+  });
+});
+
+class Step {
+  @IsString() action: string;
+}
+
+class WithSteps {
+  @IsArray() @ValidateNested({ each: true }) @Type(() => Step) steps: Step[];
+}
+
+describe('a 422 lists at most MAX_ERROR_FIELDS fields', () => {
+  const problem = (body: unknown): AppException => {
+    try {
+      validateInput(WithSteps, body, 'body');
+    } catch (e) {
+      return e as AppException;
+    }
+    throw new Error('expected a validation error');
+  };
+
+  it.each([
+    [1, 1, 'Request contains invalid fields'],
+    [MAX_ERROR_FIELDS, MAX_ERROR_FIELDS, 'Request contains invalid fields'],
+    [
+      5_000,
+      MAX_ERROR_FIELDS,
+      `Request contains invalid fields (the first ${MAX_ERROR_FIELDS} of 5000 are listed)`,
+    ],
+  ])('%i bad elements → %i fields listed', (bad, listed, detail) => {
+    const e = problem({ steps: new Array(bad).fill(0) });
+    expect(e.code).toBe('validation_error');
+    expect(Object.keys(e.errors ?? {})).toHaveLength(listed);
+    expect(Object.keys(e.errors ?? {})[0]).toBe('steps.0');
+    expect(e.message).toBe(detail);
   });
 });

@@ -219,9 +219,26 @@ export function validateInput<T extends object>(
   const fieldErrors = flattenErrors(errors, prefix);
   for (const [path, msgs] of Object.entries(reserved)) addMessages(fieldErrors, path, msgs);
   for (const [path, msgs] of Object.entries(illFormed)) addMessages(fieldErrors, path, msgs);
-  if (errors.length > 0 || Object.keys(fieldErrors).length > 0)
-    throw AppException.validation(fieldErrors);
+  if (errors.length > 0 || Object.keys(fieldErrors).length > 0) throw validationProblem(fieldErrors);
   return instance;
+}
+
+/**
+ * Most fields a 422 lists: a body with 10,000 junk elements in a list of objects would otherwise be
+ * answered with an error per element (megabytes for a request of kilobytes).
+ */
+export const MAX_ERROR_FIELDS = 100;
+
+/** 422 validation_error listing at most {@link MAX_ERROR_FIELDS} fields, saying how many there were. */
+export function validationProblem(fieldErrors: FieldErrors): AppException {
+  const paths = Object.keys(fieldErrors);
+  if (paths.length <= MAX_ERROR_FIELDS) return AppException.validation(fieldErrors);
+  const first: FieldErrors = {};
+  for (const path of paths.slice(0, MAX_ERROR_FIELDS)) addMessages(first, path, fieldErrors[path]);
+  return AppException.validation(
+    first,
+    `Request contains invalid fields (the first ${MAX_ERROR_FIELDS} of ${paths.length} are listed)`,
+  );
 }
 
 /**
