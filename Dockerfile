@@ -21,6 +21,8 @@ COPY --from=build --chown=node:node /app/node_modules ./node_modules
 COPY --from=build --chown=node:node /app/dist ./dist
 COPY --chown=node:node package.json openapi.json ./
 RUN mkdir -p /data && chown node:node /data
+# The `tms` command-line client (package bin), on the PATH: `docker run --rm <image> tms --help`.
+RUN chmod 755 dist/src/cli/tms.js && ln -s /app/dist/src/cli/tms.js /usr/local/bin/tms
 USER node
 VOLUME ["/data"]
 EXPOSE 3000

@@ -192,6 +192,12 @@ export function processIo(): Io {
 }
 
 if (require.main === module) {
+  // `tms … | head`: a reader that goes away ends tms quietly, not with a stack trace.
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code !== 'EPIPE')
+      process.stderr.write(`tms: cannot write the output: ${err.message}\n`);
+    process.exit(err.code === 'EPIPE' ? (process.exitCode ?? EXIT.OK) : EXIT.REFUSED);
+  });
   void main(process.argv.slice(2), processIo()).then((code) => {
     process.exitCode = code;
   });
