@@ -1,4 +1,5 @@
 import type { Response } from 'supertest';
+import { statementsDuring } from '../support/query-count';
 import {
   createTestApp,
   expectProblem,
@@ -244,6 +245,18 @@ describe('insights: run comparison (issue #17 §1)', () => {
         diff: null,
       });
       expect(body).toMatchObject({ total: 0, items: [] });
+    });
+
+    it('answers with the same statements whatever the size of the runs', async () => {
+      const empty1 = await createRun({ environment_id: env.id });
+      const empty2 = await createRun({ environment_id: env.id });
+      const small = await statementsDuring(() => compare(empty2.id, `?base_run_id=${empty1.id}`));
+      const full = await statementsDuring(() => compare(run.id, `?base_run_id=${base.id}`));
+      expect(ok(small.result).total).toBe(0);
+      expect(ok(full.result).total).toBe(10);
+      expect(full.statements.length).toBe(small.statements.length);
+      // The access checks plus the runs, the classes, the revisions and the datasets.
+      expect(full.statements.length).toBeLessThanOrEqual(8);
     });
 
     it('filters items by change and paginates them; counts stay whole', async () => {

@@ -1,4 +1,5 @@
 import type { Response } from 'supertest';
+import { statementsDuring } from '../support/query-count';
 import {
   createTestApp,
   expectProblem,
@@ -388,6 +389,17 @@ describe('insights: case history and flaky tests (issue #17 §3, §4)', () => {
       });
       const unknown = ok(await flaky('&environment_id=0190a3a4-0000-7000-8000-000000000000'));
       expect(unknown).toMatchObject({ items: [], total: 0 });
+    });
+
+    it('reads the project with the same statements whatever its size', async () => {
+      const empty = await t.roleFixture();
+      const none = await statementsDuring(() =>
+        t.req('get', `${API}/test-cases/flaky?project_id=${empty.projectId}`, empty.viewer.token),
+      );
+      const some = await statementsDuring(() => flaky());
+      expect(ok(none.result).total).toBe(0);
+      expect(ok(some.result).total).toBe(3);
+      expect(some.statements.length).toBe(none.statements.length);
     });
 
     it('paginates the ranking', async () => {
