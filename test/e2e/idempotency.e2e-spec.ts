@@ -6,6 +6,8 @@ import { fixture, importHelpers } from '../support/import-fixture';
 import { createTestApp, expectProblem, RoleFixture, TestApp } from '../support/test-app';
 
 const API = '/api/v1';
+/** MAX_UPLOAD_BYTES of the second instance. */
+const SMALL_UPLOAD_LIMIT = 4096;
 
 interface Operation {
   parameters?: Array<{ in: string; name: string }>;
@@ -23,7 +25,8 @@ describe('Idempotency-Key', () => {
   beforeAll(async () => {
     t = await createTestApp();
     f = await t.roleFixture();
-    other = await createApp(t.config, t.databaseUrl);
+    // Same database, a small upload limit (for the 413 test; the rest sends small bodies).
+    other = await createApp({ ...t.config, maxUploadBytes: SMALL_UPLOAD_LIMIT }, t.databaseUrl);
     await other.listen(0, '127.0.0.1');
   });
   afterAll(async () => {
@@ -331,6 +334,26 @@ describe('Idempotency-Key', () => {
         422,
         'idempotency_key_reused',
       );
+      expect(await importsOf(runId)).toBe(1);
+    });
+
+    it('does not store a 413 (the body was not read whole): the retry with a smaller file runs', async () => {
+      const runId = await createRun(f.projectId);
+      const key = t.unique('import-');
+      const big = Buffer.from(
+        `<testsuite name="big">${'<testcase name="t"/>'.repeat(SMALL_UPLOAD_LIMIT / 10)}</testsuite>`,
+      );
+      const upload = (file: Buffer) =>
+        request(other.getHttpServer())
+          .post(`${API}/test-runs/${runId}/imports/junit`)
+          .set('Authorization', `Bearer ${f.tester.token}`)
+          .set('Idempotency-Key', key)
+          .attach('file', file, 'r.xml');
+      expectProblem(await upload(big), 413, 'payload_too_large');
+      expect(await storedKeys(key)).toBe(0);
+      const res = await upload(fixture('basic.xml'));
+      expect(res.status).toBe(201);
+      expect(res.headers['idempotent-replayed']).toBeUndefined();
       expect(await importsOf(runId)).toBe(1);
     });
 

@@ -23,6 +23,8 @@ import {
 } from './idempotency.repository';
 import { PreparedResponse } from './prepared-response';
 
+/** Room for multipart framing beyond the body limits, when a fingerprint reads a body to its end. */
+export const FINGERPRINT_SLACK_BYTES = 1024 * 1024;
 const JSON_TYPE = 'application/json; charset=utf-8';
 const PROBLEM_TYPE = 'application/problem+json; charset=utf-8';
 
@@ -59,8 +61,13 @@ function isPlainResult(result: object): boolean {
 class BodyFingerprint {
   private readonly raw: RawBodyFingerprint | null;
   private readonly known: string | null;
+  private bytes = 0;
 
-  constructor(private readonly req: Request) {
+  /** `maxBytes`: the most this layer reads by itself to finish a fingerprint. */
+  constructor(
+    private readonly req: Request,
+    private readonly maxBytes: number,
+  ) {
     const query = queryOf(req.originalUrl ?? req.url);
     if (req.is('multipart/form-data') && !req.readableEnded) {
       const raw = new RawBodyFingerprint(query, req.headers['content-type']);
@@ -68,24 +75,41 @@ class BodyFingerprint {
       this.known = null;
       // Paused first, so that listening does not start the flow before the handler reads.
       req.pause();
-      req.on('data', (chunk: Buffer) => raw.update(chunk));
+      req.on('data', (chunk: Buffer) => {
+        this.bytes += chunk.length;
+        raw.update(chunk);
+      });
     } else {
       this.raw = null;
       this.known = jsonFingerprint(query, req.body);
     }
   }
 
-  /** The fingerprint, after reading the rest of the body; null when the body did not arrive whole. */
+  /**
+   * The fingerprint, after reading the rest of the body; null when the body did not arrive whole,
+   * or is larger than `maxBytes` (such a body is never read to the end for a fingerprint).
+   */
   async complete(): Promise<string | null> {
     if (this.raw === null) return this.known;
-    if (!this.req.readableEnded) {
-      if (this.req.destroyed) return null;
-      this.req.resume();
-      try {
-        await finished(this.req);
-      } catch {
-        return null;
-      }
+    const req = this.req;
+    if (!req.readableEnded) {
+      const declared = Number(req.headers['content-length'] ?? 0);
+      if (req.destroyed || declared > this.maxBytes || this.bytes > this.maxBytes) return null;
+      const whole = await new Promise<boolean>((resolve) => {
+        const over = () => {
+          if (this.bytes <= this.maxBytes) return;
+          req.pause();
+          req.off('data', over);
+          resolve(false);
+        };
+        req.on('data', over);
+        finished(req).then(
+          () => resolve(true),
+          () => resolve(false),
+        );
+        req.resume();
+      });
+      if (!whole) return null;
     }
     return this.raw.digest();
   }
@@ -104,8 +128,9 @@ class BodyFingerprint {
  * 4. otherwise the handler runs after a savepoint. Its result is serialised here and stored, in the
  *    same transaction, with the status and the Location header. A 4xx it throws is stored too: the
  *    work is rolled back to the savepoint and the problem body kept, then the transaction commits.
- *    A 5xx (or a response to a body that did not arrive whole) is not stored: the transaction rolls
- *    back and a retry runs again.
+ *    A 5xx, a 413, or an answer to a body that did not arrive whole (or is larger than the body
+ *    limits: it is never read to its end just for a fingerprint) is not stored: the transaction
+ *    rolls back and a retry runs again.
  *
  * Answers given before the handler (401, and the guard's 413/415/422/404/403) are not stored: no
  * work started, and a retry is checked again (like Stripe, which saves a result only once the
@@ -150,7 +175,10 @@ export class IdempotencyService {
       path: (req.originalUrl ?? req.url).split('?')[0],
       key,
     };
-    const body = new BodyFingerprint(req);
+    const body = new BodyFingerprint(
+      req,
+      Math.max(this.config.maxUploadBytes, this.config.maxJsonBytes) + FINGERPRINT_SLACK_BYTES,
+    );
     const outcome = await this.dataSource.transaction(async (manager) => {
       store.manager = manager;
       try {
@@ -260,7 +288,8 @@ export class IdempotencyService {
     } else clientError = false;
     if (!clientError) return null;
     const problem = this.problems.toProblem(error, req);
-    if (problem.status < 400 || problem.status >= 500) return null;
+    // 413: the body was too large to read whole (and to fingerprint); like the guard's, not stored.
+    if (problem.status < 400 || problem.status >= 500 || problem.status === 413) return null;
     return {
       status: problem.status,
       headers: { ...problem.headers, 'Content-Type': PROBLEM_TYPE },
