@@ -65,6 +65,9 @@ describe('loadConfig', () => {
     [{ COMPONENT_GRAPH_CACHE_BYTES: '-1', AUTH_SECRET: secret }, /COMPONENT_GRAPH_CACHE_BYTES/],
     [{ COMPONENT_GRAPH_CACHE_BYTES: '64MB', AUTH_SECRET: secret }, /COMPONENT_GRAPH_CACHE_BYTES/],
     [{ COMPONENT_GRAPH_CACHE_BYTES: '17179869185', AUTH_SECRET: secret }, /COMPONENT_GRAPH_CACHE_BYTES/],
+    [{ IDEMPOTENCY_TTL_HOURS: '0', AUTH_SECRET: secret }, /IDEMPOTENCY_TTL_HOURS/],
+    [{ IDEMPOTENCY_TTL_HOURS: '721', AUTH_SECRET: secret }, /IDEMPOTENCY_TTL_HOURS/],
+    [{ IDEMPOTENCY_TTL_HOURS: '24h', AUTH_SECRET: secret }, /IDEMPOTENCY_TTL_HOURS/],
     [{ HOST: 'not a host', AUTH_SECRET: secret }, /HOST/],
     [{ HOST: 'http://example.com', AUTH_SECRET: secret }, /HOST/],
   ])('rejects %j naming the variable', (env, message) => {
@@ -117,6 +120,12 @@ describe('loadConfig', () => {
     expect(loadConfig({ AUTH_SECRET: secret }).componentGraphCacheBytes).toBe(67_108_864);
     expect(loadConfig({ AUTH_SECRET: secret, COMPONENT_GRAPH_CACHE_BYTES: '0' }).componentGraphCacheBytes).toBe(0);
     expect(loadConfig({ AUTH_SECRET: secret, COMPONENT_GRAPH_CACHE_BYTES: '1048576' }).componentGraphCacheBytes).toBe(1_048_576);
+  });
+
+  it('keeps idempotent responses for IDEMPOTENCY_TTL_HOURS (24 by default, 1 to 720)', () => {
+    expect(loadConfig({ AUTH_SECRET: secret }).idempotencyTtlHours).toBe(24);
+    expect(loadConfig({ AUTH_SECRET: secret, IDEMPOTENCY_TTL_HOURS: '1' }).idempotencyTtlHours).toBe(1);
+    expect(loadConfig({ AUTH_SECRET: secret, IDEMPOTENCY_TTL_HOURS: '720' }).idempotencyTtlHours).toBe(720);
   });
 
   it('takes DB_READ_TIMEOUT_MS up to the query deadline, and refuses a longer one', () => {
