@@ -66,11 +66,16 @@ export class InsightsService {
     const revisionIds = [run.environment_revision_id, base.environment_revision_id].filter(
       (x): x is string => x !== null,
     );
-    const [cmp, revisions, datasets] = await Promise.all([
-      this.repo.compare(run.id, base.id, changes, q.page_size, offsetOf(q.page, q.page_size)),
-      this.repo.revisions([...new Set(revisionIds)]),
-      this.repo.datasetDrift(run.id, base.id, access.projectId),
-    ]);
+    // One after the other: a request holds one pooled connection at a time.
+    const cmp = await this.repo.compare(
+      run.id,
+      base.id,
+      changes,
+      q.page_size,
+      offsetOf(q.page, q.page_size),
+    );
+    const revisions = await this.repo.revisions([...new Set(revisionIds)]);
+    const datasets = await this.repo.datasetDrift(run.id, base.id, access.projectId);
     const page = pageOf(cmp.items, q.page, q.page_size, cmp.total);
     return {
       run: toRunSummary(run),
