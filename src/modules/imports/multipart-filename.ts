@@ -5,7 +5,8 @@ const MAX_HEADER_BLOCK = 16 * 1024;
 /**
  * multer ignores a file part that carries no filename (`Content-Disposition: form-data; name="file"`
  * with `application/octet-stream`, which is what superagent's `.attach('file', buffer)` sends).
- * This transform sits between the request and multer and adds `filename="<fallback>"` to the
+ * This transform sits between the (decoded) request body and multer's parser (`upload.ts` feeds
+ * it through multer's documented `streamHandler` option) and adds `filename="<fallback>"` to the
  * header block of such a part named `field`. It only ever looks at part header blocks — the bytes
  * right after a `--boundary` delimiter up to the blank line — never at part contents, which by
  * definition cannot contain the delimiter.
