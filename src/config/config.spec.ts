@@ -122,6 +122,15 @@ describe('loadConfig', () => {
     expect(loadConfig({ AUTH_SECRET: secret, COMPONENT_GRAPH_CACHE_BYTES: '1048576' }).componentGraphCacheBytes).toBe(1_048_576);
   });
 
+  it('bounds the run snapshot cache by SNAPSHOT_CACHE_BYTES (64 MiB; 0 turns it off; 0..16 GiB)', () => {
+    expect(loadConfig({ AUTH_SECRET: secret }).snapshotCacheBytes).toBe(67_108_864);
+    expect(loadConfig({ AUTH_SECRET: secret, SNAPSHOT_CACHE_BYTES: '0' }).snapshotCacheBytes).toBe(0);
+    expect(loadConfig({ AUTH_SECRET: secret, SNAPSHOT_CACHE_BYTES: '1048576' }).snapshotCacheBytes).toBe(1_048_576);
+    for (const bad of ['-1', '1.5', 'lots', String(16 * 1024 ** 3 + 1)]) {
+      expect(() => loadConfig({ AUTH_SECRET: secret, SNAPSHOT_CACHE_BYTES: bad })).toThrow(ConfigError);
+    }
+  });
+
   it('keeps idempotent responses for IDEMPOTENCY_TTL_HOURS (24 by default, 1 to 720)', () => {
     expect(loadConfig({ AUTH_SECRET: secret }).idempotencyTtlHours).toBe(24);
     expect(loadConfig({ AUTH_SECRET: secret, IDEMPOTENCY_TTL_HOURS: '1' }).idempotencyTtlHours).toBe(1);
