@@ -274,6 +274,20 @@ describe('Idempotency-Key', () => {
     expect(left[0].n).toBe(0);
   });
 
+  it('ignores the key where the answer carries a secret (a new API key is never stored)', async () => {
+    const key = t.unique('key-');
+    const create = () =>
+      t
+        .req('post', `${API}/users/me/api-keys`, f.tester.token)
+        .set('Idempotency-Key', key)
+        .send({ name: t.unique('ci ') });
+    const [a, b] = [await create(), await create()];
+    expect([a.status, b.status]).toEqual([201, 201]);
+    expect(b.headers['idempotent-replayed']).toBeUndefined();
+    expect(a.body.api_key).not.toBe(b.body.api_key);
+    expect(await storedKeys(key)).toBe(0);
+  });
+
   it('is documented on every authenticated POST of the OpenAPI document, not on login', async () => {
     const doc = (await request(t.server).get('/openapi.json')).body as {
       paths: Record<string, Record<string, Operation>>;
@@ -285,7 +299,8 @@ describe('Idempotency-Key', () => {
       const documented = (op.parameters ?? []).some(
         (p) => p.in === 'header' && p.name === 'Idempotency-Key',
       );
-      expect([path, documented]).toEqual([path, path !== `${API}/auth/login`]);
+      const without = [`${API}/auth/login`, `${API}/users/me/api-keys`];
+      expect([path, documented]).toEqual([path, !without.includes(path)]);
       if (!documented) continue;
       expect(op.responses['422'].description).toContain('idempotency_key_reused');
       expect(op.responses['409'].description).toContain('idempotency_request_in_progress');

@@ -21,6 +21,7 @@ import {
   IdempotencyScope,
   StoredResponse,
 } from './idempotency.repository';
+import { isNotIdempotent } from './not-idempotent.decorator';
 import { PreparedResponse } from './prepared-response';
 
 /** Room for multipart framing beyond the body limits, when a fingerprint reads a body to its end. */
@@ -145,12 +146,16 @@ export class IdempotencyService {
     private readonly problems: ProblemFilter,
   ) {}
 
-  /** True when the request carries a key this layer handles (a POST by an authenticated caller). */
-  applies(req: Request): boolean {
+  /**
+   * True when the request carries a key this layer handles: a POST by an authenticated caller, to a
+   * handler not declared {@link NotIdempotent}.
+   */
+  applies(req: Request, handler: object): boolean {
     return (
       req.method === 'POST' &&
       req.headers['idempotency-key'] !== undefined &&
-      req.user !== undefined
+      req.user !== undefined &&
+      !isNotIdempotent(handler)
     );
   }
 

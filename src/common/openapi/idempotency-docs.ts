@@ -1,4 +1,5 @@
 import { getSchemaPath, type OpenAPIObject } from '@nestjs/swagger';
+import { NO_IDEMPOTENCY_EXTENSION } from '../idempotency/not-idempotent.decorator';
 import { ProblemDto } from './problem.dto';
 import {
   IDEMPOTENCY_KEY_HEADER,
@@ -39,6 +40,7 @@ export function documentIdempotency(document: OpenAPIObject): void {
   for (const item of Object.values(document.paths ?? {})) {
     const op = item.post;
     if (op === undefined || op.security === undefined || op.security.length === 0) continue;
+    if ((op as unknown as Record<string, unknown>)[NO_IDEMPOTENCY_EXTENSION] === true) continue;
     op.parameters = [
       ...(op.parameters ?? []),
       {

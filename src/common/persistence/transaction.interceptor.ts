@@ -35,7 +35,7 @@ export class TransactionInterceptor implements NestInterceptor {
     const req = context.switchToHttp().getRequest<Request>();
     const store = currentStore();
     if (req.method === 'GET' || req.method === 'HEAD' || !store) return next.handle();
-    if (this.idempotency?.applies(req)) {
+    if (this.idempotency?.applies(req, context.getHandler())) {
       const res = context.switchToHttp().getResponse<Response>();
       const handle = () => lastValueFrom(next.handle(), { defaultValue: undefined });
       return from(this.idempotency.run(req, res, store, handle));

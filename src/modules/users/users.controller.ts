@@ -3,6 +3,7 @@ import { ApiTags } from '@nestjs/swagger';
 import { Endpoint } from '../../common/access/endpoint.decorator';
 import { AuthenticatedUser } from '../../common/auth/authenticated-user';
 import { CurrentUser } from '../../common/auth/current-user.decorator';
+import { NotIdempotent } from '../../common/idempotency/not-idempotent.decorator';
 import { PageSchema } from '../../common/pagination/page';
 import { Transactional } from '../../common/persistence/transaction.interceptor';
 import { Body, Query } from '../../common/validation/request-parts';
@@ -68,10 +69,11 @@ export class UsersController {
 
   @Post('me/api-keys')
   @Transactional()
+  @NotIdempotent()
   @Endpoint({
     summary: 'Create a personal API key',
     description:
-      'The key (`tms_…`) is returned once in `api_key` and stored only as a SHA-256 hash. Send it as `Authorization: Bearer <key>` or `X-API-Key: <key>`; it acts with your rights.',
+      'The key (`tms_…`) is returned once in `api_key` and stored only as a SHA-256 hash. Send it as `Authorization: Bearer <key>` or `X-API-Key: <key>`; it acts with your rights. An `Idempotency-Key` header is ignored here: the answer carries the secret, which is never stored.',
     access: 'authenticated',
     status: 201,
     response: CreatedApiKeyDto,
