@@ -119,7 +119,9 @@ describe('Idempotency-Key', () => {
     const lock = `idempotency:${f.tester.id}:POST:${API}/datasets:${key}`;
     await runner.query(`SELECT pg_advisory_lock(hashtextextended($1, 0))`, [lock]);
     try {
-      expectProblem(await createDataset(name, key), 409, 'idempotency_request_in_progress');
+      const busy = await createDataset(name, key);
+      expectProblem(busy, 409, 'idempotency_request_in_progress');
+      expect(busy.headers['retry-after']).toBe('1');
       expect(await datasetsNamed(name)).toBe(0);
     } finally {
       await runner.query(`SELECT pg_advisory_unlock(hashtextextended($1, 0))`, [lock]);

@@ -24,6 +24,8 @@ import {
 import { isNotIdempotent } from './not-idempotent.decorator';
 import { PreparedResponse } from './prepared-response';
 
+/** Seconds a client is asked to wait (Retry-After) before retrying a key still in progress. */
+export const IN_PROGRESS_RETRY_AFTER_SECONDS = 1;
 /** Room for multipart framing beyond the body limits, when a fingerprint reads a body to its end. */
 export const FINGERPRINT_SLACK_BYTES = 1024 * 1024;
 const JSON_TYPE = 'application/json; charset=utf-8';
@@ -207,6 +209,8 @@ export class IdempotencyService {
       throw new AppException(
         'idempotency_request_in_progress',
         'A request with this Idempotency-Key is still being processed; retry later',
+        undefined,
+        { 'Retry-After': String(IN_PROGRESS_RETRY_AFTER_SECONDS) },
       );
     }
     const stored = await this.repository.find(scope);

@@ -18,7 +18,8 @@ export const IDEMPOTENCY_KEY_DESCRIPTION = [
   'within `IDEMPOTENCY_TTL_HOURS` (24 h) gets the stored response back byte for byte with',
   `\`${IDEMPOTENT_REPLAYED_HEADER}: true\` and changes nothing; the same key with another request is 422`,
   '`idempotency_key_reused`; while the first is still running (on any instance) 409',
-  '`idempotency_request_in_progress` (retry later). 5xx answers are not stored (a retry runs again);',
+  '`idempotency_request_in_progress` (retry after its `Retry-After`, 1 s). 5xx answers are not',
+  'stored (a retry runs again);',
   "4xx answers of the operation are; refusals before it starts (401, 415, the body's 422, 404, 403)",
   'and 413 (a body too large to read whole) are not, and a retry is checked again.',
 ].join(' ');
