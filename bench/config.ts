@@ -32,6 +32,8 @@ export interface Sizes {
   /** Testcases of the two JUnit imports. */
   junitSmall: number;
   junitLarge: number;
+  /** Items of each of the two runs of the `compare-runs` scenario (main project). */
+  compareItems: number;
 }
 
 export const FULL_SIZES: Sizes = {
@@ -53,6 +55,7 @@ export const FULL_SIZES: Sizes = {
   graphEdges: 50_000,
   junitSmall: 10_000,
   junitLarge: 100_000,
+  compareItems: 10_000,
 };
 
 /** About 1/50 of the full data; topologies keep 200 nodes so request bodies stay realistic. */
@@ -75,6 +78,7 @@ export const SMALL_SIZES: Sizes = {
   graphEdges: 1_000,
   junitSmall: 1_000,
   junitLarge: 5_000,
+  compareItems: 300,
 };
 
 export interface BenchConfig {

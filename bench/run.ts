@@ -390,6 +390,7 @@ class Bench {
         expect: [200],
       },
     );
+    await this.insightsScenarios();
     await this.load(
       'components-graph',
       [this.app],
@@ -468,6 +469,85 @@ class Bench {
           }),
         }),
         expect: [201],
+      },
+    );
+  }
+
+  /**
+   * Issue #17's reads: the comparison of the two 10,000-item runs, the flaky list over the main
+   * project's run items, a case's history and release readiness. The baseline answers none of them.
+   * Before the load, one answer of each is recorded in `checks.insights` (the compare counts show
+   * every change class occurs; the flaky list's total shows the ranking is not trivially empty).
+   */
+  private async insightsScenarios(): Promise<void> {
+    const s = this.seed;
+    const main = s.mainProjectId;
+    const [base, run] = s.compareRunIds;
+    const comparePath = `/api/v1/test-runs/${run}/compare?base_run_id=${base}`;
+    const flakyPath = `/api/v1/test-cases/flaky?project_id=${main}`;
+    const readinessPath = (id: string) => `/api/v1/products/${id}/readiness`;
+    const historyPath = (id: string) => `/api/v1/test-cases/${id}/history`;
+    const names = ['compare-runs', 'flaky-list', 'case-history', 'readiness', 'readiness-all'];
+    if (names.some((n) => this.selected(n))) {
+      const get = (path: string) => this.call(this.app, { method: 'GET', path });
+      const cmp = await get(comparePath);
+      const flaky = await get(flakyPath);
+      const ready = await get(readinessPath(s.productIds[0]));
+      const readyAll = await get(`${readinessPath(s.productIds[0])}?min_risk_level=low`);
+      const hist = await get(historyPath(s.caseIds[0]));
+      const field = (r: { body: unknown }, k: string) =>
+        r.body && typeof r.body === 'object' ? (r.body as Record<string, unknown>)[k] : undefined;
+      this.checks.insights = {
+        compare: { status: cmp.status, counts: field(cmp, 'counts'), total: field(cmp, 'total') },
+        flaky: { status: flaky.status, total: field(flaky, 'total') },
+        readiness: {
+          status: ready.status,
+          verdict: field(ready, 'verdict'),
+          counts: field(ready, 'counts'),
+        },
+        readiness_all: {
+          status: readyAll.status,
+          verdict: field(readyAll, 'verdict'),
+          counts: field(readyAll, 'counts'),
+        },
+        history: { status: hist.status, total: field(hist, 'total'), stats: field(hist, 'stats') },
+      };
+      log(`  insights: ${JSON.stringify(this.checks.insights)}`);
+    }
+    await this.load(
+      'compare-runs',
+      [this.app],
+      `GET /test-runs/{id}/compare?base_run_id=…: two runs of ${this.cfg.sizes.compareItems} items, environment revision 2 → 3, first page of 50`,
+      { next: () => ({ method: 'GET', path: comparePath }), expect: [200] },
+    );
+    await this.load(
+      'flaky-list',
+      [this.app],
+      `GET /test-cases/flaky?project_id=…: the main project's cases ranked over their last 30 runs (all its run items)`,
+      { next: () => ({ method: 'GET', path: flakyPath }), expect: [200] },
+    );
+    await this.load(
+      'case-history',
+      [this.app],
+      'GET /test-cases/{id}/history: a random case of the main project, first page and stats',
+      { next: () => ({ method: 'GET', path: historyPath(pick(s.caseIds)) }), expect: [200] },
+    );
+    await this.load(
+      'readiness',
+      [this.app],
+      'GET /products/{id}/readiness: a random product (20 components; default min_risk_level high)',
+      { next: () => ({ method: 'GET', path: readinessPath(pick(s.productIds)) }), expect: [200] },
+    );
+    await this.load(
+      'readiness-all',
+      [this.app],
+      'GET /products/{id}/readiness?min_risk_level=low: every component of a random product',
+      {
+        next: () => ({
+          method: 'GET',
+          path: `${readinessPath(pick(s.productIds))}?min_risk_level=low`,
+        }),
+        expect: [200],
       },
     );
   }

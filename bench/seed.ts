@@ -39,6 +39,10 @@ export interface SeedResult {
   graphComponentIds: string[];
   /** A sample of existing edges [source, target] of the graph project. */
   graphEdges: Array<[string, string]>;
+  /** The two runs of the `compare-runs` scenario: [base, run] (main project). */
+  compareRunIds: [string, string];
+  /** A random sample of the main project's active test cases (case history). */
+  caseIds: string[];
   counts: Record<string, number>;
   timings: Record<string, number>;
   totalMs: number;
@@ -162,6 +166,9 @@ export class Seeder {
     );
     await this.step('test_runs', () => this.runs(mainProjectId, s.mainRuns));
     await this.step('run_items', () => this.runItems(mainProjectId, s.itemsPerRun));
+    const compareRunIds = await this.step('compare_runs', () =>
+      this.compareRuns(mainProjectId, s.compareItems),
+    );
     await this.step('run_counters', () => this.runCounters(mainProjectId));
 
     // The small project of the scale check: same shapes, fewer runs (and its own cases/environments).
@@ -227,6 +234,7 @@ export class Seeder {
       smallProjectId,
       graphProjectId,
       ...sample,
+      compareRunIds,
       counts: this.counts,
       timings: this.timings,
       totalMs: Math.round(performance.now() - t0),
@@ -735,6 +743,88 @@ export class Seeder {
     await this.q(`DROP TABLE bench_case`);
   }
 
+  /**
+   * The two runs of the `compare-runs` scenario (issue #17 §1): `n` items each, completed, on one
+   * environment whose revision changed between them (revision 2, then 3: the comparison diffs the
+   * two 200-node snapshots), two and three days old (off the first list page). The run drops the
+   * first fifth of the base's cases and adds as many new ones; of the shared cases nine in ten keep
+   * their base status and one in ten draws a new one from the same mix as the other runs, so every
+   * change class occurs (added, removed, newly_failing, fixed, still_failing, unchanged, changed).
+   */
+  private async compareRuns(projectId: string, n: number): Promise<[string, string]> {
+    const cases = await this.temp(
+      'bench_case',
+      `SELECT t.id, t.key, t.title, t.priority, t.tags, t.suite_id, s.name AS suite_name,
+              (row_number() OVER (ORDER BY t.key_number))::int - 1 AS i
+         FROM test_cases t LEFT JOIN suites s ON s.id = t.suite_id
+        WHERE t.project_id = $1 AND t.status = 'active'`,
+      [projectId],
+    );
+    const size = Math.min(n, Math.floor((cases * 5) / 6));
+    const shift = Math.floor(size / 5);
+    if (size < 10) throw new Error(`compare runs: ${cases} active cases are too few`);
+    const runs = await this.q<{ id: string; k: number }>(
+      `WITH env AS (
+         SELECT e.id, e.name FROM environments e
+          WHERE e.project_id = $1 AND e.current_revision_number >= 3
+          ORDER BY e.created_at LIMIT 1
+       ), src AS (
+         SELECT milestone_id, assignee_id, created_by FROM test_runs
+          WHERE project_id = $1 AND status = 'completed' ORDER BY created_at DESC LIMIT 1
+       )
+       INSERT INTO test_runs (id, project_id, name, description, environment_id, environment_name,
+                              environment_revision_id, environment_revision_number, environment_snapshot_hash,
+                              environment_snapshot, milestone_id, build, assignee_id, created_by, status,
+                              started_at, completed_at, created_at, updated_at)
+       SELECT pg_temp.u7(t.ts), $1, 'Nightly regression (compare ' || t.k || ')', 'Bench compare pair',
+              env.id, env.name, rv.id, rv.revision_number, rv.snapshot_hash, NULL,
+              src.milestone_id, 'v9.0.' || t.k, src.assignee_id, src.created_by, 'completed',
+              t.ts + interval '5 minutes', t.ts + interval '2 hours', t.ts, t.ts + interval '2 hours'
+         FROM (VALUES (1, now() - interval '3 days'), (2, now() - interval '2 days')) t(k, ts)
+        CROSS JOIN env CROSS JOIN src
+         JOIN environment_revisions rv ON rv.environment_id = env.id AND rv.revision_number = t.k + 1
+       RETURNING id, (CASE WHEN name LIKE '%(compare 1)' THEN 1 ELSE 2 END) AS k`,
+      [projectId],
+    );
+    const base = runs.find((r) => r.k === 1)?.id;
+    const run = runs.find((r) => r.k === 2)?.id;
+    if (!base || !run) throw new Error('compare runs: no environment with three revisions');
+    // The status mix of runItems for closed runs, by a hash h in 0..99.
+    const mix = (h: string) => `CASE WHEN ${h} < 80 THEN 'passed' WHEN ${h} < 88 THEN 'failure'
+      WHEN ${h} < 90 THEN 'error' WHEN ${h} < 92 THEN 'blocked' WHEN ${h} < 97 THEN 'skipped'
+      WHEN ${h} < 98 THEN 'xfailed' WHEN ${h} < 99 THEN 'xpassed' ELSE 'untested' END`;
+    await this.q(
+      `WITH r AS (
+         SELECT id, created_at, updated_at, assignee_id, k FROM test_runs
+           JOIN unnest(ARRAY[$2::uuid, $3::uuid]) WITH ORDINALITY AS p(rid, k) ON p.rid = test_runs.id
+       ),
+       x AS (
+         SELECT r.*, g AS ci,
+                abs(hashint8(g::bigint * 3)) % 100 AS h0,
+                abs(hashint8(g::bigint * 3 + 1)) % 100 AS h1,
+                abs(hashint8(g::bigint * 3 + 2)) % 100 AS h2
+           FROM r CROSS JOIN LATERAL generate_series((r.k - 1) * $5::int, (r.k - 1) * $5::int + $4::int - 1) g
+       )
+       INSERT INTO run_items (id, project_id, test_run_id, test_case_id, assignee_id, status, rows_total,
+                              rows_passed, rows_failed, comment, test_case_key, test_case_title,
+                              test_case_priority, test_case_tags, suite_id, suite_name, last_executed_at,
+                              created_at, updated_at)
+       SELECT pg_temp.u7(x.created_at), $1, x.id, c.id, x.assignee_id, st.status, 1,
+              (st.status = 'passed')::int, (st.status IN ('failure', 'error', 'blocked'))::int,
+              CASE WHEN st.status IN ('failure', 'error') THEN 'AssertionError: expected 200 but was 500' END,
+              c.key, c.title, c.priority, c.tags, c.suite_id, c.suite_name,
+              CASE WHEN st.status <> 'untested' THEN x.created_at + interval '1 hour' END,
+              x.created_at, x.updated_at
+         FROM x JOIN bench_case c ON c.i = x.ci
+        CROSS JOIN LATERAL (
+          SELECT CASE WHEN x.k = 1 OR x.h1 < 90 THEN ${mix('x.h0')} ELSE ${mix('x.h2')} END AS status
+        ) st`,
+      [projectId, base, run, size, shift],
+    );
+    await this.q(`DROP TABLE bench_case`);
+    return [base, run];
+  }
+
   /** The run counters the service keeps on each run, recomputed from the items. */
   private async runCounters(projectId: string): Promise<void> {
     await this.q(
@@ -856,6 +946,10 @@ export class Seeder {
         [main],
       ),
       productIds: await ids(`SELECT id FROM products WHERE project_id = $1 ORDER BY key`, [main]),
+      caseIds: await ids(
+        `SELECT id FROM test_cases WHERE project_id = $1 AND status = 'active' ORDER BY random() LIMIT 2000`,
+        [main],
+      ),
       componentIds: await ids(`SELECT id FROM components WHERE project_id = $1 ORDER BY key`, [
         main,
       ]),
