@@ -36,7 +36,7 @@ const PROBLEM_TYPE = 'application/problem+json; charset=utf-8';
  * not-null violations, data exceptions): their 4xx is stored. Transient ones (a row removed
  * concurrently, serialization failures, deadlocks: 409 "retry it") are not.
  */
-function isDeterministicRefusal(sqlstate: string): boolean {
+export function isDeterministicRefusal(sqlstate: string): boolean {
   return (
     sqlstate === '23505' ||
     sqlstate === '23514' ||
