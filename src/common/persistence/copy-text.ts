@@ -7,6 +7,8 @@
 export type CopyValue = string | number | boolean | Date | readonly string[] | null | undefined;
 
 const SPECIAL = /[\\\n\r\t]/;
+const SPECIALS = /[\\\n\r\t]/g;
+const ESCAPES: Record<string, string> = { '\\': '\\\\', '\n': '\\n', '\r': '\\r', '\t': '\\t' };
 
 /** One field, escaped for the text format. */
 export function copyField(v: CopyValue): string {
@@ -32,16 +34,7 @@ export function copyRow(values: readonly CopyValue[]): string {
 }
 
 function escapeText(s: string): string {
-  if (!SPECIAL.test(s)) return s;
-  let out = '';
-  for (const ch of s) {
-    if (ch === '\\') out += '\\\\';
-    else if (ch === '\n') out += '\\n';
-    else if (ch === '\r') out += '\\r';
-    else if (ch === '\t') out += '\\t';
-    else out += ch;
-  }
-  return out;
+  return SPECIAL.test(s) ? s.replace(SPECIALS, (c) => ESCAPES[c]) : s;
 }
 
 /** A text[] literal: every element double-quoted, `"` and `\` escaped inside. */
