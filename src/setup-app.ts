@@ -45,7 +45,7 @@ export function setupApp(app: NestExpressApplication | INestApplication): INestA
   if (config.corsOrigins.length > 0) {
     expressApp.enableCors({
       origin: config.corsOrigins.includes('*') ? '*' : config.corsOrigins,
-      exposedHeaders: ['X-Request-Id', 'Content-Disposition', 'Allow', 'Retry-After'],
+      exposedHeaders: ['X-Request-Id', 'Content-Disposition', 'Allow', 'Retry-After', 'Location', 'Idempotent-Replayed'],
       maxAge: 600,
     });
   }

@@ -410,6 +410,9 @@ describe('foundation: CORS_ORIGINS', () => {
     expect(res.status).toBe(200);
     expect(res.headers['access-control-allow-origin']).toBe('https://app.example.com');
     expect(res.headers['access-control-expose-headers']).toContain('X-Request-Id');
+    // A browser client reads where a created resource is and whether an answer was replayed.
+    expect(res.headers['access-control-expose-headers']).toContain('Location');
+    expect(res.headers['access-control-expose-headers']).toContain('Idempotent-Replayed');
     const err = await t.req('get', '/api/v1/auth/me').set('Origin', 'https://app.example.com');
     expect(err.status).toBe(401);
     expect(err.headers['access-control-allow-origin']).toBe('https://app.example.com');
