@@ -1,6 +1,6 @@
 import { IsArray, IsObject, IsOptional, IsString } from 'class-validator';
 import { AppException } from '../errors/app-exception';
-import { MaxItems, MaxKeys, MaxLen } from './decorators';
+import { MaxItems, MaxKeys, MaxLen, NoNul } from './decorators';
 import { validateInput } from './validate';
 
 class Dto {
@@ -12,6 +12,8 @@ class Dto {
   @MaxLen(2, { each: true })
   tags?: string[];
   @IsOptional() @IsObject() @MaxKeys(2) values?: Record<string, unknown>;
+  @IsOptional() @IsString() @NoNul() text?: string;
+  @IsOptional() @IsArray() @IsString({ each: true }) @NoNul({ each: true }) texts?: string[];
 }
 
 function fieldsRefused(body: Record<string, unknown>): string[] {
@@ -35,6 +37,9 @@ describe('bound decorators (validator side; the OpenAPI side is test/unit/openap
     ['an item of 3 characters', { tags: ['abc'] }, ['tags']],
     ['2 keys', { values: { a: 1, b: { c: 1, d: 2, e: 3 } } }, []],
     ['3 keys', { values: { a: 1, b: 2, c: 3 } }, ['values']],
+    ['text without NUL', { text: 'a\u0001b' }, []],
+    ['text with a NUL', { text: 'a\u0000b' }, ['text']],
+    ['a list item with a NUL', { texts: ['a', '\u0000'] }, ['texts']],
   ])('%s', (_name, body, refused) => {
     expect(fieldsRefused(body)).toEqual(refused);
   });

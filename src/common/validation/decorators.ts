@@ -5,6 +5,7 @@ import {
   ArrayMaxSize,
   buildMessage,
   IsDefined,
+  Matches,
   ValidateBy,
   ValidateIf,
   ValidationOptions,
@@ -19,6 +20,17 @@ export function OptionalNotNull(): PropertyDecorator {
     ValidateIf((_o, v) => v !== undefined),
     IsDefined({ message: '$property must not be null' }),
   );
+}
+
+/**
+ * PostgreSQL text cannot hold NUL characters: a string (or with `{ each: true }` every string of a
+ * list) with one is a 422 naming the field, never a 500 — body fields and query parameters alike.
+ */
+export function NoNul(options?: ValidationOptions): PropertyDecorator {
+  return Matches(/^[^\u0000]*$/, {
+    message: '$property must not contain NUL characters',
+    ...options,
+  });
 }
 
 /** Optional, nullable field: absent or null skip the other validators (null clears it). */

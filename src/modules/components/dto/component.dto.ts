@@ -1,18 +1,10 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import {
-  IsArray,
-  IsIn,
-  IsNotEmpty,
-  IsOptional,
-  IsString,
-  IsUUID,
-  Matches,
-  type ValidationOptions,
-} from 'class-validator';
+import { IsArray, IsIn, IsNotEmpty, IsOptional, IsString, IsUUID } from 'class-validator';
 import { PageQueryDto, QUERY_VALUES_MAX } from '../../../common/pagination/page';
 import {
   MaxItems,
   MaxLen,
+  NoNul,
   Nullable,
   OptionalNotNull,
   QueryArray,
@@ -23,17 +15,6 @@ export const CATALOG_STATUSES = ['active', 'archived'] as const;
 export type CatalogStatus = (typeof CATALOG_STATUSES)[number];
 
 const FACTOR_VALUES = [0, 1, 2, 3, 4, 5];
-
-/**
- * PostgreSQL text cannot hold NUL characters: a string with one is a 422 naming the field, never
- * a 500 (body fields and query parameters alike).
- */
-export function NoNul(options?: ValidationOptions): PropertyDecorator {
-  return Matches(/^[^\u0000]*$/, {
-    message: '$property must not contain NUL characters',
-    ...options,
-  });
-}
 
 /** Longest product/component name. */
 export const NAME_MAX_LENGTH = 255;

@@ -1,8 +1,8 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsArray, IsIn, IsNotEmpty, IsObject, IsString, ValidateNested } from 'class-validator';
-import { MaxItems, MaxLen, OptionalNotNull } from '../../../common/validation/decorators';
-import { ComponentDto, ID_MAX_LENGTH, NoNul } from './component.dto';
+import { MaxItems, MaxLen, NoNul, OptionalNotNull } from '../../../common/validation/decorators';
+import { ComponentDto, ID_MAX_LENGTH } from './component.dto';
 
 export const DEPENDENCY_TYPES = ['depends_on'] as const;
 export type DependencyType = (typeof DEPENDENCY_TYPES)[number];

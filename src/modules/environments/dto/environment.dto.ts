@@ -8,7 +8,6 @@ import {
   IsOptional,
   IsString,
   IsUUID,
-  Matches,
 } from 'class-validator';
 import {
   PageQueryDto,
@@ -19,6 +18,7 @@ import {
 import {
   MaxItems,
   MaxLen,
+  NoNul,
   Nullable,
   OptionalNotNull,
   QueryArray,
@@ -41,10 +41,6 @@ const FREE_FORM = {
   maxProperties: FREE_FORM_KEYS_MAX,
 } as const;
 const FREE_FORM_NOTE = `Free-form JSON; at every level at most ${FREE_FORM_KEYS_MAX} keys per object, ${FREE_FORM_KEY_RULE}.`;
-
-/** PostgreSQL text cannot hold NUL characters: a query value with one is a 422, never a 500. */
-const NO_NUL = /^[^\u0000]*$/;
-const NO_NUL_MESSAGE = '$property must not contain NUL characters';
 
 // ---------------------------------------------------------------------------------------------
 // documentation-only shapes (topology, snapshot, entities, edges)
@@ -473,7 +469,7 @@ export class ListEnvironmentsQueryDto extends PageQueryDto {
   @IsOptional()
   @IsString()
   @MaxLen(200)
-  @Matches(NO_NUL, { message: NO_NUL_MESSAGE })
+  @NoNul()
   search?: string;
 
   @ApiPropertyOptional({
@@ -487,7 +483,7 @@ export class ListEnvironmentsQueryDto extends PageQueryDto {
   @MaxItems(QUERY_VALUES_MAX)
   @IsString({ each: true })
   @MaxLen(ENVIRONMENT_USE_CASE_LENGTH, { each: true })
-  @Matches(NO_NUL, { each: true, message: NO_NUL_MESSAGE })
+  @NoNul({ each: true })
   use_case?: string[];
 
   @ApiPropertyOptional({ enum: ENVIRONMENT_SORT_KEYS, default: 'created_at' })

@@ -12,6 +12,7 @@ import { PageQueryDto, QUERY_VALUES_MAX } from '../../../common/pagination/page'
 import {
   MaxItems,
   MaxLen,
+  NoNul,
   Nullable,
   OptionalNotNull,
   QueryArray,
@@ -20,10 +21,6 @@ import type { MilestoneStatus } from '../entities/milestone.entity';
 import { IsDateTime } from '../../../common/validation/datetime';
 
 export const MILESTONE_STATUSES = ['planned', 'active', 'completed', 'archived'] as const;
-
-/** PostgreSQL text cannot hold NUL characters: a query value with one is a 422, never a 500. */
-const NO_NUL = /^[^\u0000]*$/;
-const NO_NUL_MESSAGE = '$property must not contain NUL characters';
 
 const DATE_RE = /^\d{4}-\d{2}-\d{2}$/;
 const DATE_MESSAGE = '$property must be a date (YYYY-MM-DD)';
@@ -167,7 +164,7 @@ export class ListMilestonesQueryDto extends PageQueryDto {
   @IsOptional()
   @IsString()
   @MaxLen(200)
-  @Matches(NO_NUL, { message: NO_NUL_MESSAGE })
+  @NoNul()
   search?: string;
 }
 

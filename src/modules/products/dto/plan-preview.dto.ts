@@ -9,8 +9,13 @@ import {
   IsUUID,
   ValidateNested,
 } from 'class-validator';
-import { MaxItems, MaxLen, Nullable, OptionalNotNull } from '../../../common/validation/decorators';
-import { NoNul } from '../../components/dto/component.dto';
+import {
+  MaxItems,
+  MaxLen,
+  NoNul,
+  Nullable,
+  OptionalNotNull,
+} from '../../../common/validation/decorators';
 import { RISK_LEVELS, type RiskLevel } from '../../components/risk-score';
 import {
   PLAN_GENERATION_MODES,

@@ -18,6 +18,7 @@ import { PageQueryDto, QUERY_VALUES_MAX } from '../../../common/pagination/page'
 import {
   MaxItems,
   MaxLen,
+  NoNul,
   OptionalNotNull,
   QueryArray,
 } from '../../../common/validation/decorators';
@@ -28,7 +29,6 @@ import {
   type CatalogStatus,
   ID_MAX_LENGTH,
   NAME_MAX_LENGTH,
-  NoNul,
 } from '../../components/dto/component.dto';
 import { RISK_LEVELS, type RiskLevel } from '../../components/risk-score';
 

@@ -1,15 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import {
-  IsIn,
-  IsInt,
-  IsNotEmpty,
-  IsOptional,
-  IsString,
-  IsUUID,
-  Matches,
-  Max,
-  Min,
-} from 'class-validator';
+import { IsIn, IsInt, IsNotEmpty, IsOptional, IsString, IsUUID, Max, Min } from 'class-validator';
 import {
   PageQueryDto,
   SORT_ORDERS,
@@ -19,6 +9,7 @@ import {
 import {
   MaxItems,
   MaxLen,
+  NoNul,
   Nullable,
   OptionalNotNull,
   QueryArray,
@@ -30,10 +21,6 @@ import {
   IsDateOrDateTime,
   IsDateTime,
 } from '../../../common/validation/datetime';
-
-/** PostgreSQL text cannot hold NUL characters: a query value with one is a 422, never a 500. */
-const NO_NUL = /^[^\u0000]*$/;
-const NO_NUL_MESSAGE = '$property must not contain NUL characters';
 
 /** Largest `planned_item_count` (the column is a PostgreSQL integer). */
 export const MAX_PLANNED_ITEM_COUNT = 2_147_483_647;
@@ -442,14 +429,14 @@ export class ListTestRunsQueryDto extends PageQueryDto {
   @IsOptional()
   @IsString()
   @MaxLen(200)
-  @Matches(NO_NUL, { message: NO_NUL_MESSAGE })
+  @NoNul()
   search?: string;
 
   @ApiPropertyOptional({ description: 'User id of the creator' })
   @IsOptional()
   @IsString()
   @MaxLen(100)
-  @Matches(NO_NUL, { message: NO_NUL_MESSAGE })
+  @NoNul()
   created_by?: string;
 
   @ApiPropertyOptional({
