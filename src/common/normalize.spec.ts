@@ -1,4 +1,4 @@
-import { normalizeStringList } from './normalize';
+import { blankToNull, normalizeStringList } from './normalize';
 
 describe('normalizeStringList', () => {
   it.each<[string, string[], string[]]>([
@@ -21,5 +21,18 @@ describe('normalizeStringList', () => {
     const input = [' a ', 'A'];
     normalizeStringList(input);
     expect(input).toEqual([' a ', 'A']);
+  });
+});
+
+describe('blankToNull', () => {
+  it.each<[string, string | null | undefined, string | null]>([
+    ['undefined', undefined, null],
+    ['null', null, null],
+    ['empty', '', null],
+    ['blank', ' \t\n ', null],
+    ['text', 'abc', 'abc'],
+    ['text with spaces around, trimmed', '  a b  ', 'a b'],
+  ])('%s', (_name, input, expected) => {
+    expect(blankToNull(input)).toBe(expected);
   });
 });

@@ -27,3 +27,15 @@ export function normalizeStringList(values: readonly string[]): string[] {
   }
   return result;
 }
+
+/**
+ * Optional text: trimmed, and `null` when absent or blank after trimming (stored as NULL, never as
+ * an empty string). DTO strings arrive trimmed already; parsed report fields do not.
+ *
+ * Example: `'  a '` → `'a'`; `'  '`, `''`, `null`, `undefined` → `null`.
+ */
+export function blankToNull(value: string | null | undefined): string | null {
+  if (value === null || value === undefined) return null;
+  const trimmed = value.trim();
+  return trimmed === '' ? null : trimmed;
+}

@@ -4,7 +4,7 @@ import { ProjectAccess } from '../../common/access/project-access';
 import { AuthenticatedUser } from '../../common/auth/authenticated-user';
 import { AppException, FieldErrors } from '../../common/errors/app-exception';
 import { registerUniqueConstraints } from '../../common/errors/error-codes';
-import { normalizeStringList } from '../../common/normalize';
+import { blankToNull, normalizeStringList } from '../../common/normalize';
 import { Page, pageOf } from '../../common/pagination/page';
 import { uuidv7 } from '../../common/persistence/ids';
 import { BindingsService } from '../datasets/bindings.service';
@@ -96,7 +96,8 @@ export class TestCasesService {
 
   /** PATCH: only present keys change; `null` clears nullable fields; coverages are replaced as a whole. */
   async update(access: ProjectAccess, id: string, dto: UpdateTestCaseDto): Promise<TestCaseDto> {
-    if (!(await this.cases.lockForUpdate(id))) throw AppException.notFound('test_case_not_found', 'Test case');
+    if (!(await this.cases.lockForUpdate(id)))
+      throw AppException.notFound('test_case_not_found', 'Test case');
     const fields: CaseFields = {};
     if (dto.title !== undefined) fields.title = dto.title;
     if (dto.description !== undefined) fields.description = dto.description;
@@ -177,7 +178,8 @@ export class TestCasesService {
     }
     if (f.primary_product_id) {
       const productProject = await this.cases.lockProductKeyShare(f.primary_product_id);
-      if (productProject !== projectId) {        throw new AppException(
+      if (productProject !== projectId) {
+        throw new AppException(
           'product_project_mismatch',
           'The primary product must be a product of the same project',
           {
@@ -241,10 +243,6 @@ export class TestCasesService {
       })),
     );
   }
-}
-
-function blankToNull(v: string | null | undefined): string | null {
-  return v === undefined || v === null || v.trim() === '' ? null : v;
 }
 
 function toSteps(steps: TestCaseStepDto[]): TestCaseStep[] {

@@ -24,6 +24,7 @@ import { SnapshotCache, snapshotBytesOf } from './snapshot-cache';
 import { testRunJsonParts, toTestRunDto } from './test-run.mapper';
 import { NewTestRun, RunChanges, TestRunRow, TestRunsRepository } from './test-runs.repository';
 import { isDateOnly, toInstant } from '../../common/validation/datetime';
+import { blankToNull } from '../../common/normalize';
 
 /** The environment revision captured on a run. */
 type EnvironmentCapture = NonNullable<NewTestRun['environment']>;
@@ -38,11 +39,6 @@ export interface LockedRun {
   startedAt: Date | null;
   completedAt: Date | null;
   archivedAt: Date | null;
-}
-
-/** Blank-after-trim ids count as absent. */
-function blankToNull(value: string | null | undefined): string | null {
-  return value === undefined || value === null || value === '' ? null : value;
 }
 
 /**

@@ -25,6 +25,7 @@ import {
 import { UserEntity } from './entities/user.entity';
 import { UsersRepository } from './users.repository';
 import { toInstant } from '../../common/validation/datetime';
+import { blankToNull } from '../../common/normalize';
 
 @Injectable()
 export class UsersService {
@@ -232,9 +233,4 @@ export class UsersService {
  */
 function selfAlias(caller: AuthenticatedUser, id: string): string {
   return id === 'me' ? caller.id : id.toLowerCase();
-}
-
-/** Optional text that is empty after trimming is stored as null. */
-function blankToNull(v: string | null | undefined): string | null {
-  return v === undefined || v === null || v === '' ? null : v;
 }

@@ -18,7 +18,11 @@
  *   whose final status, message, output and duration are those of the last element; attempts are
  *   concatenated in document order; flaky when an earlier attempt failed and the last one passed.
  */
+import { blankToNull } from '../../../common/normalize';
 import { storageAutomationId, storageSuitePath } from '../storage-form';
+
+/** Re-exported for the parsers of this folder; the rule lives in common/normalize. */
+export { blankToNull };
 
 export const JUNIT_STATUSES = [
   'passed',
@@ -204,13 +208,6 @@ const ERROR_STATUS_ATTRS: ReadonlySet<string> = new Set(['errored', 'error']);
 const FAILING: ReadonlySet<JunitStatus> = new Set<JunitStatus>(['failure', 'error']);
 const MAX_ATTEMPT_LINES = 50;
 const MAX_ATTEMPT_MESSAGE = 200;
-
-/** Trims; blank → null. */
-export function blankToNull(value: string | null | undefined): string | null {
-  if (value === null || value === undefined) return null;
-  const trimmed = value.trim();
-  return trimmed === '' ? null : trimmed;
-}
 
 /**
  * `time` attribute (seconds) → whole milliseconds, truncated like the reference (`int(s*1000)`),
