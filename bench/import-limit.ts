@@ -56,11 +56,19 @@ export async function measureImportLimit(
     );
     await client.query('CREATE UNIQUE INDEX ON limit_new_cases (id)');
     await client.query('CREATE UNIQUE INDEX ON limit_new_suites (id)');
-    const { rows: keyRows } = await client.query<{ max: number }>(
-      'SELECT coalesce(max(key_number), 0)::int AS max FROM test_cases WHERE project_id = $1',
+    // Case keys after every number handed out so far; the limit allocates them from the
+    // project's counter as the import does (one statement), so later imports do not collide.
+    const { rows: keyRows } = await client.query<{ offset: number; last: number }>(
+      `SELECT greatest((SELECT coalesce(max(value), 0) FROM project_counters
+                         WHERE project_id = $1 AND name = 'test_case_key'),
+                       (SELECT coalesce(max(key_number), 0) FROM test_cases
+                         WHERE project_id = $1))::int AS offset,
+              (SELECT coalesce(max(key_number), 0) FROM test_cases
+                WHERE id IN (SELECT id FROM limit_new_cases))::int AS last`,
       [projectId],
     );
-    const keyOffset = keyRows[0].max;
+    const keyOffset = keyRows[0].offset;
+    const lastKey = keyOffset + keyRows[0].last;
     const ifNew = (col: string, set: string) =>
       `CASE WHEN ${col} IN (SELECT id FROM ${set}) THEN ${mapped(col)} ELSE ${col} END`;
     const overrides: Record<Table, Record<string, string>> = {
@@ -143,6 +151,11 @@ export async function measureImportLimit(
           ),
         );
       }
+      await client.query(
+        `INSERT INTO project_counters (project_id, name, value) VALUES ($1, 'test_case_key', $2)
+         ON CONFLICT (project_id, name) DO UPDATE SET value = EXCLUDED.value`,
+        [projectId, lastKey],
+      );
       await client.query('COMMIT');
     } catch (err) {
       await client.query('ROLLBACK');
