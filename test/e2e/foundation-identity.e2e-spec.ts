@@ -628,6 +628,7 @@ describe('foundation: token lifetime', () => {
     const ttl = Date.parse(fresh.body.expires_at) - Date.now();
     expect(ttl).toBeGreaterThan(0);
     expect(ttl).toBeLessThanOrEqual(2000);
+    // Deliberate delay: the token's expiry is what is tested; it lapses after its whole lifetime.
     await new Promise((r) => setTimeout(r, ttl + 50));
     const res = await t.req('get', `${API}/auth/me`, fresh.body.access_token);
     expectProblem(res, 401, 'token_expired');

@@ -128,6 +128,8 @@ describe('foundation: the service process (src/main.ts)', () => {
       const body = JSON.stringify({ username: 'admin', password });
       const inflight = call(port, 'POST', '/api/v1/auth/login', body);
       inflight.req.write(body.slice(0, 5));
+      // Deliberate delay: the child process gives no sign that it has read the request head, and
+      // SIGTERM must come after that (a connection with no request yet is closed as idle).
       await new Promise((r) => setTimeout(r, 300));
       s.child.kill('SIGTERM');
       await waitFor(() => s.output().includes('SIGTERM received'), 10_000, 'the signal', s);

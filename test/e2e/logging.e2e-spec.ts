@@ -1,8 +1,9 @@
-import { request } from 'node:http';
+import { request, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { DEFAULT_PASSWORD } from '../support/constants';
 import { createTestApp, TestApp } from '../support/test-app';
+import { waitFor } from '../support/wait-for';
 
 /** Structured logs carry the request id and never a password, token or API key (CONTRACT §2, issue 2). */
 describe('structured logs', () => {
@@ -27,7 +28,9 @@ describe('structured logs', () => {
     const key = (await t.req('post', '/api/v1/users/me/api-keys', u.token).send({ name: 'k' })).body.api_key as string;
     await t.req('get', '/api/v1/auth/me', key).set('X-Request-Id', 'log-check-1');
     await t.req('post', '/api/v1/auth/login').set('X-Request-Id', 'log-check-2').send({ username: u.username, password: 'wrong password!' });
-    await new Promise((r) => setTimeout(r, 50));
+    // A request's completion line is written when its response finishes, maybe after the client has it.
+    const finished = (id: string) => lines.some((l) => l.includes(id) && l.includes('"request completed"'));
+    await waitFor(() => finished('log-check-1') && finished('log-check-2'), { what: 'the completion lines' });
 
     const parsed = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
     const mine = parsed.filter((l) => JSON.stringify(l).includes('log-check-1'));
@@ -42,7 +45,13 @@ describe('structured logs', () => {
   });
 
   it('logs a request the client abandoned as aborted, once', async () => {
-    const { port } = (t.app.getHttpServer() as { address(): AddressInfo }).address();
+    const server = t.app.getHttpServer() as Server;
+    const { port } = server.address() as AddressInfo;
+    let received = false;
+    const onRequest = (r: IncomingMessage) => {
+      if (r.headers['x-request-id'] === 'log-abort-1') received = true;
+    };
+    server.on('request', onRequest);
     const req = request({
       host: '127.0.0.1',
       port,
@@ -57,10 +66,15 @@ describe('structured logs', () => {
     });
     req.on('error', () => undefined);
     req.write('{"name":');
-    await new Promise((r) => setTimeout(r, 100));
+    try {
+      await waitFor(() => received, { what: 'the server to receive the request' });
+    } finally {
+      server.off('request', onRequest);
+    }
     req.destroy();
     const mine = () => lines.filter((l) => l.includes('log-abort-1'));
-    for (let i = 0; i < 50 && mine().length === 0; i++) await new Promise((r) => setTimeout(r, 20));
+    await waitFor(() => mine().length > 0, { what: 'the aborted line' });
+    // Deliberate delay: "once" means no second line follows, and an absence cannot be polled for.
     await new Promise((r) => setTimeout(r, 100));
     expect(mine()).toHaveLength(1);
     expect(JSON.parse(mine()[0])).toMatchObject({

@@ -6,6 +6,7 @@ import {
   RoleFixture,
   TestApp,
 } from '../support/test-app';
+import { waitUntilBlockedOrDone } from '../support/wait-for';
 
 type Json = Record<string, unknown>;
 
@@ -848,7 +849,7 @@ describe('run cases, rows and history', () => {
                     .send({})
                 : patchRow(row.id, { status: 'passed' });
           const pending = request.then((r) => r);
-          await new Promise((resolve) => setTimeout(resolve, 400));
+          await waitUntilBlockedOrDone(t.db, qr, pending);
           await qr.commitTransaction();
           const res = await pending;
           expect([change, res.status]).toEqual([change, 404]);
@@ -880,7 +881,7 @@ describe('run cases, rows and history', () => {
             .req('post', api(path), f.tester.token)
             .send({ test_run_id: run.id, ...body })
             .then((r) => r);
-          await new Promise((resolve) => setTimeout(resolve, 400));
+          await waitUntilBlockedOrDone(t.db, qr, pending);
           await qr.commitTransaction();
           const res = await pending;
           if ('suite_id' in body) {

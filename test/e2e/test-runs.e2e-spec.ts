@@ -5,6 +5,7 @@ import {
   RoleFixture,
   TestApp,
 } from '../support/test-app';
+import { waitUntilBlockedOrDone } from '../support/wait-for';
 
 /** Every field of api.md §2.1 / CONTRACT §5 on a run object. */
 const RUN_FIELDS = [
@@ -602,7 +603,7 @@ describe('test runs', () => {
           .req('post', api('/test-runs'), f.tester.token)
           .send({ project_id: f.projectId, name: 'racing', milestone_id: milestone.id })
           .then((r) => r);
-        await new Promise((resolve) => setTimeout(resolve, 400));
+        await waitUntilBlockedOrDone(t.db, qr, pending);
         await qr.commitTransaction();
         expectProblem(await pending, 422, 'invalid_milestone');
       } finally {
