@@ -29,22 +29,18 @@ export class PageQueryDto {
   page_size: number = 50;
 }
 
-/** Row-level lists: `page_size` 1..500, default 100. */
-export class RowPageQueryDto {
-  @ApiPropertyOptional({ minimum: 1, default: 1 })
-  @QueryInt()
-  @OptionalNotNull()
-  @IsInt()
-  @Min(1)
-  page: number = 1;
-
+/**
+ * Row-level lists: `page` as in {@link PageQueryDto}, `page_size` 1..500, default 100. The
+ * redeclared `page_size` replaces the inherited rules (class-validator prefers a class's own).
+ */
+export class RowPageQueryDto extends PageQueryDto {
   @ApiPropertyOptional({ minimum: 1, maximum: 500, default: 100 })
   @QueryInt()
   @OptionalNotNull()
   @IsInt()
   @Min(1)
   @Max(500)
-  page_size: number = 100;
+  override page_size: number = 100;
 }
 
 export const SORT_ORDERS = ['asc', 'desc'] as const;
