@@ -59,7 +59,7 @@ export function setupApp(app: NestExpressApplication | INestApplication): INestA
     ),
   );
 
-  app.setGlobalPrefix(API_PREFIX, { exclude: ['healthz', 'readyz', 'metrics'] });
+  app.setGlobalPrefix(API_PREFIX, { exclude: ['healthz', 'readyz'] });
   app.useGlobalPipes(new RequestValidationPipe());
   app.useGlobalFilters(app.get(ProblemFilter));
 
@@ -68,7 +68,6 @@ export function setupApp(app: NestExpressApplication | INestApplication): INestA
     ...(document.paths as Record<string, Record<string, unknown>>),
     '/healthz': { get: {} },
     '/readyz': { get: {} },
-    '/metrics': { get: {} },
     '/openapi.json': { get: {} },
     '/docs': { get: {} },
     '/redoc': { get: {} },

@@ -1,7 +1,8 @@
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ConfigError, loadConfig } from './config';
+import { TEST_AUTH_SECRET } from '../../test/support/constants';
+import { authSecretProblem, ConfigError, EXAMPLE_AUTH_SECRETS, loadConfig } from './config';
 
 const secret = 'x'.repeat(40);
 
@@ -144,10 +145,10 @@ describe('loadConfig', () => {
     );
   });
 
-  it('accepts short secrets and passwords and tiny limits an operator chose, with warnings', () => {
+  it('accepts short passwords and tiny limits an operator chose, with warnings', () => {
     const c = loadConfig({
       DATABASE_URL: 'postgres://u@h/db',
-      AUTH_SECRET: 'secret',
+      AUTH_SECRET: secret,
       ADMIN_PASSWORD: 'admin',
       ACCESS_TOKEN_TTL_SECONDS: '1',
       MAX_JSON_BYTES: '10',
@@ -156,7 +157,7 @@ describe('loadConfig', () => {
       CORS_ORIGINS: 'http://localhost:5173/,*',
     });
     expect(c).toMatchObject({
-      authSecret: 'secret',
+      authSecret: secret,
       adminPassword: 'admin',
       accessTokenTtlSeconds: 1,
       maxJsonBytes: 10,
@@ -164,6 +165,89 @@ describe('loadConfig', () => {
       errorBaseUrl: 'urn:tms:errors',
       corsOrigins: ['http://localhost:5173', '*'],
     });
-    expect(c.warnings.join(' ')).toMatch(/AUTH_SECRET.*ADMIN_PASSWORD|ADMIN_PASSWORD.*AUTH_SECRET/);
+    expect(c.warnings.join(' ')).toMatch(/ADMIN_PASSWORD/);
+  });
+
+  describe('AUTH_SECRET (issue #24)', () => {
+    it.each([
+      ['x'.repeat(31), /at least 32 bytes long, got 31/],
+      ['secret', /at least 32 bytes long, got 6/],
+      // Bytes, not characters: 16 two-byte characters are 32 bytes, 15 are 30.
+      ['é'.repeat(15), /got 30/],
+      ...EXAMPLE_AUTH_SECRETS.map((s) => [s, /example value/] as [string, RegExp]),
+    ])('refuses %j', (value, message) => {
+      expect(() => loadConfig({ AUTH_SECRET: value }, { persistSecret: false })).toThrow(ConfigError);
+      expect(() => loadConfig({ AUTH_SECRET: value }, { persistSecret: false })).toThrow(message);
+      expect(authSecretProblem(value)).not.toBeNull();
+    });
+
+    it.each(['x'.repeat(32), 'é'.repeat(16), TEST_AUTH_SECRET])('accepts %j', (value) => {
+      expect(loadConfig({ AUTH_SECRET: value }).authSecret).toBe(value);
+    });
+
+    it('replaces a persisted secret that would be refused', () => {
+      const dir = mkdtempSync(join(tmpdir(), 'cfg-'));
+      writeFileSync(join(dir, 'auth-secret'), `${EXAMPLE_AUTH_SECRETS[0]}\n`);
+      const generated = loadConfig({ DATA_DIR: dir }).authSecret;
+      expect(authSecretProblem(generated)).toBeNull();
+      expect(generated).not.toBe(EXAMPLE_AUTH_SECRETS[0]);
+    });
+  });
+
+  describe('*_FILE variants (issue #24)', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cfg-files-'));
+    const file = (name: string, content: string) => {
+      const path = join(dir, name);
+      writeFileSync(path, content);
+      return path;
+    };
+
+    it('reads AUTH_SECRET_FILE, ADMIN_PASSWORD_FILE and DATABASE_URL_FILE, dropping one trailing newline', () => {
+      const c = loadConfig({
+        AUTH_SECRET_FILE: file('secret', `${'s'.repeat(40)}\n`),
+        ADMIN_PASSWORD_FILE: file('password', 'pass word  \n\n'),
+        DATABASE_URL_FILE: file('url', 'postgres://u:p@db:5432/tms\r\n'),
+      });
+      expect(c.authSecret).toBe('s'.repeat(40));
+      // Only one newline is removed; the rest of a password is kept as written.
+      expect(c.adminPassword).toBe('pass word  \n');
+      expect(c.databaseUrl).toBe('postgres://u:p@db:5432/tms');
+    });
+
+    it('validates the content like the variable itself', () => {
+      expect(() => loadConfig({ AUTH_SECRET_FILE: file('short', 'short\n') })).toThrow(/at least 32 bytes/);
+      expect(() =>
+        loadConfig({ AUTH_SECRET: secret, DATABASE_URL_FILE: file('bad-url', 'mysql://x\n') }),
+      ).toThrow(/DATABASE_URL must be a postgres/);
+    });
+
+    it.each(['AUTH_SECRET', 'ADMIN_PASSWORD', 'DATABASE_URL'])('refuses both %s and %s_FILE', (name) => {
+      const env = { AUTH_SECRET: secret, [name]: name === 'DATABASE_URL' ? 'postgres://u@h/db' : 'v'.repeat(40), [`${name}_FILE`]: file(`both-${name}`, 'w'.repeat(40)) };
+      expect(() => loadConfig(env)).toThrow(new ConfigError(`Set either ${name} or ${name}_FILE, not both`));
+    });
+
+    it('names the variable, never the content, when the file cannot be read', () => {
+      expect(() => loadConfig({ AUTH_SECRET: secret, ADMIN_PASSWORD_FILE: join(dir, 'missing') })).toThrow(
+        new ConfigError(`ADMIN_PASSWORD_FILE: cannot read the file ${join(dir, 'missing')} (ENOENT)`),
+      );
+      // A directory is not readable as a file.
+      expect(() => loadConfig({ AUTH_SECRET: secret, DATABASE_URL_FILE: dir })).toThrow(/^DATABASE_URL_FILE: cannot read the file .* \(EISDIR\)$/);
+    });
+  });
+
+  describe('METRICS_PORT / METRICS_HOST (issue #24)', () => {
+    it('is off by default and binds to 127.0.0.1 when set', () => {
+      expect(loadConfig({ AUTH_SECRET: secret })).toMatchObject({ metricsPort: null, metricsHost: '127.0.0.1' });
+      expect(loadConfig({ AUTH_SECRET: secret, METRICS_PORT: '9464' })).toMatchObject({ metricsPort: 9464, metricsHost: '127.0.0.1' });
+      expect(loadConfig({ AUTH_SECRET: secret, METRICS_PORT: '0', METRICS_HOST: '0.0.0.0' })).toMatchObject({ metricsPort: 0, metricsHost: '0.0.0.0' });
+    });
+
+    it.each([
+      [{ METRICS_PORT: 'on' }, /METRICS_PORT/],
+      [{ METRICS_PORT: '65536' }, /METRICS_PORT/],
+      [{ METRICS_PORT: '9464', METRICS_HOST: 'http://x' }, /METRICS_HOST/],
+    ])('refuses %j', (env, message) => {
+      expect(() => loadConfig({ AUTH_SECRET: secret, ...env })).toThrow(message);
+    });
   });
 });

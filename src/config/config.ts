@@ -48,6 +48,13 @@ export interface AppConfig {
    * (SNAPSHOT_CACHE_BYTES, bytes; 0 turns it off): GET of a run and run list pages.
    */
   snapshotCacheBytes: number;
+  /**
+   * Port of the separate Prometheus `/metrics` server (METRICS_PORT; null: no metrics server, the
+   * default; 0: any free port). The API port never serves `/metrics`.
+   */
+  metricsPort: number | null;
+  /** Address the metrics server binds to (METRICS_HOST, default 127.0.0.1). */
+  metricsHost: string;
   /** Accepted but doubtful settings, printed once at startup. */
   warnings: string[];
 }
@@ -102,6 +109,25 @@ export const DEFAULT_SNAPSHOT_CACHE_BYTES = 64 * 1024 * 1024;
 /** Largest accepted SNAPSHOT_CACHE_BYTES: 16 GiB. */
 export const MAX_SNAPSHOT_CACHE_BYTES = 16 * 1024 * 1024 * 1024;
 
+/** Shortest accepted AUTH_SECRET, in bytes (UTF-8): HS256 wants a key of at least 256 bits. */
+export const MIN_AUTH_SECRET_BYTES = 32;
+/** Default METRICS_HOST: the metrics server answers this machine only unless told otherwise. */
+export const DEFAULT_METRICS_HOST = '127.0.0.1';
+
+/**
+ * Every AUTH_SECRET value that appears as an example in this repository's documentation, compose
+ * file or Dockerfile, now or in the past: anyone can read them, so the service refuses to sign
+ * tokens with them. `test/unit/example-secrets.spec.ts` fails when a document shows a value that is
+ * not listed here.
+ */
+export const EXAMPLE_AUTH_SECRETS: readonly string[] = [
+  // docker-compose.yml's fallback until issue #24.
+  'change-me-to-a-long-random-secret-of-32-chars',
+];
+
+/** Variables that may instead be read from a file named by `<NAME>_FILE` (Docker secrets). */
+export const FILE_VARIABLES = ['AUTH_SECRET', 'ADMIN_PASSWORD', 'DATABASE_URL'] as const;
+
 export class ConfigError extends Error {}
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -134,14 +160,54 @@ function bool(env: Env, name: string, def: boolean): boolean {
 }
 
 /**
+ * The environment with every `<NAME>_FILE` of FILE_VARIABLES replaced by `<NAME>` holding the
+ * file's content (one trailing newline removed). Both set, or an unreadable file, is a ConfigError
+ * naming the variable; the content is never part of a message.
+ */
+export function resolveFileVariables(env: Env): Env {
+  const out: Env = { ...env };
+  for (const name of FILE_VARIABLES) {
+    const fileName = `${name}_FILE`;
+    const path = env[fileName];
+    if (path === undefined || path.trim() === '') continue;
+    if (env[name] !== undefined && env[name] !== '') {
+      throw new ConfigError(`Set either ${name} or ${fileName}, not both`);
+    }
+    let content: string;
+    try {
+      content = readFileSync(path.trim(), 'utf8');
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code ?? 'error';
+      throw new ConfigError(`${fileName}: cannot read the file ${path.trim()} (${code})`);
+    }
+    out[name] = content.replace(/\r?\n$/, '');
+    delete out[fileName];
+  }
+  return out;
+}
+
+/** Why an AUTH_SECRET is refused, or null when it is acceptable. */
+export function authSecretProblem(secret: string): string | null {
+  if (EXAMPLE_AUTH_SECRETS.includes(secret)) {
+    return 'AUTH_SECRET is an example value published in the documentation; generate your own (openssl rand -base64 48)';
+  }
+  const bytes = Buffer.byteLength(secret, 'utf8');
+  if (bytes < MIN_AUTH_SECRET_BYTES) {
+    return `AUTH_SECRET must be at least ${MIN_AUTH_SECRET_BYTES} bytes long, got ${bytes}; generate one with openssl rand -base64 48`;
+  }
+  return null;
+}
+
+/**
  * Validates the environment and returns the typed configuration.
  * A bad value throws a ConfigError naming the variable; main.ts prints it and exits 1.
  * `generateSecret` persists a generated AUTH_SECRET under DATA_DIR (embedded mode only).
  */
 export function loadConfig(
-  env: Env = process.env,
+  rawEnv: Env = process.env,
   opts: { persistSecret?: boolean } = {},
 ): AppConfig {
+  const env = resolveFileVariables(rawEnv);
   const databaseUrl = text(env, 'DATABASE_URL') ?? null;
   if (databaseUrl !== null && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
     throw new ConfigError('DATABASE_URL must be a postgres:// or postgresql:// URL');
@@ -173,10 +239,9 @@ export function loadConfig(
   }
 
   let authSecret = text(env, 'AUTH_SECRET');
-  if (authSecret !== undefined && authSecret.length < 32) {
-    warnings.push(
-      'AUTH_SECRET is shorter than 32 characters; use a long random value in production',
-    );
+  if (authSecret !== undefined) {
+    const problem = authSecretProblem(authSecret);
+    if (problem !== null) throw new ConfigError(problem);
   }
   if (authSecret === undefined) {
     if (databaseUrl !== null) {
@@ -202,6 +267,13 @@ export function loadConfig(
   // A host name, an IPv4 address or an IPv6 address (with or without brackets).
   if (!/^(?:[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?|\[?[0-9A-Fa-f:.]+(?:%\w+)?\]?)$/.test(host)) {
     throw new ConfigError(`HOST must be a host name or an IP address such as 0.0.0.0 or ::, got "${host}"`);
+  }
+
+  const metricsPort =
+    text(env, 'METRICS_PORT') === undefined ? null : int(env, 'METRICS_PORT', 0, 0, 65535);
+  const metricsHost = text(env, 'METRICS_HOST') ?? DEFAULT_METRICS_HOST;
+  if (!/^(?:[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?|\[?[0-9A-Fa-f:.]+(?:%\w+)?\]?)$/.test(metricsHost)) {
+    throw new ConfigError(`METRICS_HOST must be a host name or an IP address such as 127.0.0.1, got "${metricsHost}"`);
   }
 
   const statementTimeoutMs = int(env, 'DB_STATEMENT_TIMEOUT_MS', DEFAULT_STATEMENT_TIMEOUT_MS, 100, 86_400_000);
@@ -284,6 +356,8 @@ export function loadConfig(
       0,
       MAX_SNAPSHOT_CACHE_BYTES,
     ),
+    metricsPort,
+    metricsHost,
     warnings,
   };
 }
@@ -292,7 +366,7 @@ function persistedSecret(dataDir: string): string {
   const file = join(dataDir, 'auth-secret');
   if (existsSync(file)) {
     const s = readFileSync(file, 'utf8').trim();
-    if (s.length >= 32) return s;
+    if (authSecretProblem(s) === null) return s;
   }
   mkdirSync(dataDir, { recursive: true });
   const secret = randomBytes(48).toString('base64url');

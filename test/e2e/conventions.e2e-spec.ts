@@ -227,13 +227,8 @@ describe('conventions, errors and operations (CONTRACT §2, §3, §11)', () => {
       expect(res.headers.allow).toContain('GET');
     });
 
-    it('/metrics exposes request counts and latency by route and status', async () => {
-      await t.req('get', `/api/v1/projects/${f.projectId}`, f.lead.token);
-      const res = await t.req('get', '/metrics');
-      expect(res.status).toBe(200);
-      expect(res.headers['content-type']).toMatch(/^text\/plain/);
-      expect(res.text).toMatch(/http_requests_total\{method="GET",route="\/api\/v1\/projects\/:id",status="200"\} \d+/);
-      expect(res.text).toContain('http_request_duration_seconds_bucket');
+    it('/metrics is not served on the API port (METRICS_PORT has its own server)', async () => {
+      expectProblem(await t.req('get', '/metrics'), 404, 'route_not_found');
     });
 
     it('/openapi.json documents every route, problems and bearer auth', async () => {

@@ -1,15 +1,13 @@
-import { Controller, Get, Header, Inject, Logger, Res } from '@nestjs/common';
+import { Controller, Get, Inject, Logger } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
-import type { Response } from 'express';
 import { Endpoint } from '../../common/access/endpoint.decorator';
 import { AppException } from '../../common/errors/app-exception';
 import { DATABASE_RETRY_AFTER_SECONDS } from '../../common/errors/problem.filter';
-import { MetricsService } from '../../common/http/metrics.service';
 import { APP_CONFIG, AppConfig } from '../../config/config';
 import { HealthRepository } from './health.repository';
 import { readinessVerdict, withDeadline } from './readiness';
 
-/** Operational endpoints outside /api/v1 (CONTRACT §11). */
+/** Operational endpoints outside /api/v1 (CONTRACT §11); `/metrics` has its own port (MetricsServer). */
 @ApiExcludeController()
 @Controller()
 export class HealthController {
@@ -18,7 +16,6 @@ export class HealthController {
   constructor(
     private readonly health: HealthRepository,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-    private readonly metrics: MetricsService,
   ) {}
 
   @Get('healthz')
@@ -52,13 +49,5 @@ export class HealthController {
       throw new AppException('service_unavailable', 'Migrations are pending');
     }
     return { status: 'ready' };
-  }
-
-  @Get('metrics')
-  @Endpoint({ summary: 'Prometheus metrics', access: 'public' })
-  @Header('Cache-Control', 'no-store')
-  async prometheus(@Res() res: Response) {
-    res.setHeader('Content-Type', this.metrics.registry.contentType);
-    res.send(await this.metrics.registry.metrics());
   }
 }
