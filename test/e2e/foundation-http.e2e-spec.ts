@@ -8,6 +8,7 @@ import { poolOf } from '../../src/database/data-source-options';
 import { DetachedClient } from '../../src/database/detached-client';
 import { MetricsServer } from '../../src/modules/health/metrics.server';
 import { createTestApp, expectProblem, RoleFixture, TestApp } from '../support/test-app';
+import { waitFor } from '../support/wait-for';
 
 function metricsUrl(t: TestApp): string {
   const address = t.app.get(MetricsServer).address();
@@ -29,10 +30,20 @@ describe('foundation: HTTP behaviour', () => {
       cb();
     },
   });
-  const logged = async (): Promise<Array<Record<string, unknown>>> => {
-    await new Promise((r) => setTimeout(r, 50));
-    return lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+  type Line = Record<string, unknown>;
+  const parsed = (): Line[] => lines.map((l) => JSON.parse(l) as Line);
+  /** The log lines once `until` holds for them (a line is written when its response finishes). */
+  const logged = async (until: (all: Line[]) => boolean): Promise<Line[]> => {
+    await waitFor(() => until(parsed()), { what: 'the log lines' });
+    return parsed();
   };
+  /** Whether the request's own last line (completed or errored, CONTRACT §11) has been written. */
+  const finished = (all: Line[], id: string): boolean =>
+    all.some(
+      (l) =>
+        (l.msg === 'request completed' || l.msg === 'request errored') &&
+        JSON.stringify(l).includes(`"request_id":"${id}"`),
+    );
 
   beforeAll(async () => {
     t = await createTestApp({ MAX_JSON_BYTES: '2048', LOG_LEVEL: 'info', DB_POOL_SIZE: '7', METRICS_PORT: '0' }, sink);
@@ -335,7 +346,7 @@ describe('foundation: HTTP behaviour', () => {
       ] as const) {
         const before = lines.length;
         await send().set('X-Request-Id', id);
-        const mine = (await logged()).slice(before);
+        const mine = (await logged((all) => finished(all.slice(before), id))).slice(before);
         expect(mine.length).toBeGreaterThan(0);
         for (const line of mine) expect(JSON.stringify(line)).toContain(`"request_id":"${id}"`);
       }
@@ -351,7 +362,9 @@ describe('foundation: HTTP behaviour', () => {
         ['one-options', () => request(t.server).options('/api/v1/projects')],
       ];
       for (const [id, send] of sent) await send().set('X-Request-Id', id);
-      const mine = (await logged()).slice(before);
+      const mine = (
+        await logged((all) => sent.every(([id]) => finished(all.slice(before), id)))
+      ).slice(before);
       for (const [id] of sent) {
         const completions = mine.filter(
           (l) =>
@@ -371,7 +384,7 @@ describe('foundation: HTTP behaviour', () => {
         const p = expectProblem(res, 500, 'internal_error');
         expect(p).not.toHaveProperty('errors');
         expect(JSON.stringify(p)).not.toMatch(/description|column|\.ts:\d+|SELECT/i);
-        const mine = (await logged()).slice(before);
+        const mine = (await logged((all) => finished(all.slice(before), 'rid-500'))).slice(before);
         const failure = mine.find((l) => l.msg === 'unexpected failure');
         expect(failure).toBeDefined();
         expect(JSON.stringify(failure)).toContain('rid-500');
