@@ -494,7 +494,11 @@ export class Seeder {
     );
   }
 
-  /** Each active case covers one or two components; every tenth component stays uncovered. */
+  /**
+   * Each active case covers one or two components; every tenth component stays uncovered. One
+   * coverage in ten is mandatory for release (by a hash, so most components of every product have
+   * one: readiness then reads latest results; `key_number % 10` put them all in 16 products).
+   */
   private async coverages(projectId: string): Promise<void> {
     const n = await this.temp(
       'bench_comp',
@@ -513,7 +517,10 @@ export class Seeder {
        SELECT pg_temp.u7(now() - interval '50 days'), $1, p.case_id, c.id,
               (ARRAY['direct', 'indirect', 'integration', 'e2e'])[1 + p.g % 4],
               (ARRAY['smoke', 'regression', 'regression', 'deep'])[1 + (p.g / 4) % 4],
-              p.g % 10 = 0, now() - interval '50 days', now() - interval '50 days'
+              -- One coverage in ten is mandatory for release, by a hash of the pair: spread over
+              -- every component (release readiness evaluates the latest results of most products).
+              abs(hashint8(p.g::bigint * 2003 + p.ci)) % 10 = 0,
+              now() - interval '50 days', now() - interval '50 days'
          FROM pairs p JOIN bench_comp c ON c.i = CASE WHEN p.ci % 10 = 9 THEN p.ci - 1 ELSE p.ci END
        ON CONFLICT DO NOTHING`,
       [projectId, n],
