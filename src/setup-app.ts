@@ -31,6 +31,9 @@ export function setupApp(app: NestExpressApplication | INestApplication): INestA
   // No ETags: hashing every (multi-megabyte) JSON body costs CPU on each request for a 304 that
   // API clients do not ask for.
   expressApp.set('etag', false);
+  // Whom to believe about the client address in X-Forwarded-For (`req.ip`: login throttling per
+  // address). Off by default; behind a reverse proxy TRUST_PROXY must name it.
+  expressApp.set('trust proxy', config.trustProxy);
   expressApp.set('query parser', 'simple');
 
   // Requests Node's HTTP server refuses before any layer sees them (431, 400, 408, 417) are

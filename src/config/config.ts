@@ -55,6 +55,14 @@ export interface AppConfig {
   metricsPort: number | null;
   /** Address the metrics server binds to (METRICS_HOST, default 127.0.0.1). */
   metricsHost: string;
+  /** Login throttling (issue #24 §2): see {@link LoginThrottleConfig}. */
+  loginThrottle: LoginThrottleConfig;
+  /**
+   * Express's `trust proxy` (TRUST_PROXY; default off): whom to believe about the client address in
+   * `X-Forwarded-For`. Behind a reverse proxy it must be set, or every client has the proxy's address
+   * (login throttling per address, logs).
+   */
+  trustProxy: TrustProxy;
   /** Accepted but doubtful settings, printed once at startup. */
   warnings: string[];
 }
@@ -358,6 +366,8 @@ export function loadConfig(
     ),
     metricsPort,
     metricsHost,
+    loginThrottle: loginThrottleConfig(env),
+    trustProxy: trustProxyConfig(env),
     warnings,
   };
 }
@@ -372,6 +382,107 @@ function persistedSecret(dataDir: string): string {
   const secret = randomBytes(48).toString('base64url');
   writeFileSync(file, secret + '\n', { mode: 0o600 });
   return secret;
+}
+
+/**
+ * Login throttling (issue #24 §2; POST /auth/login): failed logins are counted in PostgreSQL per
+ * username and per client address. When a count reaches its maximum within the window, the next
+ * attempts are refused (429 `too_many_attempts`, Retry-After) for `lockoutSeconds`; every further
+ * failure after a lockout doubles it, up to `maxLockoutSeconds`. A count is forgotten `windowSeconds`
+ * after its first failure or after the end of its last lockout, whichever is later; a successful
+ * login forgets the username's count (not the address's).
+ */
+export interface LoginThrottleConfig {
+  /** Failures per username before a lockout (LOGIN_MAX_FAILURES; 0 turns the per-username count off). */
+  maxFailuresPerUser: number;
+  /** Failures per client address before a lockout (LOGIN_MAX_FAILURES_PER_ADDRESS; 0: off). */
+  maxFailuresPerAddress: number;
+  /** LOGIN_WINDOW_SECONDS. */
+  windowSeconds: number;
+  /** First lockout (LOGIN_LOCKOUT_SECONDS). */
+  lockoutSeconds: number;
+  /** Longest lockout (LOGIN_MAX_LOCKOUT_SECONDS). */
+  maxLockoutSeconds: number;
+}
+
+/** Default LOGIN_MAX_FAILURES. */
+export const DEFAULT_LOGIN_MAX_FAILURES = 10;
+/** Default LOGIN_MAX_FAILURES_PER_ADDRESS (several users may share an address: an office's NAT). */
+export const DEFAULT_LOGIN_MAX_FAILURES_PER_ADDRESS = 50;
+/** Default LOGIN_WINDOW_SECONDS: 15 minutes. */
+export const DEFAULT_LOGIN_WINDOW_SECONDS = 900;
+/** Default LOGIN_LOCKOUT_SECONDS. */
+export const DEFAULT_LOGIN_LOCKOUT_SECONDS = 60;
+/** Default LOGIN_MAX_LOCKOUT_SECONDS: 1 hour. */
+export const DEFAULT_LOGIN_MAX_LOCKOUT_SECONDS = 3600;
+/** Largest accepted LOGIN_WINDOW_SECONDS, LOGIN_LOCKOUT_SECONDS and LOGIN_MAX_LOCKOUT_SECONDS: 1 day. */
+export const MAX_LOGIN_THROTTLE_SECONDS = 86_400;
+
+function loginThrottleConfig(env: Env): LoginThrottleConfig {
+  const lockoutSeconds = int(
+    env,
+    'LOGIN_LOCKOUT_SECONDS',
+    DEFAULT_LOGIN_LOCKOUT_SECONDS,
+    1,
+    MAX_LOGIN_THROTTLE_SECONDS,
+  );
+  const maxLockoutSeconds = int(
+    env,
+    'LOGIN_MAX_LOCKOUT_SECONDS',
+    Math.max(DEFAULT_LOGIN_MAX_LOCKOUT_SECONDS, lockoutSeconds),
+    1,
+    MAX_LOGIN_THROTTLE_SECONDS,
+  );
+  if (maxLockoutSeconds < lockoutSeconds) {
+    throw new ConfigError(
+      `LOGIN_MAX_LOCKOUT_SECONDS (${maxLockoutSeconds}) must be at least LOGIN_LOCKOUT_SECONDS (${lockoutSeconds})`,
+    );
+  }
+  return {
+    maxFailuresPerUser: int(env, 'LOGIN_MAX_FAILURES', DEFAULT_LOGIN_MAX_FAILURES, 0, 1_000_000),
+    maxFailuresPerAddress: int(
+      env,
+      'LOGIN_MAX_FAILURES_PER_ADDRESS',
+      DEFAULT_LOGIN_MAX_FAILURES_PER_ADDRESS,
+      0,
+      1_000_000,
+    ),
+    windowSeconds: int(
+      env,
+      'LOGIN_WINDOW_SECONDS',
+      DEFAULT_LOGIN_WINDOW_SECONDS,
+      1,
+      MAX_LOGIN_THROTTLE_SECONDS,
+    ),
+    lockoutSeconds,
+    maxLockoutSeconds,
+  };
+}
+
+/** Express's `trust proxy` setting: off, on (any proxy), a number of hops, or trusted addresses. */
+export type TrustProxy = boolean | number | string[];
+
+/**
+ * TRUST_PROXY: `false` (default), `true` (trust every proxy: only when the service is reachable
+ * through the proxy alone), a whole number of proxy hops, or a comma-separated list of proxy
+ * addresses or subnets (`10.0.0.0/8`, `loopback`, `linklocal`, `uniquelocal`).
+ */
+function trustProxyConfig(env: Env): TrustProxy {
+  const raw = text(env, 'TRUST_PROXY');
+  if (raw === undefined) return false;
+  const lower = raw.toLowerCase();
+  if (lower === 'false' || lower === '0') return false;
+  if (lower === 'true') return true;
+  if (/^\d+$/.test(raw)) return int(env, 'TRUST_PROXY', 0, 0, 100);
+  const entries = raw.split(',').map((e) => e.trim());
+  for (const entry of entries) {
+    if (!/^(?:loopback|linklocal|uniquelocal|[0-9A-Fa-f:.]+(?:\/\d{1,3})?)$/.test(entry)) {
+      throw new ConfigError(
+        `TRUST_PROXY must be true, false, a number of hops or a comma-separated list of addresses or subnets, got "${raw}"`,
+      );
+    }
+  }
+  return entries;
 }
 
 /** Injection token for AppConfig. */

@@ -103,6 +103,12 @@ export const ERROR_CATALOGUE = {
   unsupported_report_format: { status: 422, title: 'Unsupported report format' },
   invalid_tms_results_json: { status: 422, title: 'Invalid results JSON' },
   no_active_cases: { status: 422, title: 'No active cases' },
+  // 429
+  /**
+   * Too many failed logins for the username or from the client address (POST /auth/login); sent
+   * with Retry-After, before the password is looked at.
+   */
+  too_many_attempts: { status: 429, title: 'Too many attempts' },
   // 5xx
   internal_error: { status: 500, title: 'Internal server error' },
   service_unavailable: { status: 503, title: 'Service unavailable' },

@@ -10,6 +10,7 @@ import { RunSnapshotJson1763700000800 } from './1763700000800-RunSnapshotJson';
 import { InsightsIndexes1763700001170 } from './1763700001170-InsightsIndexes';
 import { ComponentGraphVersions1763700002300 } from './1763700002300-ComponentGraphVersions';
 import { IdempotencyKeys1763700018100 } from './1763700018100-IdempotencyKeys';
+import { LoginAttempts1763700018200 } from './1763700018200-LoginAttempts';
 import { LeanImportWrites1763700002500 } from './1763700002500-LeanImportWrites';
 import { RunSnapshotsOnce1763700002400 } from './1763700002400-RunSnapshotsOnce';
 
@@ -32,4 +33,5 @@ export const MIGRATIONS = [
   RunSnapshotsOnce1763700002400,
   LeanImportWrites1763700002500,
   IdempotencyKeys1763700018100,
+  LoginAttempts1763700018200,
 ];

@@ -1,4 +1,4 @@
-import { Controller, Delete, Get, Param, Patch, Post, Put } from '@nestjs/common';
+import { Controller, Delete, Get, Param, Patch, Post, Put, UseInterceptors } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import { Endpoint } from '../../common/access/endpoint.decorator';
 import { AuthenticatedUser } from '../../common/auth/authenticated-user';
@@ -20,6 +20,7 @@ import {
   UpdateUserDto,
   UserDto,
 } from './dto/user.dto';
+import { LoginThrottleInterceptor } from './login-throttle.interceptor';
 import { UsersService } from './users.service';
 
 @ApiTags('auth')
@@ -29,13 +30,20 @@ export class AuthController {
 
   @Post('login')
   @Transactional()
+  @NotIdempotent()
+  @UseInterceptors(LoginThrottleInterceptor)
   @Endpoint({
     summary: 'Log in with username and password',
     description:
-      'Returns a signed access token to send as `Authorization: Bearer <token>`. An unknown user and a wrong password answer identically (401 `invalid_credentials`).',
+      'Returns a signed access token to send as `Authorization: Bearer <token>`. An unknown user and a wrong password answer identically (401 `invalid_credentials`). ' +
+      'Failed logins are counted, in the database so every instance of the service shares the counts, per username (case-insensitive, whether or not the user exists) and per client address: ' +
+      'after `LOGIN_MAX_FAILURES` failures (default 10) for a username or `LOGIN_MAX_FAILURES_PER_ADDRESS` (default 50) from an address, further attempts are refused with 429 `too_many_attempts` and `Retry-After` for `LOGIN_LOCKOUT_SECONDS` (default 60), ' +
+      'and each further failure after a lockout doubles it, up to `LOGIN_MAX_LOCKOUT_SECONDS` (default 3600). A refused attempt is answered before the password is checked, whether it is right or wrong. ' +
+      'Counts are forgotten `LOGIN_WINDOW_SECONDS` (default 900) after the first failure or after the end of the last lockout, whichever is later; a successful login forgets the username\'s count (not the address\'s). ' +
+      'Behind a reverse proxy, `TRUST_PROXY` must be set for the client address to be the real one. Requests with access tokens or API keys are never throttled. An `Idempotency-Key` header is ignored here (the answer carries a token).',
     access: 'public',
     response: LoginResponseDto,
-    problems: ['invalid_credentials', 'user_disabled'],
+    problems: ['invalid_credentials', 'user_disabled', 'too_many_attempts'],
   })
   login(@Body() dto: LoginDto): Promise<LoginResponseDto> {
     return this.users.login(dto);

@@ -1,0 +1,35 @@
+/**
+ * The pure rules of login throttling (issue #24 §2); the counting itself is
+ * `LoginAttemptsRepository`'s, in PostgreSQL.
+ *
+ * "Slowed, then refused" is a progressive lockout, never a server-side delay (a delay would hold a
+ * connection and a transaction open for the attacker): the failure that brings a count to its
+ * maximum locks the key for the first lockout, each further failure (possible only once a lockout
+ * has ended) for twice the previous one, up to the longest lockout.
+ */
+
+/** Both scopes of a login attempt: the username and the client address. */
+export type LoginScope = 'user' | 'ip';
+
+/** The key of a username: the same for every spelling the login accepts (case, outer blanks). */
+export function usernameKey(username: string): string {
+  return username.trim().toLowerCase();
+}
+
+/**
+ * Seconds the key is locked after its `failures`-th failure in the window: 0 below `maxFailures`,
+ * `lockoutSeconds` on reaching it, doubling with each further failure, at most `maxLockoutSeconds`.
+ * `maxFailures` 0 means the scope is not throttled.
+ */
+export function lockoutSeconds(
+  failures: number,
+  maxFailures: number,
+  lockout: number,
+  maxLockout: number,
+): number {
+  if (maxFailures <= 0 || failures < maxFailures) return 0;
+  const doublings = failures - maxFailures;
+  // 2^31 times any lockout is beyond every accepted maximum; avoids huge powers.
+  if (doublings >= 31) return maxLockout;
+  return Math.min(lockout * 2 ** doublings, maxLockout);
+}

@@ -1,0 +1,267 @@
+import type { INestApplication } from '@nestjs/common';
+import request from 'supertest';
+import { createApp } from '../../src/bootstrap';
+import { AppConfig } from '../../src/config/config';
+import { DEFAULT_PASSWORD } from '../support/constants';
+import { createTestApp, expectProblem, TestApp, TestUser } from '../support/test-app';
+
+const LOGIN = '/api/v1/auth/login';
+
+/** Small limits, so that a test reaches them in a few requests. */
+const MAX_PER_USER = 3;
+const MAX_PER_ADDRESS = 5;
+const WINDOW_SECONDS = 600;
+const LOCKOUT_SECONDS = 30;
+const MAX_LOCKOUT_SECONDS = 200;
+
+interface AttemptRow {
+  scope: string;
+  key: string;
+  failures: number;
+  blocked: boolean;
+}
+
+describe('login throttling (issue #24 §2)', () => {
+  let t: TestApp;
+  /** A second instance of the service on the same database. */
+  let other: INestApplication;
+  /** An instance that trusts no proxy (the default). */
+  let direct: INestApplication;
+  let seq = 0;
+
+  beforeAll(async () => {
+    t = await createTestApp({
+      LOGIN_MAX_FAILURES: String(MAX_PER_USER),
+      LOGIN_MAX_FAILURES_PER_ADDRESS: String(MAX_PER_ADDRESS),
+      LOGIN_WINDOW_SECONDS: String(WINDOW_SECONDS),
+      LOGIN_LOCKOUT_SECONDS: String(LOCKOUT_SECONDS),
+      LOGIN_MAX_LOCKOUT_SECONDS: String(MAX_LOCKOUT_SECONDS),
+      // Each test speaks from its own address, through X-Forwarded-For.
+      TRUST_PROXY: 'true',
+    });
+    other = await startInstance(t.config);
+    direct = await startInstance({ ...t.config, trustProxy: false });
+  });
+  afterAll(async () => {
+    await other?.close();
+    await direct?.close();
+    await t.close();
+  });
+
+  async function startInstance(config: AppConfig): Promise<INestApplication> {
+    const app = await createApp(config, t.databaseUrl);
+    await app.listen(0, '127.0.0.1');
+    return app;
+  }
+
+  /** A fresh client address. */
+  function address(): string {
+    seq += 1;
+    return `10.24.${Math.floor(seq / 250)}.${(seq % 250) + 1}`;
+  }
+
+  function login(username: string, password: string, from: string, app?: INestApplication) {
+    return request(app ? app.getHttpServer() : t.server)
+      .post(LOGIN)
+      .set('X-Forwarded-For', from)
+      .send({ username, password });
+  }
+
+  async function rows(...keys: string[]): Promise<AttemptRow[]> {
+    return t.db.query<AttemptRow[]>(
+      `SELECT scope, key, failures, coalesce(blocked_until > now(), false) AS blocked
+         FROM login_attempts WHERE key = ANY($1) ORDER BY scope`,
+      [keys],
+    );
+  }
+
+  /** Fails `n` times with a wrong password; each answer must be 401 invalid_credentials. */
+  async function fail(username: string, from: string, n: number, app?: INestApplication) {
+    for (let i = 0; i < n; i++) {
+      expectProblem(await login(username, 'wrong password', from, app), 401, 'invalid_credentials');
+    }
+  }
+
+  function expectRefused(res: request.Response, maxSeconds: number): number {
+    const body = expectProblem(res, 429, 'too_many_attempts');
+    const retryAfter = Number(res.headers['retry-after']);
+    expect(Number.isInteger(retryAfter)).toBe(true);
+    expect(retryAfter).toBeGreaterThanOrEqual(1);
+    expect(retryAfter).toBeLessThanOrEqual(maxSeconds);
+    expect(body.detail).toContain(`${retryAfter} s`);
+    return retryAfter;
+  }
+
+  it('answers 401 up to the limit, then 429 with Retry-After, even for the right password or another spelling', async () => {
+    const u = await t.createUser();
+    const from = address();
+    await fail(u.username, from, MAX_PER_USER);
+    expect(await rows(u.username.toLowerCase())).toEqual([
+      { scope: 'user', key: u.username.toLowerCase(), failures: MAX_PER_USER, blocked: true },
+    ]);
+    const retryAfter = expectRefused(await login(u.username, 'wrong password', from), LOCKOUT_SECONDS);
+    expect(retryAfter).toBeGreaterThan(LOCKOUT_SECONDS - 5);
+    // The right password is refused too (no oracle), from another address and in another case.
+    expectRefused(await login(u.username, DEFAULT_PASSWORD, address()), LOCKOUT_SECONDS);
+    expectRefused(await login(` ${u.username.toUpperCase()} `, DEFAULT_PASSWORD, from), LOCKOUT_SECONDS);
+    // Refused attempts are not counted.
+    expect((await rows(u.username.toLowerCase()))[0].failures).toBe(MAX_PER_USER);
+  });
+
+  it('answers an unknown username exactly like an existing one', async () => {
+    const u = await t.createUser();
+    const ghost = t.unique('ghost');
+    const from = address();
+    await fail(u.username, from, MAX_PER_USER);
+    await fail(ghost, address(), MAX_PER_USER);
+    const real = await login(u.username, 'wrong password', from);
+    const unknown = await login(ghost, 'wrong password', from);
+    expectRefused(real, LOCKOUT_SECONDS);
+    expectRefused(unknown, LOCKOUT_SECONDS);
+    const shape = (r: request.Response) => ({
+      status: r.status,
+      type: r.body.type,
+      title: r.body.title,
+      code: r.body.code,
+      keys: Object.keys(r.body).sort(),
+    });
+    expect(shape(unknown)).toEqual(shape(real));
+  });
+
+  it('keeps counting after a lockout ends and doubles the next lockout, up to the longest', async () => {
+    const u = await t.createUser();
+    const key = u.username.toLowerCase();
+    const from = address();
+    await fail(u.username, from, MAX_PER_USER);
+    expectRefused(await login(u.username, 'wrong password', from), LOCKOUT_SECONDS);
+    // The lockout ends (moved into the past rather than waited for).
+    await t.db.query(
+      `UPDATE login_attempts SET blocked_until = now() - interval '1 second' WHERE scope = 'user' AND key = $1`,
+      [key],
+    );
+    // One more failure: counted (the window is still open) and locked for twice as long.
+    await fail(u.username, from, 1);
+    expect(await rows(key)).toEqual([{ scope: 'user', key, failures: MAX_PER_USER + 1, blocked: true }]);
+    const retryAfter = expectRefused(await login(u.username, DEFAULT_PASSWORD, from), 2 * LOCKOUT_SECONDS);
+    expect(retryAfter).toBeGreaterThan(LOCKOUT_SECONDS);
+    // Then 4x (120 s), then capped at LOGIN_MAX_LOCKOUT_SECONDS (200 s, not 240).
+    for (const expected of [4 * LOCKOUT_SECONDS, MAX_LOCKOUT_SECONDS, MAX_LOCKOUT_SECONDS]) {
+      await t.db.query(
+        `UPDATE login_attempts SET blocked_until = now() - interval '1 second' WHERE scope = 'user' AND key = $1`,
+        [key],
+      );
+      // (From fresh addresses: this address's own count would lock it first.)
+      await fail(u.username, address(), 1);
+      const seconds = expectRefused(await login(u.username, 'wrong password', address()), expected);
+      expect(seconds).toBeGreaterThan(expected - 5);
+    }
+  });
+
+  it('forgets the count when the window has passed', async () => {
+    const u = await t.createUser();
+    const key = u.username.toLowerCase();
+    const from = address();
+    await fail(u.username, from, MAX_PER_USER);
+    expectRefused(await login(u.username, DEFAULT_PASSWORD, from), LOCKOUT_SECONDS);
+    await t.db.query(
+      `UPDATE login_attempts
+          SET blocked_until = now() - interval '2 seconds', expires_at = now() - interval '1 second'
+        WHERE key = ANY($1)`,
+      [[key, from]],
+    );
+    // A new window: the next failure is the first of it.
+    await fail(u.username, from, 1);
+    expect(await rows(key)).toEqual([{ scope: 'user', key, failures: 1, blocked: false }]);
+    expect((await login(u.username, DEFAULT_PASSWORD, from)).status).toBe(200);
+  });
+
+  it("a successful login forgets the username's failures, not the address's", async () => {
+    const u = await t.createUser();
+    const key = u.username.toLowerCase();
+    const from = address();
+    await fail(u.username, from, MAX_PER_USER - 1);
+    expect((await login(u.username, DEFAULT_PASSWORD, from)).status).toBe(200);
+    expect(await rows(key, from)).toEqual([{ scope: 'ip', key: from, failures: MAX_PER_USER - 1, blocked: false }]);
+    // The username has its whole allowance again.
+    await fail(u.username, address(), MAX_PER_USER - 1);
+    expect((await login(u.username, DEFAULT_PASSWORD, address())).status).toBe(200);
+  });
+
+  it('limits one address across usernames, and only that address', async () => {
+    const from = address();
+    const victim = await t.createUser();
+    for (let i = 0; i < MAX_PER_ADDRESS; i++) await fail(t.unique('spray'), from, 1);
+    expect(await rows(from)).toEqual([{ scope: 'ip', key: from, failures: MAX_PER_ADDRESS, blocked: true }]);
+    // Any username from that address is refused, even with its right password...
+    expectRefused(await login(victim.username, DEFAULT_PASSWORD, from), LOCKOUT_SECONDS);
+    expectRefused(await login(t.unique('spray'), 'wrong password', from), LOCKOUT_SECONDS);
+    // ...while the user logs in from elsewhere.
+    expect((await login(victim.username, DEFAULT_PASSWORD, address())).status).toBe(200);
+  });
+
+  it('never throttles requests with access tokens or API keys', async () => {
+    const u: TestUser = await t.createUser();
+    const key = await t.req('post', '/api/v1/users/me/api-keys', u.token).send({ name: 'ci' });
+    expect(key.status).toBe(201);
+    const from = address();
+    await fail(u.username, from, MAX_PER_USER);
+    expectRefused(await login(u.username, DEFAULT_PASSWORD, from), LOCKOUT_SECONDS);
+    for (let i = 0; i < 3; i++) {
+      const byToken = await t.req('get', '/api/v1/auth/me', u.token).set('X-Forwarded-For', from);
+      expect(byToken.status).toBe(200);
+      const byKey = await request(t.server)
+        .get('/api/v1/auth/me')
+        .set('X-API-Key', key.body.api_key as string)
+        .set('X-Forwarded-For', from);
+      expect(byKey.status).toBe(200);
+      expect(byKey.body.username).toBe(u.username);
+    }
+  });
+
+  it('shares the counts between instances on one database', async () => {
+    const u = await t.createUser();
+    const from = address();
+    await fail(u.username, from, 1);
+    await fail(u.username, from, 1, other);
+    await fail(u.username, from, MAX_PER_USER - 2);
+    // Locked on both instances, whichever counted the last failure.
+    expectRefused(await login(u.username, DEFAULT_PASSWORD, from, other), LOCKOUT_SECONDS);
+    expectRefused(await login(u.username, DEFAULT_PASSWORD, from), LOCKOUT_SECONDS);
+    // Concurrent failures on both instances are each counted (the upsert is atomic).
+    const v = await t.createUser();
+    const attempts = await Promise.all(
+      Array.from({ length: MAX_PER_USER }, (_, i) =>
+        login(v.username, 'wrong password', address(), i % 2 === 0 ? other : undefined),
+      ),
+    );
+    for (const res of attempts) expectProblem(res, 401, 'invalid_credentials');
+    expect(await rows(v.username.toLowerCase())).toEqual([
+      { scope: 'user', key: v.username.toLowerCase(), failures: MAX_PER_USER, blocked: true },
+    ]);
+    expectRefused(await login(v.username, DEFAULT_PASSWORD, address(), other), LOCKOUT_SECONDS);
+  });
+
+  it('ignores X-Forwarded-For unless TRUST_PROXY is set', async () => {
+    const spoofed = address();
+    const res = await login(t.unique('nobody'), 'wrong password', spoofed, direct);
+    expectProblem(res, 401, 'invalid_credentials');
+    expect(await rows(spoofed)).toEqual([]);
+    const socket = await t.db.query<Array<{ key: string }>>(
+      `SELECT key FROM login_attempts WHERE scope = 'ip' AND key IN ('127.0.0.1', '::ffff:127.0.0.1')`,
+    );
+    expect(socket).toHaveLength(1);
+  });
+
+  it('purges expired rows while counting', async () => {
+    await t.db.query(
+      `INSERT INTO login_attempts (scope, key, window_start, failures, blocked_until, expires_at)
+       SELECT 'user', 'expired-' || g, now() - interval '2 hours', 1, NULL, now() - interval '1 hour'
+         FROM generate_series(1, 5) g`,
+    );
+    await fail(t.unique('purger'), address(), 1);
+    const [{ n }] = await t.db.query<Array<{ n: number }>>(
+      `SELECT count(*)::int AS n FROM login_attempts WHERE key LIKE 'expired-%'`,
+    );
+    expect(n).toBe(0);
+  });
+});
