@@ -2,6 +2,9 @@ import { AppException } from '../errors/app-exception';
 import { validateInput } from '../validation/validate';
 import { PageQueryDto, RowPageQueryDto } from './page';
 
+/** A list query extending the row page, as the feature DTOs do. */
+class RowListQueryDto extends RowPageQueryDto {}
+
 /** The paging rules of a query, and how it pages: `{ page, page_size }` or the refused fields. */
 function paging(
   cls: typeof PageQueryDto | typeof RowPageQueryDto,
@@ -31,6 +34,14 @@ describe('PageQueryDto and RowPageQueryDto (one declaration of `page`)', () => {
     ['rows page_size 0', RowPageQueryDto, { page_size: '0' }, ['page_size']],
     ['rows page 0', RowPageQueryDto, { page: '0' }, ['page']],
     ['rows page x', RowPageQueryDto, { page: 'x' }, ['page']],
+    [
+      'subclass of rows page_size 500',
+      RowListQueryDto,
+      { page_size: '500' },
+      { page: 1, page_size: 500 },
+    ],
+    ['subclass of rows page_size 501', RowListQueryDto, { page_size: '501' }, ['page_size']],
+    ['subclass of rows defaults', RowListQueryDto, {}, { page: 1, page_size: 100 }],
   ])('%s', (_name, cls, query, expected) => {
     expect(paging(cls, query)).toEqual(expected);
   });

@@ -11,15 +11,21 @@ export const QUERY_VALUES_MAX = 100;
 /** Longest `search` text of a list, in characters. */
 export const SEARCH_MAX = 200;
 
-/** `page` (1-based, default 1) and `page_size` (1..200, default 50) — CONTRACT §2. */
-export class PageQueryDto {
+/**
+ * `page` (1-based, default 1), declared once for both page shapes below. They extend this rather
+ * than each other: class-validator would apply an inherited `page_size` rule beside a subclass's own.
+ */
+abstract class PageNumberQueryDto {
   @ApiPropertyOptional({ minimum: 1, default: 1, description: '1-based page number' })
   @QueryInt()
   @OptionalNotNull()
   @IsInt()
   @Min(1)
   page: number = 1;
+}
 
+/** `page` (1-based, default 1) and `page_size` (1..200, default 50) — CONTRACT §2. */
+export class PageQueryDto extends PageNumberQueryDto {
   @ApiPropertyOptional({ minimum: 1, maximum: 200, default: 50 })
   @QueryInt()
   @OptionalNotNull()
@@ -29,18 +35,15 @@ export class PageQueryDto {
   page_size: number = 50;
 }
 
-/**
- * Row-level lists: `page` as in {@link PageQueryDto}, `page_size` 1..500, default 100. The
- * redeclared `page_size` replaces the inherited rules (class-validator prefers a class's own).
- */
-export class RowPageQueryDto extends PageQueryDto {
+/** Row-level lists: `page` as in {@link PageQueryDto}, `page_size` 1..500, default 100. */
+export class RowPageQueryDto extends PageNumberQueryDto {
   @ApiPropertyOptional({ minimum: 1, maximum: 500, default: 100 })
   @QueryInt()
   @OptionalNotNull()
   @IsInt()
   @Min(1)
   @Max(500)
-  override page_size: number = 100;
+  page_size: number = 100;
 }
 
 export const SORT_ORDERS = ['asc', 'desc'] as const;
