@@ -84,6 +84,7 @@ export class ComponentDto {
  */
 export abstract class CatalogCreateFieldsDto {
   @ApiPropertyOptional({
+    type: String,
     nullable: true,
     maxLength: 100,
     example: 'payments-api',
@@ -97,7 +98,7 @@ export abstract class CatalogCreateFieldsDto {
   @NoNul()
   key?: string | null;
 
-  @ApiPropertyOptional({ nullable: true, maxLength: 10000 })
+  @ApiPropertyOptional({ type: String, nullable: true, maxLength: 10000 })
   @Nullable()
   @IsString()
   @MaxLen(10000)
@@ -134,6 +135,7 @@ export abstract class CatalogCreateFieldsDto {
 /** The same shared fields on PATCH (every one optional; null clears the nullable ones). */
 export abstract class CatalogUpdateFieldsDto {
   @ApiPropertyOptional({
+    type: String,
     nullable: true,
     maxLength: 100,
     description:
@@ -146,7 +148,7 @@ export abstract class CatalogUpdateFieldsDto {
   @NoNul()
   key?: string | null;
 
-  @ApiPropertyOptional({ nullable: true, maxLength: 10000 })
+  @ApiPropertyOptional({ type: String, nullable: true, maxLength: 10000 })
   @Nullable()
   @IsString()
   @MaxLen(10000)

@@ -317,7 +317,12 @@ export class CreateEnvironmentDto {
   @MaxLen(64)
   status?: string;
 
-  @ApiPropertyOptional({ nullable: true, maxLength: 10000, description: 'Blank becomes null' })
+  @ApiPropertyOptional({
+    type: String,
+    nullable: true,
+    maxLength: 10000,
+    description: 'Blank becomes null',
+  })
   @Nullable()
   @EnvironmentBodyChecks()
   @IsString()
@@ -393,7 +398,12 @@ export class UpdateEnvironmentDto {
   @MaxLen(64)
   status?: string;
 
-  @ApiPropertyOptional({ nullable: true, maxLength: 10000, description: 'null clears it' })
+  @ApiPropertyOptional({
+    type: String,
+    nullable: true,
+    maxLength: 10000,
+    description: 'null clears it',
+  })
   @Nullable()
   @EnvironmentBodyChecks()
   @IsString()

@@ -29,6 +29,18 @@ export class RevisionDiffQueryDto {
 
 const CHANGE_OPS: RevisionChangeOp[] = ['added', 'removed', 'changed'];
 
+/**
+ * Any JSON value or null (a field's value, or a whole component or node): one schema per kind
+ * (OpenAPI 3.0 has no "any type" with `nullable`, so null is admitted by one of them).
+ */
+const ANY_JSON_VALUE = [
+  { type: 'string' },
+  { type: 'number' },
+  { type: 'boolean' },
+  { type: 'object', nullable: true },
+  { type: 'array', items: {} },
+];
+
 export class RevisionChangeDto {
   @ApiProperty({ enum: CHANGE_OPS, example: 'changed' })
   op: RevisionChangeOp;
@@ -45,7 +57,7 @@ export class RevisionChangeDto {
   path: Array<string | number>;
 
   @ApiProperty({
-    nullable: true,
+    oneOf: ANY_JSON_VALUE,
     example: 'eu-west-1',
     description:
       'The value before (`null` for `added`); a whole component or node when one is removed.',
@@ -53,7 +65,7 @@ export class RevisionChangeDto {
   from: unknown;
 
   @ApiProperty({
-    nullable: true,
+    oneOf: ANY_JSON_VALUE,
     example: 'eu-central-1',
     description:
       'The value after (`null` for `removed`); a whole component or node when one is added.',

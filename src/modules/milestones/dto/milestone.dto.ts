@@ -54,7 +54,7 @@ export class CreateMilestoneDto {
   @MaxLen(255)
   name: string;
 
-  @ApiPropertyOptional({ nullable: true, maxLength: 10000 })
+  @ApiPropertyOptional({ type: String, nullable: true, maxLength: 10000 })
   @Nullable()
   @IsString()
   @MaxLen(10000)
@@ -87,7 +87,7 @@ export class CreateMilestoneDto {
   @IsUUID()
   owner_id?: string | null;
 
-  @ApiPropertyOptional({ nullable: true, maxLength: 128, example: 'v2.4.0' })
+  @ApiPropertyOptional({ type: String, nullable: true, maxLength: 128, example: 'v2.4.0' })
   @Nullable()
   @IsString()
   @MaxLen(128)
@@ -102,7 +102,7 @@ export class UpdateMilestoneDto {
   @MaxLen(255)
   name?: string;
 
-  @ApiPropertyOptional({ nullable: true, maxLength: 10000 })
+  @ApiPropertyOptional({ type: String, nullable: true, maxLength: 10000 })
   @Nullable()
   @IsString()
   @MaxLen(10000)
@@ -135,7 +135,7 @@ export class UpdateMilestoneDto {
   @IsUUID()
   owner_id?: string | null;
 
-  @ApiPropertyOptional({ nullable: true, maxLength: 128 })
+  @ApiPropertyOptional({ type: String, nullable: true, maxLength: 128 })
   @Nullable()
   @IsString()
   @MaxLen(128)

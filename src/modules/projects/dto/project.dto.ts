@@ -30,7 +30,7 @@ export class CreateProjectDto {
   @MaxLen(200)
   name: string;
 
-  @ApiPropertyOptional({ nullable: true, maxLength: 10000 })
+  @ApiPropertyOptional({ type: String, nullable: true, maxLength: 10000 })
   @Nullable()
   @IsString()
   @MaxLen(10000)
@@ -45,7 +45,7 @@ export class UpdateProjectDto {
   @MaxLen(200)
   name?: string;
 
-  @ApiPropertyOptional({ nullable: true, maxLength: 10000 })
+  @ApiPropertyOptional({ type: String, nullable: true, maxLength: 10000 })
   @Nullable()
   @IsString()
   @MaxLen(10000)

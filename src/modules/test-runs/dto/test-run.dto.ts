@@ -240,7 +240,7 @@ export class CreateTestRunFields {
   @MaxLen(255)
   name: string;
 
-  @ApiPropertyOptional({ nullable: true, maxLength: 10000 })
+  @ApiPropertyOptional({ type: String, nullable: true, maxLength: 10000 })
   @Nullable()
   @IsString()
   @MaxLen(10000)
@@ -268,7 +268,7 @@ export class CreateTestRunFields {
   @MaxLen(100)
   milestone_id?: string | null;
 
-  @ApiPropertyOptional({ nullable: true, maxLength: 255, example: '2.4.0-rc1' })
+  @ApiPropertyOptional({ type: String, nullable: true, maxLength: 255, example: '2.4.0-rc1' })
   @Nullable()
   @IsString()
   @MaxLen(255)
@@ -299,7 +299,7 @@ export class UpdateTestRunDto {
   @MaxLen(255)
   name?: string;
 
-  @ApiPropertyOptional({ nullable: true, maxLength: 10000 })
+  @ApiPropertyOptional({ type: String, nullable: true, maxLength: 10000 })
   @Nullable()
   @IsString()
   @MaxLen(10000)
@@ -322,7 +322,7 @@ export class UpdateTestRunDto {
   @MaxLen(100)
   milestone_id?: string | null;
 
-  @ApiPropertyOptional({ nullable: true, maxLength: 255 })
+  @ApiPropertyOptional({ type: String, nullable: true, maxLength: 255 })
   @Nullable()
   @IsString()
   @MaxLen(255)

@@ -73,13 +73,13 @@ export class CreateUserDto {
   @MaxLen(256)
   password: string;
 
-  @ApiPropertyOptional({ nullable: true, maxLength: 200 })
+  @ApiPropertyOptional({ type: String, nullable: true, maxLength: 200 })
   @Nullable()
   @IsString()
   @MaxLen(200)
   display_name?: string | null;
 
-  @ApiPropertyOptional({ nullable: true, maxLength: 320 })
+  @ApiPropertyOptional({ type: String, nullable: true, maxLength: 320 })
   @Nullable()
   @IsEmail()
   @MaxLen(320)
@@ -100,13 +100,13 @@ export class UpdateUserDto {
   @Matches(USERNAME_RE, { message: USERNAME_MESSAGE })
   username?: string;
 
-  @ApiPropertyOptional({ nullable: true, maxLength: 200 })
+  @ApiPropertyOptional({ type: String, nullable: true, maxLength: 200 })
   @Nullable()
   @IsString()
   @MaxLen(200)
   display_name?: string | null;
 
-  @ApiPropertyOptional({ nullable: true, maxLength: 320 })
+  @ApiPropertyOptional({ type: String, nullable: true, maxLength: 320 })
   @Nullable()
   @IsEmail()
   @MaxLen(320)
@@ -205,6 +205,7 @@ export class CreateApiKeyDto {
   name: string;
 
   @ApiPropertyOptional({
+    type: String,
     nullable: true,
     format: 'date-time',
     description: 'Must be in the future; null or absent: never expires',
