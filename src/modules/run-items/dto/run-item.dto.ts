@@ -8,7 +8,6 @@ import {
   IsString,
   IsUUID,
   ValidateIf,
-  Matches,
   Max,
   Min,
 } from 'class-validator';
@@ -22,6 +21,7 @@ import {
 import {
   MaxItems,
   MaxLen,
+  NoNul,
   Nullable,
   OptionalNotNull,
   QueryArray,
@@ -32,8 +32,6 @@ import { RUN_ITEM_STATUSES, RunItemStatus } from '../../test-runs/run-summary';
 import { IsDateTime } from '../../../common/validation/datetime';
 
 /** PostgreSQL text cannot hold NUL characters: a query value with one is a 422, never a 500. */
-const NO_NUL = /^[^\u0000]*$/;
-const NO_NUL_MESSAGE = '$property must not contain NUL characters';
 
 /** Most test cases one bulk add may name. */
 export const MAX_BULK_CASES = 5000;
@@ -311,7 +309,7 @@ export class ListRunCasesQueryDto extends PageQueryDto {
   @IsOptional()
   @IsString()
   @MaxLen(200)
-  @Matches(NO_NUL, { message: NO_NUL_MESSAGE })
+  @NoNul()
   search?: string;
 
   @ApiPropertyOptional({ enum: RUN_CASE_SORT_KEYS, default: 'last_executed_at' })
