@@ -12,7 +12,14 @@ import { AppLogger, ROOT_LOGGER } from './common/http/logging';
 import { MetricsService } from './common/http/metrics.service';
 import { requestBodyMiddleware, requestMiddleware } from './common/http/middleware';
 import { allowedMethodsFor, registerRoutes } from './common/http/route-table';
-import { buildOpenApiDocument, redocHtml } from './common/openapi/openapi';
+import { FAVICON_CONTENT_TYPE, FAVICON_ICO } from './common/openapi/favicon';
+import {
+  buildOpenApiDocument,
+  ERRORS_PAGE_PATH,
+  errorsPageHtml,
+  REDOC_CSP,
+  redocHtml,
+} from './common/openapi/openapi';
 import { RequestValidationPipe } from './common/validation/validate';
 
 export const API_PREFIX = 'api/v1';
@@ -74,6 +81,8 @@ export function setupApp(app: NestExpressApplication | INestApplication): INestA
     '/openapi.json': { get: {} },
     '/docs': { get: {} },
     '/redoc': { get: {} },
+    [ERRORS_PAGE_PATH]: { get: {} },
+    '/favicon.ico': { get: {} },
   });
   SwaggerModule.setup('docs', app, document, {
     jsonDocumentUrl: 'openapi.json',
@@ -89,15 +98,28 @@ export function setupApp(app: NestExpressApplication | INestApplication): INestA
     express.static(redocDir, { index: false, redirect: false, maxAge: '1d' }),
   );
   const redocPage = redocHtml();
+  const errorsPage = errorsPageHtml();
   // Outside /api/v1 Nest has no not-found handler: unknown paths and wrong methods become problems
-  // too. The ReDoc page is answered here as well (one layer less for every API request).
+  // too. The ReDoc page, the error catalogue page and the favicon are answered here as well (one
+  // layer less for every API request).
   const filter = app.get(ProblemFilter);
   const prefix = `/${API_PREFIX}`;
   expressApp.use((req: Request, res: Response, next: NextFunction) => {
     const path = req.path;
     if (path === prefix || path.startsWith(`${prefix}/`)) return next();
-    if (req.method === 'GET' && (path === '/redoc' || path === '/redoc/')) {
+    const read = req.method === 'GET' || req.method === 'HEAD';
+    if (read && (path === '/redoc' || path === '/redoc/')) {
+      res.setHeader('Content-Security-Policy', REDOC_CSP);
       res.type('html').send(redocPage);
+      return;
+    }
+    if (read && path === ERRORS_PAGE_PATH) {
+      res.type('html').send(errorsPage);
+      return;
+    }
+    if (read && path === '/favicon.ico') {
+      res.setHeader('Cache-Control', 'public, max-age=86400');
+      res.type(FAVICON_CONTENT_TYPE).send(FAVICON_ICO);
       return;
     }
     const allowed = allowedMethodsFor(path);

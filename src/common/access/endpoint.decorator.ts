@@ -5,10 +5,13 @@ import {
   ApiOperation,
   ApiParam,
   ApiResponse,
+  ApiSecurity,
   getSchemaPath,
 } from '@nestjs/swagger';
 import { ERROR_CATALOGUE, ErrorCode } from '../errors/error-codes';
+import { problemContent } from '../openapi/problem-examples';
 import { ProblemDto } from '../openapi/problem.dto';
+import { API_KEY_SCHEME, BEARER_SCHEME } from '../openapi/security-schemes';
 import { ProjectSource } from './project-access';
 import { ProjectRole } from './roles';
 
@@ -77,15 +80,22 @@ export function Endpoint(o: EndpointOptions): MethodDecorator {
           ? 'Administrators only.'
           : `Minimum project role: **${rule.minRole}** (administrators act as lead).`;
   const decorators: Array<MethodDecorator | ClassDecorator> = [
-    SetMetadata(ACCESS_KEY, o.pathIntegers?.length ? { ...rule, pathIntegers: o.pathIntegers } : rule),
+    SetMetadata(
+      ACCESS_KEY,
+      o.pathIntegers?.length ? { ...rule, pathIntegers: o.pathIntegers } : rule,
+    ),
     HttpCode(status),
     ApiExtraModels(ProblemDto),
     ApiOperation({
       summary: o.summary,
       description: [o.description, who].filter(Boolean).join('\n\n'),
+      // A public operation says so (an empty list), rather than leaving `security` out.
+      ...(rule.kind === 'public' ? { security: [] } : {}),
     }),
   ];
-  if (rule.kind !== 'public') decorators.push(ApiBearerAuth());
+  // Two alternatives: `Authorization: Bearer …` (token or API key) or `X-API-Key: tms_…`.
+  if (rule.kind !== 'public')
+    decorators.push(ApiBearerAuth(BEARER_SCHEME), ApiSecurity(API_KEY_SCHEME));
   if (rule.kind === 'project' && 'resource' in rule.project) {
     // The path parameter naming the resource, documented even when the handler reads the resolved
     // access instead of @Param (Swagger merges it with a @Param of the same name).
@@ -126,6 +136,8 @@ export function Endpoint(o: EndpointOptions): MethodDecorator {
 
   const codes = new Set<ErrorCode>(o.problems ?? []);
   codes.add('validation_error');
+  // Every operation reads or writes the database.
+  codes.add('database_unavailable');
   if (rule.kind !== 'public') {
     codes.add('unauthorized');
     codes.add('invalid_token');
@@ -150,7 +162,8 @@ export function Endpoint(o: EndpointOptions): MethodDecorator {
       ApiResponse({
         status: s,
         description: `Problem (application/problem+json). Codes: ${list.map((c) => '`' + c + '`').join(', ')}`,
-        content: { 'application/problem+json': { schema: { $ref: getSchemaPath(ProblemDto) } } },
+        // One example per code, each with its own status and code.
+        content: problemContent(getSchemaPath(ProblemDto), list),
       }),
     );
   }

@@ -1,5 +1,6 @@
 import { getSchemaPath, type OpenAPIObject } from '@nestjs/swagger';
 import { NO_IDEMPOTENCY_EXTENSION } from '../idempotency/not-idempotent.decorator';
+import { problemContent, problemExample } from './problem-examples';
 import { ProblemDto } from './problem.dto';
 import {
   IDEMPOTENCY_KEY_HEADER,
@@ -63,10 +64,18 @@ export function documentIdempotency(document: OpenAPIObject): void {
       const existing = op.responses[status] as ResponseObject | undefined;
       if (existing !== undefined && 'description' in existing) {
         existing.description = `${existing.description}, \`${code}\` (with ${IDEMPOTENCY_KEY_HEADER})`;
+        // After the operation's own examples (the first one stays the default).
+        const media = existing.content?.['application/problem+json'];
+        if (media !== undefined) {
+          media.examples = {
+            ...(media.examples ?? {}),
+            [code]: { summary: `${status} ${code}`, value: problemExample(code) },
+          };
+        }
       } else {
         op.responses[status] = {
           description: `Problem (application/problem+json). Codes: \`${code}\` (with ${IDEMPOTENCY_KEY_HEADER})`,
-          content: { 'application/problem+json': { schema: { $ref: getSchemaPath(ProblemDto) } } },
+          content: problemContent(getSchemaPath(ProblemDto), [code]),
         };
       }
     }

@@ -2,6 +2,10 @@ import type { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import { ERROR_CATALOGUE } from '../errors/error-codes';
 import { documentIdempotency } from './idempotency-docs';
+import { API_KEY_HEADER, API_KEY_SCHEME, BEARER_SCHEME } from './security-schemes';
+
+/** The error catalogue as a page of its own (linked from the document's description). */
+export const ERRORS_PAGE_PATH = '/docs/errors';
 
 const DESCRIPTION = `Self-hosted test management service: test runs and results, JUnit import, versioned
 environment topologies, products and components by risk, datasets bound to test cases.
@@ -37,11 +41,9 @@ characters, scoped to the caller, method and path): a repeat of the same request
 \`idempotency_key_reused\`, while the first still runs 409 \`idempotency_request_in_progress\`.
 
 **Errors** are \`application/problem+json\`: \`type, title, status, detail, instance, code, request_id\`
-and, on validation failures, \`errors\` (dot-joined field path → messages). Codes:
-
-${Object.entries(ERROR_CATALOGUE)
-  .map(([code, e]) => `- \`${code}\` (${e.status}) ${e.title}`)
-  .join('\n')}
+and, on validation failures, \`errors\` (dot-joined field path → messages). Every code with its status:
+the [error catalogue](${ERRORS_PAGE_PATH}). Each operation lists its problem responses with an example
+per code.
 `;
 
 export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
@@ -49,18 +51,74 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     .setTitle('Test Management Service API')
     .setDescription(DESCRIPTION)
     .setVersion('1.0.0')
-    .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'Access token or API key (tms_…)' })
+    .setLicense('MIT', 'https://opensource.org/license/mit')
+    // Relative: the document describes the server that serves it, whatever its public address.
+    .addServer('/', 'This server')
+    .addBearerAuth(
+      { type: 'http', scheme: 'bearer', description: 'Access token or API key (tms_…)' },
+      BEARER_SCHEME,
+    )
+    .addApiKey(
+      {
+        type: 'apiKey',
+        in: 'header',
+        name: API_KEY_HEADER,
+        description: 'Personal API key (tms_…); wins over `Authorization` when both are sent',
+      },
+      API_KEY_SCHEME,
+    )
     .build();
   const document = SwaggerModule.createDocument(app, config, {
     // Unique across controllers: `ProjectsController.list` → `projectsList`.
     operationIdFactory: (controllerKey: string, methodKey: string) => {
       const c = controllerKey.replace(/Controller$/, '');
-      return c.charAt(0).toLowerCase() + c.slice(1) + methodKey.charAt(0).toUpperCase() + methodKey.slice(1);
+      return (
+        c.charAt(0).toLowerCase() +
+        c.slice(1) +
+        methodKey.charAt(0).toUpperCase() +
+        methodKey.slice(1)
+      );
     },
   });
   documentIdempotency(document);
   return document;
 }
+
+const escapeHtml = (t: string) =>
+  t.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+
+/** The error catalogue page (`/docs/errors`): every code with its status and title, self-contained. */
+export function errorsPageHtml(): string {
+  const rows = Object.entries(ERROR_CATALOGUE)
+    .map(
+      ([code, e]) =>
+        `<tr id="${escapeHtml(code)}"><td>${e.status}</td><td><code>${escapeHtml(code)}</code></td><td>${escapeHtml(e.title)}</td></tr>`,
+    )
+    .join('\n');
+  return `<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>Test Management Service API — error codes</title>
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<style>body{font-family:system-ui,sans-serif;margin:2rem;max-width:60rem}table{border-collapse:collapse}
+td,th{border-bottom:1px solid #ddd;padding:.3rem .8rem;text-align:left}</style></head>
+<body><h1>Error codes</h1>
+<p>Every problem response is <code>application/problem+json</code> with <code>type, title, status,
+detail, instance, code, request_id</code> and, on validation failures, <code>errors</code> (dot-joined
+field path → messages). Its <code>code</code> is one of these. Back to the <a href="/docs">API
+documentation</a> or <a href="/redoc">ReDoc</a>.</p>
+<table><thead><tr><th>Status</th><th>Code</th><th>Title</th></tr></thead><tbody>
+${rows}
+</tbody></table></body></html>`;
+}
+
+/**
+ * Sent with the ReDoc page: scripts, styles, images and fetches from this server only. ReDoc's
+ * sidebar shows a Redocly logo from cdn.redoc.ly that no option turns off; the policy keeps the
+ * browser from loading it (ReDoc then leaves the image out). Inline styles and blob workers are
+ * ReDoc's own.
+ */
+export const REDOC_CSP =
+  "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; " +
+  "script-src 'self'; worker-src 'self' blob:; connect-src 'self'; font-src 'self' data:";
 
 export function redocHtml(): string {
   return `<!DOCTYPE html>
