@@ -3,6 +3,7 @@ import type { Server } from 'node:http';
 import { createApp, prepareDatabase } from './bootstrap';
 import { ConfigError, loadConfig } from './config/config';
 import { EmbeddedHandle, startEmbeddedPostgres } from './database/embedded-postgres';
+import { EmbeddedPostgresError } from './database/embedded-root';
 
 function say(msg: string): void {
   process.stdout.write(JSON.stringify({ level: 'info', time: Date.now(), msg }) + '\n');
@@ -29,10 +30,19 @@ async function main(): Promise<void> {
     say(
       `Starting embedded PostgreSQL on 127.0.0.1:${config.embeddedPgPort} (data in ${config.dataDir}/pg)`,
     );
-    embedded = await startEmbeddedPostgres({
-      dataDir: config.dataDir,
-      port: config.embeddedPgPort,
-    });
+    try {
+      embedded = await startEmbeddedPostgres({
+        dataDir: config.dataDir,
+        port: config.embeddedPgPort,
+      });
+    } catch (err) {
+      if (err instanceof EmbeddedPostgresError) {
+        process.stderr.write(`Embedded PostgreSQL: ${err.message}\n`);
+        process.exit(1);
+      }
+      throw err;
+    }
+    for (const note of embedded.notes) say(note);
     databaseUrl = embedded.url;
   }
 

