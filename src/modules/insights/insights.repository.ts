@@ -219,34 +219,41 @@ const LETTER_OF_STATUS = `CASE ri.status ${Object.entries(STATUS_LETTERS)
   .join(' ')} END`;
 
 /**
- * The flaky list's one pass over the project's run items, in the order of
- * `ix_run_items_project_case_run` (project, case, run id descending: an index-only scan and a
- * group aggregate, no sort): per case, `w` is one letter per run ({@link STATUS_LETTERS}), newest
- * first, cut to the window ($2), upper case when the result has a row an import marked flaky (the
- * project's flaky rows are read once, through `ix_run_item_rows_flaky`); `newest_failing_run` is
- * the case's newest failing run, which is in the window exactly when `w` holds a failing letter.
- * The stats and the ranking are the pure rules' ({@link windowFromLetters}, {@link rankFlaky}).
- * With an environment ($3) the run items come from that environment's runs.
+ * The flaky list: per test case of the project, only its window is read — a `LATERAL` walking
+ * `ix_run_items_project_case_run` (project, case, run id descending) newest run first and stopping
+ * after `$2` results, so the cost follows cases × window, not the project's whole history.
+ * `w` is one letter per run ({@link STATUS_LETTERS}), newest run id first (run ids are uuidv7:
+ * creation order), upper case when the result has a row an import marked flaky (the project's
+ * flaky rows are read once, through `ix_run_item_rows_flaky`); `newest_failing_run` is the newest
+ * failing run within the window (the only one ever read: {@link windowFromLetters}). Cases
+ * without a result (in that environment) give no row. The stats and the ranking are the pure
+ * rules' ({@link windowFromLetters}, {@link rankFlaky}). With an environment ($3) the window is
+ * taken over that environment's runs only.
  */
 export function flakySql(environment: boolean): string {
-  const source = environment
-    ? `FROM test_runs r JOIN run_items ri ON ri.test_run_id = r.id
-        WHERE r.project_id = $1 AND r.environment_id = $3 AND ri.test_case_id IS NOT NULL`
-    : `FROM run_items ri WHERE ri.project_id = $1 AND ri.test_case_id IS NOT NULL`;
+  const window = environment
+    ? `SELECT ri.id, ri.status, ri.test_run_id
+         FROM run_items ri JOIN test_runs r ON r.id = ri.test_run_id
+        WHERE ri.project_id = $1 AND ri.test_case_id = c.id AND r.environment_id = $3
+        ORDER BY ri.test_run_id DESC LIMIT $2`
+    : `SELECT ri.id, ri.status, ri.test_run_id
+         FROM run_items ri
+        WHERE ri.project_id = $1 AND ri.test_case_id = c.id
+        ORDER BY ri.test_run_id DESC LIMIT $2`;
   return `
   WITH flaky AS MATERIALIZED (
     SELECT w.run_item_id FROM run_item_rows w WHERE w.project_id = $1 AND ${FLAKY_ROW}
-  ), s AS MATERIALIZED (
-    SELECT ri.test_case_id,
-           left(string_agg(CASE WHEN ri.id IN (SELECT run_item_id FROM flaky)
-                                THEN upper(${LETTER_OF_STATUS}) ELSE ${LETTER_OF_STATUS} END,
-                           '' ORDER BY ri.test_run_id DESC), $2) AS w,
-           max(ri.test_run_id::text) FILTER (WHERE ri.status IN (${FAILING})) AS newest_failing_run
-      ${source}
-     GROUP BY ri.test_case_id
   )
-  SELECT s.test_case_id, c.title, s.w, s.newest_failing_run
-    FROM s JOIN test_cases c ON c.id = s.test_case_id`;
+  SELECT c.id AS test_case_id, c.title, s.w, s.newest_failing_run
+    FROM test_cases c
+    CROSS JOIN LATERAL (
+      SELECT string_agg(CASE WHEN ri.id IN (SELECT run_item_id FROM flaky)
+                             THEN upper(${LETTER_OF_STATUS}) ELSE ${LETTER_OF_STATUS} END,
+                        '' ORDER BY ri.test_run_id DESC) AS w,
+             max(ri.test_run_id::text) FILTER (WHERE ri.status IN (${FAILING})) AS newest_failing_run
+        FROM (${window}) ri
+    ) s
+   WHERE c.project_id = $1 AND s.w IS NOT NULL`;
 }
 
 const HISTORY_SQL = {
