@@ -199,6 +199,26 @@ describe('OpenAPI document: docs that read well', () => {
     expect(firstCode('503')).toBe('database_unavailable');
   });
 
+  it('documents 400, 413 and 415 on every operation that takes a body', () => {
+    const missing: string[] = [];
+    for (const { at, op } of operations(doc)) {
+      if (!op.requestBody) continue;
+      const responses = op.responses as Record<string, Json>;
+      for (const [status, code] of [
+        ['400', 'invalid_content_encoding'],
+        ['413', 'payload_too_large'],
+        ['415', 'unsupported_media_type'],
+      ]) {
+        const media = (responses[status]?.content as Record<string, Json> | undefined)?.[
+          'application/problem+json'
+        ];
+        if (!media || !(code in ((media.examples as Json | undefined) ?? {})))
+          missing.push(`${at} ${code}`);
+      }
+    }
+    expect(missing).toEqual([]);
+  });
+
   it('types every property (no `string | null` documented as an object)', () => {
     expect(mistypedProperties(doc)).toEqual([]);
   });

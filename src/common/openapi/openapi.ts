@@ -1,6 +1,7 @@
 import type { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import { ERROR_CATALOGUE } from '../errors/error-codes';
+import { documentBodyProblems } from './body-problems-docs';
 import { documentIdempotency } from './idempotency-docs';
 import { API_KEY_HEADER, API_KEY_SCHEME, BEARER_SCHEME } from './security-schemes';
 
@@ -80,6 +81,7 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
       );
     },
   });
+  documentBodyProblems(document);
   documentIdempotency(document);
   return document;
 }
