@@ -113,14 +113,16 @@ ${rows}
 }
 
 /**
- * Sent with the ReDoc page: scripts, styles, images and fetches from this server only. ReDoc's
- * sidebar shows a Redocly logo from cdn.redoc.ly that no option turns off; the policy keeps the
- * browser from loading it (ReDoc then leaves the image out). Inline styles and blob workers are
- * ReDoc's own.
+ * Sent with the ReDoc page: everything from this server only (`'self'`, plus the `data:` and `blob:`
+ * URLs ReDoc makes itself). ReDoc's sidebar shows a Redocly logo from cdn.redoc.ly that no option
+ * turns off; this policy keeps the browser from loading it (ReDoc then leaves the image out).
+ * ReDoc needs inline styles (styled-components), a blob worker (search) and `new Function` (its
+ * bundled JSON-schema validator): allowed, as none of them reaches another host.
  */
 export const REDOC_CSP =
   "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; " +
-  "script-src 'self'; worker-src 'self' blob:; connect-src 'self'; font-src 'self' data:";
+  "script-src 'self' 'unsafe-eval' blob:; worker-src 'self' blob:; connect-src 'self'; " +
+  "font-src 'self' data:";
 
 export function redocHtml(): string {
   return `<!DOCTYPE html>
