@@ -1,7 +1,9 @@
 import { DynamicModule, Global, Module } from '@nestjs/common';
 import { APP_CONFIG, AppConfig } from '../config/config';
+import { AccessRepository } from './access/access.repository';
 import { AccessService } from './access/access.service';
 import { AuthenticationService } from './auth/authentication.service';
+import { CredentialsRepository } from './auth/credentials.repository';
 import { Db } from './persistence/db.service';
 import { MetricsService } from './http/metrics.service';
 import { ProblemFilter } from './errors/problem.filter';
@@ -13,7 +15,7 @@ export class CommonModule {
   static forRoot(config: AppConfig): DynamicModule {
     return {
       module: CommonModule,
-      providers: [{ provide: APP_CONFIG, useValue: config }, Db, AccessService, AuthenticationService, MetricsService, ProblemFilter],
+      providers: [{ provide: APP_CONFIG, useValue: config }, Db, AccessRepository, AccessService, CredentialsRepository, AuthenticationService, MetricsService, ProblemFilter],
       exports: [APP_CONFIG, Db, AccessService, AuthenticationService, MetricsService, ProblemFilter],
     };
   }
