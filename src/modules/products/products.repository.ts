@@ -158,9 +158,8 @@ export class ProductsRepository {
    * The latest result of each case of `caseIds` (release readiness, issue #17 §5): the status of
    * its run item in the newest run (by `created_at`, then id) of the project that contains it,
    * among runs not archived and, when given, on `environmentId` and with exactly `build`. One
-   * query, a `LATERAL` per case: only that case's items are read (an index on the case), each
-   * joined to its run by primary key, the newest kept — no hash of all the project's runs; cases
-   * without such a run are absent from the map.
+   * set-based query (the cases' items come from `ix_run_items_case_run`, their runs by primary
+   * key); cases without such a run are absent from the map.
    */
   async latestResults(
     projectId: string,
@@ -170,21 +169,15 @@ export class ProductsRepository {
   ): Promise<Map<string, string>> {
     if (caseIds.length === 0) return new Map();
     const rows = await this.db.query<{ test_case_id: string; status: string }>(
-      `SELECT c.id AS test_case_id, l.status
-         FROM (SELECT DISTINCT id FROM unnest($2::uuid[]) AS u(id)) c
-         CROSS JOIN LATERAL (
-           SELECT ri.status
-             FROM run_items ri
-             JOIN test_runs r ON r.id = ri.test_run_id
-            WHERE ri.project_id = $1
-              AND ri.test_case_id = c.id
-              AND r.project_id = $1
-              AND r.status <> 'archived'
-              AND ($3::uuid IS NULL OR r.environment_id = $3::uuid)
-              AND ($4::text IS NULL OR r.build = $4::text)
-            ORDER BY r.created_at DESC, r.id DESC
-            LIMIT 1
-         ) l`,
+      `SELECT DISTINCT ON (ri.test_case_id) ri.test_case_id, ri.status
+         FROM run_items ri
+         JOIN test_runs r ON r.id = ri.test_run_id
+        WHERE ri.test_case_id = ANY($2::uuid[])
+          AND r.project_id = $1
+          AND r.status <> 'archived'
+          AND ($3::uuid IS NULL OR r.environment_id = $3::uuid)
+          AND ($4::text IS NULL OR r.build = $4::text)
+        ORDER BY ri.test_case_id, r.created_at DESC, r.id DESC`,
       [projectId, caseIds, environmentId, build],
     );
     return new Map(rows.map((r) => [r.test_case_id, r.status]));
