@@ -23,7 +23,7 @@ describe('operations: secrets and the metrics exposure', () => {
 
   it.each([
     ['a secret shorter than 32 bytes', 'short-secret-31-bytes-long-xxxx', /AUTH_SECRET must be at least 32 bytes long, got 31/],
-    ['32 bytes of multi-byte characters counted as bytes', 'é'.repeat(15), /AUTH_SECRET must be at least 32 bytes long, got 30/],
+    ['15 two-byte characters (30 bytes: counted in bytes)', 'é'.repeat(15), /AUTH_SECRET must be at least 32 bytes long, got 30/],
     ['the example value of the old docker-compose.yml', EXAMPLE_AUTH_SECRETS[0], /AUTH_SECRET is an example value/],
   ])('the service refuses to start with %s', async (_label, secret, message) => {
     const s = startMain({ DATABASE_URL: 'postgres://u@127.0.0.1:1/x', AUTH_SECRET: secret });
