@@ -46,7 +46,10 @@ describe('foundation: HTTP behaviour', () => {
     );
 
   beforeAll(async () => {
-    t = await createTestApp({ MAX_JSON_BYTES: '2048', LOG_LEVEL: 'info', DB_POOL_SIZE: '7', METRICS_PORT: '0' }, sink);
+    t = await createTestApp(
+      { MAX_JSON_BYTES: '2048', LOG_LEVEL: 'info', DB_POOL_SIZE: '7', METRICS_PORT: '0' },
+      sink,
+    );
     f = await t.roleFixture();
   });
   afterAll(async () => {
@@ -279,7 +282,10 @@ describe('foundation: HTTP behaviour', () => {
       const detached = await storeSeenBy(new DetachedClient({ connectionString: t.databaseUrl }));
       expect(detached).toBeUndefined();
       // The app's pool opens DetachedClients, and DB_POOL_SIZE (validated config) sizes it.
-      expect(poolOf(t.app.get(DataSource)).options).toMatchObject({ Client: DetachedClient, max: 7 });
+      expect(poolOf(t.app.get(DataSource)).options).toMatchObject({
+        Client: DetachedClient,
+        max: 7,
+      });
       const res = await t.req('get', `/api/v1/projects/${f.projectId}`, f.viewer.token);
       expect(res.status).toBe(200);
     });
