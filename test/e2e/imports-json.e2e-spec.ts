@@ -544,8 +544,10 @@ describe('JUnit import endpoints: Karvio results JSON (reference §4.5)', () => 
         expect(op.description).toMatch(/Karvio results JSON/);
         expect(op.description).toMatch(/`xfailed` or `xpassed`/);
       }
-      expect(doc.info.description).toContain('`unsupported_report_format` (422)');
-      expect(doc.info.description).toContain('`invalid_tms_results_json` (422)');
+      // The catalogue has its own page, linked from the description (issue #24).
+      const catalogue = (await t.req('get', '/docs/errors')).text;
+      expect(catalogue).toMatch(/<td>422<\/td><td><code>unsupported_report_format<\/code>/);
+      expect(catalogue).toMatch(/<td>422<\/td><td><code>invalid_tms_results_json<\/code>/);
     });
   });
 });
