@@ -288,7 +288,7 @@ describe('input bounds and malformed input (issue #22)', () => {
         .send({ username: new Array(1_000_000).fill(0), password: 'x' });
       const p = expectProblem(res, 422, 'validation_error');
       expect(errorsOf(p)).toEqual({
-        body: ['username must not hold more than 10000 items (it holds 1000000)'],
+        username: ['username must not hold more than 10000 items (it holds 1000000)'],
       });
     });
 

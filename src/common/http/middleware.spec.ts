@@ -1,7 +1,13 @@
-import { jsonShapeIssue, MAX_JSON_ARRAY_ITEMS, MAX_JSON_DEPTH, MAX_JSON_VALUES } from './middleware';
+import {
+  jsonShapeIssue,
+  MAX_JSON_ARRAY_ITEMS,
+  MAX_JSON_DEPTH,
+  MAX_JSON_VALUES,
+} from './middleware';
 
 /** `depth` levels of arrays: [[[…]]]. */
-const nested = (depth: number): unknown => JSON.parse('['.repeat(depth) + ']'.repeat(depth)) as unknown;
+const nested = (depth: number): unknown =>
+  JSON.parse('['.repeat(depth) + ']'.repeat(depth)) as unknown;
 
 describe('jsonShapeIssue', () => {
   it.each<[string, unknown]>([
@@ -13,36 +19,55 @@ describe('jsonShapeIssue', () => {
     ['an array at the limit', { rows: new Array(MAX_JSON_ARRAY_ITEMS).fill(0) }],
     [
       'many arrays at the limit, under the value count',
-      { a: new Array(MAX_JSON_ARRAY_ITEMS).fill([1, 2]), b: new Array(MAX_JSON_ARRAY_ITEMS).fill('x') },
+      {
+        a: new Array(MAX_JSON_ARRAY_ITEMS).fill([1, 2]),
+        b: new Array(MAX_JSON_ARRAY_ITEMS).fill('x'),
+      },
     ],
   ])('accepts %s', (_label, value) => {
     expect(jsonShapeIssue(value)).toBeNull();
   });
 
-  it.each<[string, unknown, RegExp]>([
-    ['nesting one past the limit', nested(MAX_JSON_DEPTH + 1), /nesting must not be deeper than 64 levels/],
-    ['200,000 levels (no recursion)', nested(200_000), /nesting must not be deeper than 64 levels/],
+  it.each<[string, unknown, string, RegExp]>([
+    [
+      'nesting one past the limit',
+      nested(MAX_JSON_DEPTH + 1),
+      'body',
+      /nesting must not be deeper than 64 levels/,
+    ],
+    [
+      '200,000 levels (no recursion)',
+      nested(200_000),
+      'body',
+      /nesting must not be deeper than 64 levels/,
+    ],
     [
       'a top-level array one past the limit',
       new Array(MAX_JSON_ARRAY_ITEMS + 1).fill(0),
+      'body',
       /^body must not hold more than 10000 items \(it holds 10001\)$/,
     ],
     [
       'a nested array past the limit, named by its path',
       { rows: [{ values: {} }, { tags: new Array(100_000).fill(0) }] },
+      'rows.1.tags',
       /^rows\.1\.tags must not hold more than 10000 items \(it holds 100000\)$/,
     ],
     [
       'too many values spread over arrays under the limit',
       { a: Array.from({ length: 200 }, () => new Array(MAX_JSON_ARRAY_ITEMS).fill(0)) },
+      'body',
       new RegExp(`must not hold more than ${MAX_JSON_VALUES} values`),
     ],
     [
       'an object with too many keys',
       Object.fromEntries(Array.from({ length: MAX_JSON_VALUES + 1 }, (_, i) => [`k${i}`, i])),
+      'body',
       new RegExp(`must not hold more than ${MAX_JSON_VALUES} values`),
     ],
-  ])('refuses %s', (_label, value, message) => {
-    expect(jsonShapeIssue(value)).toMatch(message);
+  ])('refuses %s (on %s)', (_label, value, path, message) => {
+    const issue = jsonShapeIssue(value);
+    expect(issue?.path).toBe(path);
+    expect(issue?.message).toMatch(message);
   });
 });

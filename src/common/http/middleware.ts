@@ -153,12 +153,19 @@ function shapePath(node: ShapeNode): string {
   return keys.reverse().join('.') || 'body';
 }
 
+/** Why a body is refused before validation: the field path it is reported under, and the message. */
+export interface ShapeIssue {
+  path: string;
+  message: string;
+}
+
 /**
  * The first reason a parsed body is too large to validate, or null: nested deeper than
- * MAX_JSON_DEPTH, an array longer than MAX_JSON_ARRAY_ITEMS (named by its path), or more than
- * MAX_JSON_VALUES values in all. One walk without recursion.
+ * MAX_JSON_DEPTH (on `body`), an array longer than MAX_JSON_ARRAY_ITEMS (on the array's own field
+ * path, like any validation error), or more than MAX_JSON_VALUES values in all (on `body`). One walk
+ * without recursion.
  */
-export function jsonShapeIssue(value: unknown): string | null {
+export function jsonShapeIssue(value: unknown): ShapeIssue | null {
   let values = 1;
   const stack: ShapeNode[] = [{ value, depth: 1, parent: null, key: '' }];
   while (stack.length > 0) {
@@ -166,16 +173,26 @@ export function jsonShapeIssue(value: unknown): string | null {
     const v = node.value;
     if (v === null || typeof v !== 'object') continue;
     if (node.depth > MAX_JSON_DEPTH) {
-      return `JSON nesting must not be deeper than ${MAX_JSON_DEPTH} levels`;
+      return {
+        path: 'body',
+        message: `JSON nesting must not be deeper than ${MAX_JSON_DEPTH} levels`,
+      };
     }
     const keys = Array.isArray(v) ? null : Object.keys(v);
     const size = keys === null ? (v as unknown[]).length : keys.length;
     if (keys === null && size > MAX_JSON_ARRAY_ITEMS) {
-      return `${shapePath(node)} must not hold more than ${MAX_JSON_ARRAY_ITEMS} items (it holds ${size})`;
+      const path = shapePath(node);
+      return {
+        path,
+        message: `${path} must not hold more than ${MAX_JSON_ARRAY_ITEMS} items (it holds ${size})`,
+      };
     }
     values += size;
     if (values > MAX_JSON_VALUES) {
-      return `A JSON body must not hold more than ${MAX_JSON_VALUES} values`;
+      return {
+        path: 'body',
+        message: `A JSON body must not hold more than ${MAX_JSON_VALUES} values`,
+      };
     }
     for (let i = 0; i < size; i++) {
       const key = keys === null ? String(i) : keys[i];
@@ -198,7 +215,7 @@ export function jsonDepthMiddleware(req: Request, _res: Response, next: NextFunc
   if (req.deferredError === undefined && req.body !== undefined) {
     const issue = jsonShapeIssue(req.body);
     if (issue !== null) {
-      req.deferredError = AppException.validation({ body: [issue] });
+      req.deferredError = AppException.validation({ [issue.path]: [issue.message] });
       req.body = undefined;
     }
   }
