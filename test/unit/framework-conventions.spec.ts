@@ -1,14 +1,12 @@
 import 'reflect-metadata';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { NestFactory } from '@nestjs/core';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import ts from 'typescript';
-import { AppModule } from '../../src/app.module';
 import { isTransactional } from '../../src/common/persistence/transaction.interceptor';
 import { requestPartsOf } from '../../src/common/validation/request-parts';
+import { withPreviewApp } from '../support/preview-app';
 import { isDtoClass } from '../../src/common/validation/validate';
-import { loadConfig } from '../../src/config/config';
 
 const SRC = join(__dirname, '../../src');
 
@@ -82,7 +80,10 @@ export function streamPatches(file: string, text: string): string[] {
     ) {
       found.push(`${file}: ${node.left.getText(source)} =`);
     }
-    if (ts.isPropertyAccessExpression(node) && node.getText(source) === 'Function.prototype.toString') {
+    if (
+      ts.isPropertyAccessExpression(node) &&
+      node.getText(source) === 'Function.prototype.toString'
+    ) {
       found.push(`${file}: Function.prototype.toString`);
     }
     ts.forEachChild(node, visit);
@@ -101,7 +102,9 @@ describe('framework conventions (issue #16: no patches of framework internals)',
     for (const file of files.filter((f) => f.endsWith('.controller.ts'))) {
       const exported = Object.values((await import(file)) as Record<string, unknown>);
       controllers.push(
-        ...exported.filter((v): v is ControllerClass => typeof v === 'function' && /Controller$/.test(v.name)),
+        ...exported.filter(
+          (v): v is ControllerClass => typeof v === 'function' && /Controller$/.test(v.name),
+        ),
       );
     }
   });
@@ -112,11 +115,15 @@ describe('framework conventions (issue #16: no patches of framework internals)',
   });
 
   it('no source file imports an internal module of Nest, Express, TypeORM or pg', () => {
-    expect(imports.filter((i) => isFrameworkInternal(i.from)).map((i) => `${i.file}: ${i.from}`)).toEqual([]);
+    expect(
+      imports.filter((i) => isFrameworkInternal(i.from)).map((i) => `${i.file}: ${i.from}`),
+    ).toEqual([]);
   });
 
-  it('no source file replaces a method of a stream or request, or reads a function\'s source', () => {
-    expect(files.flatMap((f) => streamPatches(relative(SRC, f), readFileSync(f, 'utf8')))).toEqual([]);
+  it("no source file replaces a method of a stream or request, or reads a function's source", () => {
+    expect(files.flatMap((f) => streamPatches(relative(SRC, f), readFileSync(f, 'utf8')))).toEqual(
+      [],
+    );
   });
 
   it.each([
@@ -149,7 +156,11 @@ describe('framework conventions (issue #16: no patches of framework internals)',
     expect(nestBodyOrQueryImports(imports)).toEqual([]);
     expect(
       nestBodyOrQueryImports([
-        { file: 'modules/x/x.controller.ts', from: '@nestjs/common', names: ['Controller', 'Body'] },
+        {
+          file: 'modules/x/x.controller.ts',
+          from: '@nestjs/common',
+          names: ['Controller', 'Body'],
+        },
         { file: 'modules/x/y.controller.ts', from: '@nestjs/common', names: ['Query'] },
       ]),
     ).toEqual(['modules/x/x.controller.ts: Body', 'modules/x/y.controller.ts: Query']);
@@ -167,7 +178,8 @@ describe('framework conventions (issue #16: no patches of framework internals)',
         types.forEach((type, index) => {
           if (!isDtoClass(type)) return;
           dtoArguments++;
-          if (!bound.has(index)) unbound.push(`${controller.name}.${method} argument ${index} (${type.name})`);
+          if (!bound.has(index))
+            unbound.push(`${controller.name}.${method} argument ${index} (${type.name})`);
         });
       }
     }
@@ -179,24 +191,12 @@ describe('framework conventions (issue #16: no patches of framework internals)',
     let doc: OpenAPIObject;
 
     beforeAll(async () => {
-      const config = loadConfig(
-        {
-          AUTH_SECRET: 'x'.repeat(40),
-          DATABASE_URL: 'postgres://unused@127.0.0.1:1/unused',
-          LOG_LEVEL: 'silent',
-        },
-        { persistSecret: false },
-      );
-      const app = await NestFactory.create(AppModule.forRoot(config, config.databaseUrl as string), {
-        preview: true,
-        logger: false,
-        abortOnError: false,
-      });
       // The operation id names the handler: `ProjectsController.create`.
-      doc = SwaggerModule.createDocument(app, new DocumentBuilder().build(), {
-        operationIdFactory: (controller: string, method: string) => `${controller}.${method}`,
-      });
-      await app.close();
+      doc = await withPreviewApp((app) =>
+        SwaggerModule.createDocument(app, new DocumentBuilder().build(), {
+          operationIdFactory: (controller: string, method: string) => `${controller}.${method}`,
+        }),
+      );
     });
 
     it('every POST, PUT, PATCH and DELETE handler is @Transactional(), no GET handler is', () => {
@@ -209,11 +209,14 @@ describe('framework conventions (issue #16: no patches of framework internals)',
           if (!['get', 'post', 'put', 'patch', 'delete'].includes(verb)) continue;
           const id = String(op.operationId);
           const [controller, method] = id.split('.');
-          const handler = (byName.get(controller)?.prototype as Record<string, object> | undefined)?.[method];
+          const handler = (
+            byName.get(controller)?.prototype as Record<string, object> | undefined
+          )?.[method];
           if (handler === undefined) throw new Error(`no handler ${id} for ${verb} ${path}`);
           routed.add(id);
           if (verb !== 'get') writes++;
-          if (isTransactional(handler) !== (verb !== 'get')) wrong.push(`${verb.toUpperCase()} ${path} (${id})`);
+          if (isTransactional(handler) !== (verb !== 'get'))
+            wrong.push(`${verb.toUpperCase()} ${path} (${id})`);
         }
       }
       // A transactional handler the document does not show (an excluded controller) is no write route.
@@ -221,7 +224,8 @@ describe('framework conventions (issue #16: no patches of framework internals)',
         const proto = controller.prototype as Record<string, object>;
         for (const method of Object.getOwnPropertyNames(proto)) {
           const id = `${controller.name}.${method}`;
-          if (method !== 'constructor' && isTransactional(proto[method]) && !routed.has(id)) wrong.push(id);
+          if (method !== 'constructor' && isTransactional(proto[method]) && !routed.has(id))
+            wrong.push(id);
         }
       }
       expect(wrong).toEqual([]);

@@ -3,10 +3,7 @@ import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { NestFactory } from '@nestjs/core';
 import type { OpenAPIObject } from '@nestjs/swagger';
-import { AppModule } from '../../src/app.module';
-import { loadConfig } from '../../src/config/config';
 import { ERROR_CATALOGUE } from '../../src/common/errors/error-codes';
 import { FAVICON_ICO } from '../../src/common/openapi/favicon';
 import {
@@ -15,6 +12,7 @@ import {
   errorsPageHtml,
   redocHtml,
 } from '../../src/common/openapi/openapi';
+import { withPreviewApp } from '../support/preview-app';
 
 type Json = Record<string, unknown>;
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'];
@@ -150,22 +148,7 @@ describe('OpenAPI document: docs that read well', () => {
   let doc: OpenAPIObject;
 
   beforeAll(async () => {
-    const config = loadConfig(
-      {
-        AUTH_SECRET: 'x'.repeat(40),
-        DATABASE_URL: 'postgres://unused@127.0.0.1:1/unused',
-        LOG_LEVEL: 'silent',
-      },
-      { persistSecret: false },
-    );
-    const app = await NestFactory.create(AppModule.forRoot(config, config.databaseUrl as string), {
-      preview: true,
-      logger: false,
-      abortOnError: false,
-    });
-    app.setGlobalPrefix('api/v1', { exclude: ['healthz', 'readyz', 'metrics'] });
-    doc = buildOpenApiDocument(app);
-    await app.close();
+    doc = await withPreviewApp((app) => buildOpenApiDocument(app));
   });
 
   it('declares bearer and X-API-Key security schemes, and every operation its security', () => {

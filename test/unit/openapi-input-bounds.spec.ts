@@ -1,9 +1,7 @@
 import 'reflect-metadata';
-import { NestFactory } from '@nestjs/core';
 import type { OpenAPIObject } from '@nestjs/swagger';
-import { AppModule } from '../../src/app.module';
-import { loadConfig } from '../../src/config/config';
 import { buildOpenApiDocument } from '../../src/common/openapi/openapi';
+import { withPreviewApp } from '../support/preview-app';
 
 type Schema = Record<string, unknown>;
 
@@ -79,22 +77,7 @@ describe('OpenAPI: bounds of every input', () => {
   let doc: OpenAPIObject;
 
   beforeAll(async () => {
-    const config = loadConfig(
-      {
-        AUTH_SECRET: 'x'.repeat(40),
-        DATABASE_URL: 'postgres://unused@127.0.0.1:1/unused',
-        LOG_LEVEL: 'silent',
-      },
-      { persistSecret: false },
-    );
-    const app = await NestFactory.create(AppModule.forRoot(config, config.databaseUrl as string), {
-      preview: true,
-      logger: false,
-      abortOnError: false,
-    });
-    app.setGlobalPrefix('api/v1', { exclude: ['healthz', 'readyz', 'metrics'] });
-    doc = buildOpenApiDocument(app);
-    await app.close();
+    doc = await withPreviewApp((app) => buildOpenApiDocument(app));
   });
 
   it('every string has a maxLength and every array a maxItems (request bodies and queries)', () => {
