@@ -1,61 +1,9 @@
-import { ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { startMain, waitForMain } from '../support/main-process';
 import { freePort } from '../support/pg-server';
-
-const ROOT = join(__dirname, '..', '..');
-
-/** Runs `src/main.ts` in a child `node` (sources transpiled on the fly by TypeScript, as jest does). */
-const RUN_MAIN = `
-const { readFileSync } = require('node:fs');
-const Module = require('node:module');
-const ts = require('typescript');
-Module._extensions['.ts'] = (module, filename) => {
-  const { outputText } = ts.transpileModule(readFileSync(filename, 'utf8'), {
-    fileName: filename,
-    compilerOptions: {
-      module: ts.ModuleKind.CommonJS,
-      target: ts.ScriptTarget.ES2022,
-      experimentalDecorators: true,
-      emitDecoratorMetadata: true,
-      esModuleInterop: true,
-    },
-  });
-  module._compile(outputText, filename);
-};
-require('./src/main.ts');
-`;
-
-interface Started {
-  child: ChildProcess;
-  output: () => string;
-  exited: Promise<number | null>;
-}
-
-function start(env: Record<string, string>): Started {
-  const child = spawn(process.execPath, ['-e', RUN_MAIN], {
-    cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/root', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  child.stdout?.on('data', (d: Buffer) => (out += d.toString('utf8')));
-  child.stderr?.on('data', (d: Buffer) => (out += d.toString('utf8')));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  return { child, output: () => out, exited };
-}
-
-async function waitFor(cond: () => boolean, ms: number, what: string, s: Started): Promise<void> {
-  const until = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}:\n${s.output()}`);
-    if (s.child.exitCode !== null)
-      throw new Error(`exited early (${s.child.exitCode}):\n${s.output()}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
 
 function call(
   port: number,
@@ -100,10 +48,10 @@ describe('foundation: the service process (src/main.ts)', () => {
   });
 
   it('refuses a bad configuration with a message naming the variable', async () => {
-    const s = start({ PORT: 'eighty', DATA_DIR: mkdtempSync(join(tmpdir(), 'tms-start-')) });
+    const s = startMain({ PORT: 'eighty', DATA_DIR: mkdtempSync(join(tmpdir(), 'tms-start-')) });
     expect(await s.exited).toBe(1);
     expect(s.output()).toMatch(/Configuration error: PORT must be a whole number/);
-    const t = start({ DATABASE_URL: 'postgres://u@127.0.0.1:1/x' });
+    const t = startMain({ DATABASE_URL: 'postgres://u@127.0.0.1:1/x' });
     expect(await t.exited).toBe(1);
     expect(t.output()).toMatch(/AUTH_SECRET is required when DATABASE_URL is set/);
   });
@@ -112,14 +60,14 @@ describe('foundation: the service process (src/main.ts)', () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'tms-start-'));
     dirs.push(dataDir);
     const [port, pgPort] = [await freePort(), await freePort()];
-    const s = start({
+    const s = startMain({
       DATA_DIR: dataDir,
       PORT: String(port),
       HOST: '127.0.0.1',
       EMBEDDED_PG_PORT: String(pgPort),
     });
     try {
-      await waitFor(() => s.output().includes('Listening on'), 150_000, 'the service', s);
+      await waitForMain(s, () => s.output().includes('Listening on'), 150_000, 'the service');
       const password = /generated password: (\S+)/.exec(s.output())?.[1];
       expect(password).toBeDefined();
       expect((await call(port, 'GET', '/readyz').done).status).toBe(200);
@@ -132,7 +80,7 @@ describe('foundation: the service process (src/main.ts)', () => {
       // SIGTERM must come after that (a connection with no request yet is closed as idle).
       await new Promise((r) => setTimeout(r, 300));
       s.child.kill('SIGTERM');
-      await waitFor(() => s.output().includes('SIGTERM received'), 10_000, 'the signal', s);
+      await waitForMain(s, () => s.output().includes('SIGTERM received'), 10_000, 'the signal');
       inflight.req.end(body.slice(5));
       const answer = await inflight.done;
       expect(answer.status).toBe(200);
@@ -144,14 +92,19 @@ describe('foundation: the service process (src/main.ts)', () => {
     }
     // The embedded database was stopped: a second start on the same DATA_DIR works and keeps the
     // administrator (no new password is printed).
-    const again = start({
+    const again = startMain({
       DATA_DIR: dataDir,
       PORT: String(port),
       HOST: '127.0.0.1',
       EMBEDDED_PG_PORT: String(pgPort),
     });
     try {
-      await waitFor(() => again.output().includes('Listening on'), 150_000, 'the restart', again);
+      await waitForMain(
+        again,
+        () => again.output().includes('Listening on'),
+        150_000,
+        'the restart',
+      );
       expect(again.output()).not.toContain('generated password');
       expect((await call(port, 'GET', '/readyz').done).status).toBe(200);
       again.child.kill('SIGINT');
