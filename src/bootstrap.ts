@@ -1,8 +1,7 @@
 import type { Writable } from 'node:stream';
 import { NestFactory } from '@nestjs/core';
-import type { NestExpressApplication } from '@nestjs/platform-express';
+import { ExpressAdapter, type NestExpressApplication } from '@nestjs/platform-express';
 import { AppModule } from './app.module';
-import { ExpressServerAdapter } from './common/http/express-server';
 import { AppConfig } from './config/config';
 import { setupApp } from './setup-app';
 
@@ -16,7 +15,7 @@ export async function createApp(
 ): Promise<NestExpressApplication> {
   const app = await NestFactory.create<NestExpressApplication>(
     AppModule.forRoot(config, databaseUrl, logStream),
-    new ExpressServerAdapter(),
+    new ExpressAdapter(),
     { bodyParser: false, bufferLogs: true },
   );
   setupApp(app);
