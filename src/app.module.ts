@@ -5,6 +5,7 @@ import type { Writable } from 'node:stream';
 import { AppConfig } from './config/config';
 import { CommonModule } from './common/common.module';
 import { IdempotencyModule } from './common/idempotency/idempotency.module';
+import { JobsModule } from './common/jobs/jobs.module';
 import { RolesGuard } from './common/access/roles.guard';
 import { AppLogger, createRootLogger, ROOT_LOGGER } from './common/http/logging';
 import { dataSourceOptions } from './database/data-source-options';
@@ -20,6 +21,7 @@ export class AppModule {
       imports: [
         CommonModule.forRoot(config),
         IdempotencyModule,
+        JobsModule,
         TypeOrmModule.forRoot({
           ...dataSourceOptions(databaseUrl, { poolSize: config.dbPoolSize, deadlines: config.db }),
           autoLoadEntities: true,

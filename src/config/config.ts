@@ -64,7 +64,19 @@ export interface AppConfig {
    */
   trustProxy: TrustProxy;
   /** Accepted but doubtful settings, printed once at startup. */
+  /** The job queue (background imports, webhook deliveries): see {@link JobsConfig}. */
+  jobs: JobsConfig;
   warnings: string[];
+}
+
+export interface JobsConfig {
+  /**
+   * Whether this instance runs queued jobs (JOB_WORKERS, default true). An instance with `false`
+   * still enqueues; another instance runs the jobs.
+   */
+  workers: boolean;
+  /** How often an idle worker asks the queue for a job (JOB_POLL_INTERVAL_SECONDS, default 2). */
+  pollIntervalSeconds: number;
 }
 
 /** The deadlines every pooled database connection of the service gets. */
@@ -153,6 +165,16 @@ function int(env: Env, name: string, def: number, min: number, max: number): num
   const raw = text(env, name);
   if (raw === undefined) return def;
   if (!/^\d+$/.test(raw)) throw new ConfigError(`${name} must be a whole number, got "${raw}"`);
+  const n = Number(raw);
+  if (n < min || n > max)
+    throw new ConfigError(`${name} must be between ${min} and ${max}, got ${n}`);
+  return n;
+}
+
+function num(env: Env, name: string, def: number, min: number, max: number): number {
+  const raw = text(env, name);
+  if (raw === undefined) return def;
+  if (!/^\d+(\.\d+)?$/.test(raw)) throw new ConfigError(`${name} must be a number, got "${raw}"`);
   const n = Number(raw);
   if (n < min || n > max)
     throw new ConfigError(`${name} must be between ${min} and ${max}, got ${n}`);
@@ -368,6 +390,10 @@ export function loadConfig(
     metricsHost,
     loginThrottle: loginThrottleConfig(env),
     trustProxy: trustProxyConfig(env),
+    jobs: {
+      workers: bool(env, 'JOB_WORKERS', true),
+      pollIntervalSeconds: num(env, 'JOB_POLL_INTERVAL_SECONDS', 2, 0.5, 600),
+    },
     warnings,
   };
 }

@@ -144,6 +144,8 @@ export async function createTestApp(
       LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
       ADMIN_USERNAME: TEST_ADMIN.username,
       ADMIN_PASSWORD: TEST_ADMIN.password,
+      // Workers poll the job queue at its fastest so background work is seen within a second.
+      JOB_POLL_INTERVAL_SECONDS: '0.5',
       ...env,
     },
     { persistSecret: false },

@@ -11,6 +11,7 @@ import { InsightsIndexes1763700001170 } from './1763700001170-InsightsIndexes';
 import { ComponentGraphVersions1763700002300 } from './1763700002300-ComponentGraphVersions';
 import { IdempotencyKeys1763700018100 } from './1763700018100-IdempotencyKeys';
 import { LoginAttempts1763700018200 } from './1763700018200-LoginAttempts';
+import { JobQueue1763700019000 } from './1763700019000-JobQueue';
 import { LeanImportWrites1763700002500 } from './1763700002500-LeanImportWrites';
 import { RunSnapshotsOnce1763700002400 } from './1763700002400-RunSnapshotsOnce';
 
@@ -34,4 +35,5 @@ export const MIGRATIONS = [
   LeanImportWrites1763700002500,
   IdempotencyKeys1763700018100,
   LoginAttempts1763700018200,
+  JobQueue1763700019000,
 ];

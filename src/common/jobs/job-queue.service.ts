@@ -1,0 +1,156 @@
+import {
+  Inject,
+  Injectable,
+  Logger,
+  OnApplicationBootstrap,
+  OnApplicationShutdown,
+} from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import PgBoss from 'pg-boss';
+import { DataSource } from 'typeorm';
+import { APP_CONFIG, AppConfig } from '../../config/config';
+import { poolOf } from '../../database/data-source-options';
+import { currentStore } from '../persistence/request-context';
+import { JOB_QUEUE_SCHEMA } from './job-queue.constants';
+
+/** One job as a handler sees it. */
+export interface QueuedJob<T> {
+  id: string;
+  data: T;
+  /** How many times this job failed before (0 on the first attempt). */
+  retryCount: number;
+}
+
+/** How a queue retries and when a job that stopped reporting counts as failed. */
+export interface QueueSettings {
+  /** Retries after the first attempt (pg-boss `retryLimit`). */
+  retryLimit: number;
+  /** Seconds before the first retry (pg-boss `retryDelay`). */
+  retryDelaySeconds: number;
+  /** Doubles the delay at each retry (pg-boss `retryBackoff`). */
+  retryBackoff: boolean;
+  /**
+   * Seconds a running job may take. A job whose instance died is handed to another instance once
+   * this has passed (pg-boss expiry), so it must exceed the longest honest run of the job.
+   */
+  expireInSeconds: number;
+}
+
+export type JobHandler<T> = (job: QueuedJob<T>) => Promise<void>;
+
+interface Registration {
+  name: string;
+  settings: QueueSettings;
+  handler: JobHandler<unknown>;
+}
+
+/**
+ * The PostgreSQL job queue (pg-boss), shared by every instance: a job sent on one instance runs on
+ * whichever instance fetches it first (`SKIP LOCKED`), never on two at once, and a job whose
+ * instance died is retried by another after its expiry. Features register their handlers in
+ * `onModuleInit`; the queue starts once the application has bootstrapped.
+ *
+ * `send` inside a request's transaction writes the job in that transaction (pg-boss's public
+ * per-call `db` option), so a rolled-back change enqueues nothing and a committed one cannot lose
+ * its job: the transactional outbox pattern without a second table.
+ */
+@Injectable()
+export class JobQueue implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger('JobQueue');
+  private readonly registrations = new Map<string, Registration>();
+  private boss: PgBoss | null = null;
+
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  /** Declares a queue and the handler this instance runs for it (call from `onModuleInit`). */
+  register<T>(name: string, settings: QueueSettings, handler: JobHandler<T>): void {
+    if (this.boss !== null) throw new Error(`JobQueue: register "${name}" before bootstrap`);
+    this.registrations.set(name, { name, settings, handler: handler as JobHandler<unknown> });
+  }
+
+  async onApplicationBootstrap(): Promise<void> {
+    const pool = poolOf(this.dataSource);
+    const boss = new PgBoss({
+      db: { executeSql: (text, values) => pool.query(text, values) },
+      schema: JOB_QUEUE_SCHEMA,
+      schedule: false,
+      supervise: true,
+      migrate: true,
+    });
+    boss.on('error', (error: Error) => this.logger.warn(`job queue: ${error.message}`));
+    this.boss = boss;
+    await boss.start();
+    for (const registration of this.registrations.values()) {
+      await this.declare(boss, registration);
+    }
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    const boss = this.boss;
+    if (boss === null) return;
+    this.boss = null;
+    // Jobs still running here are failed back to the queue (and retried elsewhere); the pool is
+    // the application's, so pg-boss must not close it.
+    await boss.stop({ graceful: true, close: false, wait: true, timeout: 5_000 });
+  }
+
+  /**
+   * Enqueues a job: in the current request's transaction when one is open (committed with it or
+   * not at all), else on its own. Returns the job id.
+   */
+  async send<T extends object>(
+    name: string,
+    data: T,
+    options: { startAfterSeconds?: number; id?: string } = {},
+  ): Promise<string> {
+    const boss = this.started();
+    const manager = currentStore()?.manager;
+    const db =
+      manager?.queryRunner?.isTransactionActive === true
+        ? {
+            executeSql: async (text: string, values: unknown[]) => ({
+              rows: (await manager.query(text, values)) as unknown[],
+            }),
+          }
+        : undefined;
+    const id = await boss.send(name, data, {
+      id: options.id,
+      startAfter: options.startAfterSeconds,
+      db,
+    });
+    if (id === null) throw new Error(`JobQueue: "${name}" refused a job`);
+    return id;
+  }
+
+  private started(): PgBoss {
+    if (this.boss === null) throw new Error('JobQueue: not started');
+    return this.boss;
+  }
+
+  private async declare(boss: PgBoss, registration: Registration): Promise<void> {
+    const { name, settings, handler } = registration;
+    // pg-boss creates a queue once (ON CONFLICT DO NOTHING): instances starting together agree.
+    await boss.createQueue(name, {
+      name,
+      retryLimit: settings.retryLimit,
+      retryDelay: settings.retryDelaySeconds,
+      retryBackoff: settings.retryBackoff,
+      expireInSeconds: settings.expireInSeconds,
+    });
+    if (!this.config.jobs.workers) return;
+    await boss.work<unknown>(
+      name,
+      {
+        batchSize: 1,
+        pollingIntervalSeconds: this.config.jobs.pollIntervalSeconds,
+        includeMetadata: true,
+      },
+      async ([job]) => {
+        await handler({ id: job.id, data: job.data, retryCount: job.retryCount });
+      },
+    );
+  }
+}
