@@ -116,6 +116,17 @@ export class TestApp {
   }
 }
 
+/** A new database cloned from the migrated template; returns its URL. */
+export async function cloneTemplateDatabase(): Promise<string> {
+  const state = readState();
+  const name = `${state.template}_f${randomBytes(5).toString('hex')}`;
+  const admin = new Client({ connectionString: `${state.serverUrl}/postgres` });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE "${name}" TEMPLATE "${state.template}"`);
+  await admin.end();
+  return `${state.serverUrl}/${name}`;
+}
+
 export interface TestAppOptions {
   /**
    * The URL the application connects with, from its database's URL (a proxy in front of the test
@@ -130,13 +141,7 @@ export async function createTestApp(
   logStream?: Writable,
   opts: TestAppOptions = {},
 ): Promise<TestApp> {
-  const state = readState();
-  const name = `${state.template}_f${randomBytes(5).toString('hex')}`;
-  const admin = new Client({ connectionString: `${state.serverUrl}/postgres` });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE "${name}" TEMPLATE "${state.template}"`);
-  await admin.end();
-  const databaseUrl = `${state.serverUrl}/${name}`;
+  const databaseUrl = await cloneTemplateDatabase();
   const config = loadConfig(
     {
       AUTH_SECRET: TEST_AUTH_SECRET,

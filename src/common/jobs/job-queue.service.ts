@@ -34,6 +34,12 @@ export interface QueueSettings {
    * this has passed (pg-boss expiry), so it must exceed the longest honest run of the job.
    */
   expireInSeconds: number;
+  /**
+   * Jobs an instance fetches per poll and runs side by side (default 1). A worker polls once per
+   * JOB_POLL_INTERVAL_SECONDS, so this bounds the queue's throughput per instance; a job that
+   * fails is failed alone (the others of its batch complete).
+   */
+  batchSize?: number;
 }
 
 export type JobHandler<T> = (job: QueuedJob<T>) => Promise<void>;
@@ -141,15 +147,31 @@ export class JobQueue implements OnApplicationBootstrap, OnApplicationShutdown {
       expireInSeconds: settings.expireInSeconds,
     });
     if (!this.config.jobs.workers) return;
+    const batchSize = settings.batchSize ?? 1;
     await boss.work<unknown>(
       name,
       {
-        batchSize: 1,
+        batchSize,
         pollingIntervalSeconds: this.config.jobs.pollIntervalSeconds,
         includeMetadata: true,
       },
-      async ([job]) => {
-        await handler({ id: job.id, data: job.data, retryCount: job.retryCount });
+      async (jobs) => {
+        if (jobs.length === 1) {
+          await handler({ id: jobs[0].id, data: jobs[0].data, retryCount: jobs[0].retryCount });
+          return;
+        }
+        const outcomes = await Promise.allSettled(
+          jobs.map((job) => handler({ id: job.id, data: job.data, retryCount: job.retryCount })),
+        );
+        // The failed ones go back to the queue (retry) now; pg-boss completes the rest, and only
+        // jobs still active, when this returns.
+        for (const [i, outcome] of outcomes.entries()) {
+          if (outcome.status === 'rejected') {
+            const reason: unknown = outcome.reason;
+            const message = reason instanceof Error ? reason.message : String(reason);
+            await boss.fail(name, jobs[i].id, { message });
+          }
+        }
       },
     );
   }
