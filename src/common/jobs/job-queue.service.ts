@@ -7,7 +7,7 @@ import {
 } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import PgBoss from 'pg-boss';
-import { DataSource } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 import { APP_CONFIG, AppConfig } from '../../config/config';
 import { poolOf } from '../../database/data-source-options';
 import { currentStore } from '../persistence/request-context';
@@ -105,15 +105,16 @@ export class JobQueue implements OnApplicationBootstrap, OnApplicationShutdown {
 
   /**
    * Enqueues a job: in the current request's transaction when one is open (committed with it or
-   * not at all), else on its own. Returns the job id.
+   * not at all), else on its own. Returns the job id. `manager`: a transaction opened outside a
+   * request (a job handler's own), used instead of the request's.
    */
   async send<T extends object>(
     name: string,
     data: T,
-    options: { startAfterSeconds?: number; id?: string } = {},
+    options: { startAfterSeconds?: number; id?: string; manager?: EntityManager } = {},
   ): Promise<string> {
     const boss = this.started();
-    const manager = currentStore()?.manager;
+    const manager = options.manager ?? currentStore()?.manager;
     const db =
       manager?.queryRunner?.isTransactionActive === true
         ? {
