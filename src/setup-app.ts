@@ -8,6 +8,8 @@ import type { Logger } from 'pino';
 import { APP_CONFIG, AppConfig } from './config/config';
 import { ProblemFilter } from './common/errors/problem.filter';
 import { installClientErrorHandler } from './common/http/client-errors';
+import { responseCompression } from './common/http/compression';
+import { expressEtag } from './common/http/conditional';
 import { AppLogger, ROOT_LOGGER } from './common/http/logging';
 import { MetricsService } from './common/http/metrics.service';
 import { requestBodyMiddleware, requestMiddleware } from './common/http/middleware';
@@ -35,9 +37,9 @@ export function setupApp(app: NestExpressApplication | INestApplication): INestA
 
   expressApp.useLogger(app.get(AppLogger));
   expressApp.disable('x-powered-by');
-  // No ETags: hashing every (multi-megabyte) JSON body costs CPU on each request for a 304 that
-  // API clients do not ask for.
-  expressApp.set('etag', false);
+  // Strong ETags on 200s to GET (the SHA-256 of the body) and 304 on a matching If-None-Match,
+  // decided by our own rules (conditional.ts; sendJsonParts applies the same ones).
+  expressApp.set('etag', expressEtag);
   // Whom to believe about the client address in X-Forwarded-For (`req.ip`: login throttling per
   // address). Off by default; behind a reverse proxy TRUST_PROXY must name it.
   expressApp.set('trust proxy', config.trustProxy);
@@ -50,12 +52,14 @@ export function setupApp(app: NestExpressApplication | INestApplication): INestA
     logger: app.get<Logger>(ROOT_LOGGER),
   });
 
-  // Two application-level layers in front of Nest's router (each Express layer costs every request).
+  // Three application-level layers in front of Nest's router (each Express layer costs every request).
   expressApp.use(requestMiddleware(app.get<Logger>(ROOT_LOGGER), metrics));
+  // Response compression (br, then gzip) for every body over 1 KB, streamed ones too.
+  expressApp.use(responseCompression());
   if (config.corsOrigins.length > 0) {
     expressApp.enableCors({
       origin: config.corsOrigins.includes('*') ? '*' : config.corsOrigins,
-      exposedHeaders: ['X-Request-Id', 'Content-Disposition', 'Allow', 'Retry-After', 'Location', 'Idempotent-Replayed'],
+      exposedHeaders: ['X-Request-Id', 'Content-Disposition', 'Allow', 'Retry-After', 'Location', 'Idempotent-Replayed', 'ETag'],
       maxAge: 600,
     });
   }

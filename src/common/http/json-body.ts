@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http';
+import { partsEtag, tagResponse } from './conditional';
 
 /** A piece of a JSON response body: text, or bytes already serialised (UTF-8). */
 export type JsonPart = string | Buffer;
@@ -18,8 +19,16 @@ export function jsonPartsLength(parts: readonly JsonPart[]): number {
  * it without parsing it or copying it into one string. Status 200 unless set before, Content-Type
  * `application/json; charset=utf-8` and Content-Length as Express's `res.json` sets them; no body
  * for HEAD. The parts go out corked (one writev); only Node's public `http.ServerResponse` API.
+ * A 200 to a GET or HEAD carries its strong `ETag` (`partsEtag`) and is answered 304 without a body
+ * when `If-None-Match` matches it, as `res.send` answers through `expressEtag`.
  */
 export function sendJsonParts(res: ServerResponse, parts: readonly JsonPart[]): void {
+  // A 200 to a GET gets its strong ETag (cached snapshot parts hashed once) and may become a 304.
+  tagResponse(res, () => partsEtag(parts));
+  if (res.statusCode === 304) {
+    res.end();
+    return;
+  }
   res.setHeader('Content-Type', 'application/json; charset=utf-8');
   res.setHeader('Content-Length', jsonPartsLength(parts));
   if (res.req.method === 'HEAD') {
