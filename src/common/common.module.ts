@@ -6,6 +6,8 @@ import { AuthenticationService } from './auth/authentication.service';
 import { CredentialsRepository } from './auth/credentials.repository';
 import { Db } from './persistence/db.service';
 import { MetricsService } from './http/metrics.service';
+import { Preconditions } from './http/preconditions';
+import { PreconditionsRepository } from './http/preconditions.repository';
 import { ProblemFilter } from './errors/problem.filter';
 
 /** Cross-cutting providers every feature module may inject. */
@@ -15,8 +17,8 @@ export class CommonModule {
   static forRoot(config: AppConfig): DynamicModule {
     return {
       module: CommonModule,
-      providers: [{ provide: APP_CONFIG, useValue: config }, Db, AccessRepository, AccessService, CredentialsRepository, AuthenticationService, MetricsService, ProblemFilter],
-      exports: [APP_CONFIG, Db, AccessService, AuthenticationService, MetricsService, ProblemFilter],
+      providers: [{ provide: APP_CONFIG, useValue: config }, Db, AccessRepository, AccessService, CredentialsRepository, AuthenticationService, MetricsService, ProblemFilter, Preconditions, PreconditionsRepository],
+      exports: [APP_CONFIG, Db, AccessService, AuthenticationService, MetricsService, ProblemFilter, Preconditions],
     };
   }
 }

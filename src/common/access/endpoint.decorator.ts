@@ -2,6 +2,7 @@ import { applyDecorators, HttpCode, SetMetadata, Type } from '@nestjs/common';
 import {
   ApiBearerAuth,
   ApiExtraModels,
+  ApiHeader,
   ApiOperation,
   ApiParam,
   ApiResponse,
@@ -9,6 +10,7 @@ import {
   getSchemaPath,
 } from '@nestjs/swagger';
 import { ERROR_CATALOGUE, ErrorCode } from '../errors/error-codes';
+import { IF_MATCH_DESCRIPTION } from '../openapi/conditional-docs';
 import { problemContent } from '../openapi/problem-examples';
 import { ProblemDto } from '../openapi/problem.dto';
 import { API_KEY_SCHEME, BEARER_SCHEME } from '../openapi/security-schemes';
@@ -57,6 +59,11 @@ export interface EndpointOptions {
    * The guard checks them with the request shape (422 `path.<name>`), before the 404/403 checks.
    */
   pathIntegers?: string[];
+  /**
+   * The write honours `If-Match` (the handler calls `Preconditions.ifMatch` first): documents the
+   * header and 412 `precondition_failed`.
+   */
+  ifMatch?: boolean;
 }
 
 /**
@@ -134,7 +141,14 @@ export function Endpoint(o: EndpointOptions): MethodDecorator {
     decorators.push(ApiResponse({ status, description: o.responseDescription ?? 'Success' }));
   }
 
+  if (o.ifMatch) {
+    decorators.push(
+      ApiHeader({ name: 'If-Match', required: false, description: IF_MATCH_DESCRIPTION }),
+    );
+  }
+
   const codes = new Set<ErrorCode>(o.problems ?? []);
+  if (o.ifMatch) codes.add('precondition_failed');
   codes.add('validation_error');
   // Every operation reads or writes the database.
   codes.add('database_unavailable');

@@ -43,9 +43,14 @@ export const ERROR_CATALOGUE = {
   milestone_not_found: { status: 404, title: 'Not found' },
   /** Run comparison with `base=previous`: no earlier run of the same project and environment. */
   no_previous_run: { status: 404, title: 'Not found' },
-  // 405, 408, 413, 415, 417, 431
+  // 405, 408, 412, 413, 415, 417, 431
   method_not_allowed: { status: 405, title: 'Method not allowed' },
   request_timeout: { status: 408, title: 'Request timeout' },
+  /**
+   * A write's `If-Match` names none of the resource's current ETag (someone changed it since the
+   * client read it); the answer carries the current `ETag`, and nothing changed.
+   */
+  precondition_failed: { status: 412, title: 'Precondition failed' },
   payload_too_large: { status: 413, title: 'Payload too large' },
   unsupported_media_type: { status: 415, title: 'Unsupported media type' },
   unsupported_content_encoding: { status: 415, title: 'Unsupported content encoding' },

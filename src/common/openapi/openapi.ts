@@ -2,6 +2,7 @@ import type { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import { ERROR_CATALOGUE } from '../errors/error-codes';
 import { documentBodyProblems } from './body-problems-docs';
+import { documentConditionalRequests } from './conditional-docs';
 import { documentIdempotency } from './idempotency-docs';
 import { API_KEY_HEADER, API_KEY_SCHEME, BEARER_SCHEME } from './security-schemes';
 
@@ -40,6 +41,14 @@ characters, scoped to the caller, method and path): a repeat of the same request
 \`IDEMPOTENCY_TTL_HOURS\` (24 h) gets the first answer back byte for byte with
 \`Idempotent-Replayed: true\` and changes nothing; the key with another request is 422
 \`idempotency_key_reused\`, while the first still runs 409 \`idempotency_request_in_progress\`.
+
+**Caching and concurrency.** Every GET answered 200 carries a strong \`ETag\` (the SHA-256 of the
+body); send it back in \`If-None-Match\` and an unchanged resource or list answers \`304 Not
+Modified\` without a body. \`PATCH\`, \`PUT\` and \`DELETE\` on runs, run cases and rows,
+environments, components (and their dependencies), products (and their components), test cases,
+datasets and test plans honour \`If-Match\`: a stale tag is 412 \`precondition_failed\` with the current
+\`ETag\`, and nothing changes. Responses over 1 KB are compressed (\`br\`, else \`gzip\`) when the
+client sends \`Accept-Encoding\`; \`Vary: Accept-Encoding\`.
 
 **Errors** are \`application/problem+json\`: \`type, title, status, detail, instance, code, request_id\`
 and, on validation failures, \`errors\` (dot-joined field path → messages). Every code with its status:
@@ -83,6 +92,7 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
   });
   documentBodyProblems(document);
   documentIdempotency(document);
+  documentConditionalRequests(document);
   return document;
 }
 

@@ -2,6 +2,7 @@ import { Controller, Delete, Get, Param, Patch, Post, Put, Res } from '@nestjs/c
 import { ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { Endpoint } from '../../common/access/endpoint.decorator';
+import { Preconditions } from '../../common/http/preconditions';
 import {
   fromBody,
   fromQuery,
@@ -44,7 +45,10 @@ const KEY_RULE =
 @ApiTags('components')
 @Controller('components')
 export class ComponentsController {
-  constructor(private readonly components: ComponentsService) {}
+  constructor(
+    private readonly components: ComponentsService,
+    private readonly preconditions: Preconditions,
+  ) {}
 
   @Get()
   @Endpoint({
@@ -112,6 +116,7 @@ export class ComponentsController {
   @Patch(':id')
   @Transactional()
   @Endpoint({
+    ifMatch: true,
     summary: 'Update a component (metadata and risk factors)',
     description:
       `Only the fields present change. ${RISK_FORMULA_DESCRIPTION}\n\n${KEY_RULE} Renaming alone ` +
@@ -121,13 +126,15 @@ export class ComponentsController {
     response: ComponentDto,
     problems: ['invalid_owner', 'component_key_collision'],
   })
-  update(@Param('id') id: string, @Body() dto: UpdateComponentDto): Promise<ComponentDto> {
+  async update(@Param('id') id: string, @Body() dto: UpdateComponentDto): Promise<ComponentDto> {
+    await this.preconditions.ifMatch({ resource: COMPONENTS, id }, () => this.components.get(id));
     return this.components.update(id, dto);
   }
 
   @Delete(':id')
   @Transactional()
   @Endpoint({
+    ifMatch: true,
     summary: 'Delete a component',
     description:
       'Permanent. Also removes its product links, every dependency edge in which it is the source ' +
@@ -136,7 +143,8 @@ export class ComponentsController {
     project: component,
     status: 204,
   })
-  remove(@Param('id') id: string): Promise<void> {
+  async remove(@Param('id') id: string): Promise<void> {
+    await this.preconditions.ifMatch({ resource: COMPONENTS, id }, () => this.components.get(id));
     return this.components.remove(id);
   }
 
@@ -155,6 +163,7 @@ export class ComponentsController {
   @Put(':id/dependencies')
   @Transactional()
   @Endpoint({
+    ifMatch: true,
     summary: "Replace a component's dependencies",
     description:
       'Replaces the whole set of outgoing dependencies with the body (`[]` or no `dependencies` ' +
@@ -168,11 +177,14 @@ export class ComponentsController {
     response: DependencyListDto,
     problems: ['component_dependency_cycle', 'component_project_mismatch'],
   })
-  replaceDependencies(
+  async replaceDependencies(
     @CurrentAccess() access: ProjectAccess,
     @Param('id') id: string,
     @Body() dto: ReplaceDependenciesDto,
   ): Promise<DependencyListDto> {
+    await this.preconditions.ifMatch({ resource: COMPONENTS, id }, () =>
+      this.components.dependencies(id),
+    );
     return this.components.replaceDependencies(access.projectId, id, dto);
   }
 }

@@ -1,6 +1,7 @@
 import { Controller, Delete, Get, Param, Patch, Post } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import { Endpoint } from '../../common/access/endpoint.decorator';
+import { Preconditions } from '../../common/http/preconditions';
 import {
   fromBody,
   fromQuery,
@@ -37,7 +38,10 @@ const TABLE_RULES =
 @ApiTags('datasets')
 @Controller('datasets')
 export class DatasetsController {
-  constructor(private readonly datasets: DatasetsService) {}
+  constructor(
+    private readonly datasets: DatasetsService,
+    private readonly preconditions: Preconditions,
+  ) {}
 
   @Get()
   @Endpoint({
@@ -114,6 +118,7 @@ export class DatasetsController {
   @Patch(':id')
   @Transactional()
   @Endpoint({
+    ifMatch: true,
     summary: 'Update a dataset',
     description:
       'Metadata (`name`, `description`, `status`, `source_type`, `source_ref`) changes in place. `columns` and `rows` ' +
@@ -125,24 +130,27 @@ export class DatasetsController {
     response: DatasetDto,
     problems: ['dataset_already_exists'],
   })
-  update(
+  async update(
     @CurrentUser() user: AuthenticatedUser,
     @Param('id') id: string,
     @Body() dto: UpdateDatasetDto,
   ): Promise<DatasetDto> {
+    await this.preconditions.ifMatch({ resource: DATASETS, id }, () => this.datasets.get(id));
     return this.datasets.update(user, id, dto);
   }
 
   @Delete(':id')
   @Transactional()
   @Endpoint({
+    ifMatch: true,
     summary: 'Delete a dataset with its revisions and bindings',
     description: 'Run rows created earlier keep their snapshots of the dataset rows.',
     minRole: 'lead',
     project: dataset,
     status: 204,
   })
-  remove(@Param('id') id: string): Promise<void> {
+  async remove(@Param('id') id: string): Promise<void> {
+    await this.preconditions.ifMatch({ resource: DATASETS, id }, () => this.datasets.get(id));
     return this.datasets.remove(id);
   }
 

@@ -1,6 +1,7 @@
 import { Controller, Delete, Get, Param, Patch, Post } from '@nestjs/common';
 import { ApiExtraModels, ApiParam, ApiTags } from '@nestjs/swagger';
 import { Endpoint } from '../../common/access/endpoint.decorator';
+import { Preconditions } from '../../common/http/preconditions';
 import {
   fromBody,
   fromQuery,
@@ -48,7 +49,10 @@ const REVISION_RULES =
 @ApiExtraModels(EnvironmentDto, EnvironmentRevisionListItemDto)
 @Controller('environments')
 export class EnvironmentsController {
-  constructor(private readonly environments: EnvironmentsService) {}
+  constructor(
+    private readonly environments: EnvironmentsService,
+    private readonly preconditions: Preconditions,
+  ) {}
 
   @Get()
   @Endpoint({
@@ -115,6 +119,7 @@ export class EnvironmentsController {
   @Patch(':id')
   @Transactional()
   @Endpoint({
+    ifMatch: true,
     summary: 'Update an environment; a new revision is written when the snapshot changes',
     description:
       `${REVISION_RULES}\n\nOnly the fields present change; each replaces the previous value ` +
@@ -128,18 +133,22 @@ export class EnvironmentsController {
     project: environment,
     response: EnvironmentDto,
   })
-  update(
+  async update(
     @CurrentUser() user: AuthenticatedUser,
     @CurrentAccess() access: ProjectAccess,
     @Param('id') id: string,
     @Body() dto: UpdateEnvironmentDto,
   ): Promise<EnvironmentDto> {
+    await this.preconditions.ifMatch({ resource: ENVIRONMENTS, id }, () =>
+      this.environments.get(id),
+    );
     return this.environments.update(user, access, id, dto);
   }
 
   @Delete(':id')
   @Transactional()
   @Endpoint({
+    ifMatch: true,
     summary: 'Archive an environment',
     description:
       'Sets `status` to `archived` and `archived_at`, recorded by a new revision. The environment, ' +
@@ -149,7 +158,10 @@ export class EnvironmentsController {
     project: environment,
     status: 204,
   })
-  archive(@CurrentUser() user: AuthenticatedUser, @Param('id') id: string): Promise<void> {
+  async archive(@CurrentUser() user: AuthenticatedUser, @Param('id') id: string): Promise<void> {
+    await this.preconditions.ifMatch({ resource: ENVIRONMENTS, id }, () =>
+      this.environments.get(id),
+    );
     return this.environments.archive(user, id);
   }
 

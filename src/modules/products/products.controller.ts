@@ -1,6 +1,7 @@
 import { Controller, Delete, Get, Param, Patch, Post, Put } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import { Endpoint } from '../../common/access/endpoint.decorator';
+import { Preconditions } from '../../common/http/preconditions';
 import {
   fromBody,
   fromQuery,
@@ -49,7 +50,10 @@ const KEY_RULE =
 @ApiTags('products')
 @Controller('products')
 export class ProductsController {
-  constructor(private readonly products: ProductsService) {}
+  constructor(
+    private readonly products: ProductsService,
+    private readonly preconditions: Preconditions,
+  ) {}
 
   @Get()
   @Endpoint({
@@ -96,6 +100,7 @@ export class ProductsController {
   @Patch(':id')
   @Transactional()
   @Endpoint({
+    ifMatch: true,
     summary: 'Update a product',
     description: `Only the fields present change. ${KEY_RULE} Renaming alone keeps the key.`,
     minRole: 'tester',
@@ -103,13 +108,15 @@ export class ProductsController {
     response: ProductDto,
     problems: ['invalid_owner', 'product_key_collision'],
   })
-  update(@Param('id') id: string, @Body() dto: UpdateProductDto): Promise<ProductDto> {
+  async update(@Param('id') id: string, @Body() dto: UpdateProductDto): Promise<ProductDto> {
+    await this.preconditions.ifMatch({ resource: PRODUCTS, id }, () => this.products.get(id));
     return this.products.update(id, dto);
   }
 
   @Delete(':id')
   @Transactional()
   @Endpoint({
+    ifMatch: true,
     summary: 'Delete a product',
     description:
       'Permanent. Its component links are removed; the components themselves stay. Test cases ' +
@@ -118,7 +125,8 @@ export class ProductsController {
     project: product,
     status: 204,
   })
-  remove(@Param('id') id: string): Promise<void> {
+  async remove(@Param('id') id: string): Promise<void> {
+    await this.preconditions.ifMatch({ resource: PRODUCTS, id }, () => this.products.get(id));
     return this.products.remove(id);
   }
 
@@ -139,6 +147,7 @@ export class ProductsController {
   @Put(':id/components')
   @Transactional()
   @Endpoint({
+    ifMatch: true,
     summary: "Replace a product's component links",
     description:
       'Replaces every link with the body (`[]` or no `links` removes all) and answers the new ' +
@@ -152,11 +161,12 @@ export class ProductsController {
     response: ProductComponentLinkListDto,
     problems: ['component_project_mismatch'],
   })
-  replaceLinks(
+  async replaceLinks(
     @CurrentAccess() access: ProjectAccess,
     @Param('id') id: string,
     @Body() dto: ReplaceProductComponentsDto,
   ): Promise<ProductComponentLinkListDto> {
+    await this.preconditions.ifMatch({ resource: PRODUCTS, id }, () => this.products.links(id));
     return this.products.replaceLinks(access.projectId, id, dto);
   }
 

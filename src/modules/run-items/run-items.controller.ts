@@ -1,6 +1,8 @@
 import { Controller, Delete, Get, Param, Patch, Post } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import { Endpoint } from '../../common/access/endpoint.decorator';
+import { Preconditions } from '../../common/http/preconditions';
+import { tagWriteAnswer } from '../../common/http/conditional';
 import { fromResource, ProjectAccess } from '../../common/access/project-access';
 import { AuthenticatedUser } from '../../common/auth/authenticated-user';
 import { CurrentAccess, CurrentUser } from '../../common/auth/current-user.decorator';
@@ -36,7 +38,10 @@ const CLOSED = 'On a completed or archived run: 409 `run_closed`.';
 @ApiTags('run-cases')
 @Controller('run-cases')
 export class RunItemsController {
-  constructor(private readonly items: RunItemsService) {}
+  constructor(
+    private readonly items: RunItemsService,
+    private readonly preconditions: Preconditions,
+  ) {}
 
   @Get()
   @Endpoint({
@@ -136,6 +141,7 @@ export class RunItemsController {
   @Patch('rows/:row_id')
   @Transactional()
   @Endpoint({
+    ifMatch: true,
     summary: 'Record the result of a run case row',
     description:
       'Only present keys change. A final status (anything but untested/in_progress) without ' +
@@ -151,12 +157,15 @@ export class RunItemsController {
     response: RunCaseRowDto,
     problems: ['run_closed', 'invalid_user'],
   })
-  updateRow(
+  async updateRow(
     @CurrentAccess() access: ProjectAccess,
     @CurrentUser() user: AuthenticatedUser,
     @Param('row_id') rowId: string,
     @Body() dto: UpdateRowDto,
   ): Promise<RunCaseRowDto> {
+    await this.preconditions.ifMatch({ runOfRow: rowId }, () => this.items.row(rowId));
+    // The answer is the row as If-Match compares it: its ETag lets the next PATCH be conditional.
+    tagWriteAnswer();
     return this.items.updateRow(access, user, rowId, dto);
   }
 
@@ -175,6 +184,7 @@ export class RunItemsController {
   @Patch(':id')
   @Transactional()
   @Endpoint({
+    ifMatch: true,
     summary: 'Change the assignee or comment of a run case',
     description:
       'The status is not writable: it is rolled up from the rows. An assignee must have access ' +
@@ -185,17 +195,21 @@ export class RunItemsController {
     response: RunCaseDto,
     problems: ['run_closed', 'invalid_assignee'],
   })
-  update(
+  async update(
     @CurrentAccess() access: ProjectAccess,
     @Param('id') id: string,
     @Body() dto: UpdateRunCaseDto,
   ): Promise<RunCaseDto> {
+    await this.preconditions.ifMatch({ runOfItem: id }, () =>
+      this.items.get(id, new RunCaseDetailQueryDto()),
+    );
     return this.items.update(access, id, dto);
   }
 
   @Delete(':id')
   @Transactional()
   @Endpoint({
+    ifMatch: true,
     summary: 'Remove a run case (with its rows and history) from its run',
     description: CLOSED,
     minRole: 'lead',
@@ -203,7 +217,10 @@ export class RunItemsController {
     status: 204,
     problems: ['run_closed'],
   })
-  remove(@Param('id') id: string): Promise<void> {
+  async remove(@Param('id') id: string): Promise<void> {
+    await this.preconditions.ifMatch({ runOfItem: id }, () =>
+      this.items.get(id, new RunCaseDetailQueryDto()),
+    );
     return this.items.remove(id);
   }
 

@@ -120,6 +120,13 @@ export class RunItemsService {
     };
   }
 
+  /** One row as `GET /run-cases/{id}/rows` lists it (what `If-Match` on its PATCH compares). */
+  async row(rowId: string): Promise<RunCaseRowDto> {
+    const row = await this.repo.findRow(rowId);
+    if (!row) throw AppException.notFound('run_case_row_not_found', 'Run case row');
+    return toRowDto(row);
+  }
+
   async rows(id: string, q: ListRowsQueryDto): Promise<RowPageDto> {
     const { rows, total } = await this.repo.findRowsPage(
       id,

@@ -1,6 +1,7 @@
 import { Controller, Delete, Get, Param, Patch, Post } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import { Endpoint } from '../../common/access/endpoint.decorator';
+import { Preconditions } from '../../common/http/preconditions';
 import {
   fromBody,
   fromQuery,
@@ -36,7 +37,10 @@ const REFERENCE_RULES =
 @ApiTags('test-cases')
 @Controller('test-cases')
 export class TestCasesController {
-  constructor(private readonly cases: TestCasesService) {}
+  constructor(
+    private readonly cases: TestCasesService,
+    private readonly preconditions: Preconditions,
+  ) {}
 
   @Get()
   @Endpoint({
@@ -109,6 +113,7 @@ export class TestCasesController {
   @Patch(':id')
   @Transactional()
   @Endpoint({
+    ifMatch: true,
     summary: 'Update a test case',
     description: `Only present keys change; null clears nullable fields; \`steps\`, \`tags\` and \`component_coverages\` are replaced as a whole. ${REFERENCE_RULES}`,
     minRole: 'tester',
@@ -123,17 +128,19 @@ export class TestCasesController {
       'automation_id_already_exists',
     ],
   })
-  update(
+  async update(
     @CurrentAccess() access: ProjectAccess,
     @Param('id') id: string,
     @Body() dto: UpdateTestCaseDto,
   ): Promise<TestCaseDto> {
+    await this.preconditions.ifMatch({ resource: TEST_CASES, id }, () => this.cases.get(id));
     return this.cases.update(access, id, dto);
   }
 
   @Delete(':id')
   @Transactional()
   @Endpoint({
+    ifMatch: true,
     summary: 'Delete a test case',
     description:
       'Permanent; its coverages and dataset bindings go with it. Run items keep their snapshots.',
@@ -141,7 +148,8 @@ export class TestCasesController {
     project: testCase,
     status: 204,
   })
-  remove(@Param('id') id: string): Promise<void> {
+  async remove(@Param('id') id: string): Promise<void> {
+    await this.preconditions.ifMatch({ resource: TEST_CASES, id }, () => this.cases.get(id));
     return this.cases.remove(id);
   }
 }

@@ -1,6 +1,7 @@
 import { Controller, Delete, Get, Param, Patch, Post } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import { Endpoint } from '../../common/access/endpoint.decorator';
+import { Preconditions } from '../../common/http/preconditions';
 import {
   fromBody,
   fromQuery,
@@ -38,7 +39,10 @@ const SCOPE_RULES =
 @ApiTags('test-plans')
 @Controller('test-plans')
 export class TestPlansController {
-  constructor(private readonly plans: TestPlansService) {}
+  constructor(
+    private readonly plans: TestPlansService,
+    private readonly preconditions: Preconditions,
+  ) {}
 
   @Get()
   @Endpoint({
@@ -101,6 +105,7 @@ export class TestPlansController {
   @Patch(':id')
   @Transactional()
   @Endpoint({
+    ifMatch: true,
     summary: 'Update a test plan',
     description:
       'Present keys only; `suite_ids`/`case_ids` replace the lists ([] clears); `milestone_id: null` clears the link. ' +
@@ -120,24 +125,27 @@ export class TestPlansController {
       'component_project_mismatch',
     ],
   })
-  update(
+  async update(
     @CurrentAccess() access: ProjectAccess,
     @Param('id') id: string,
     @Body() dto: UpdateTestPlanDto,
   ): Promise<TestPlanDto> {
+    await this.preconditions.ifMatch({ resource: TEST_PLANS, id }, () => this.plans.get(id));
     return this.plans.update(access, id, dto);
   }
 
   @Delete(':id')
   @Transactional()
   @Endpoint({
+    ifMatch: true,
     summary: 'Delete a test plan',
     description: 'Runs created from the plan are kept.',
     minRole: 'lead',
     project: plan,
     status: 204,
   })
-  remove(@Param('id') id: string): Promise<void> {
+  async remove(@Param('id') id: string): Promise<void> {
+    await this.preconditions.ifMatch({ resource: TEST_PLANS, id }, () => this.plans.get(id));
     return this.plans.remove(id);
   }
 

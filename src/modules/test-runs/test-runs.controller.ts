@@ -2,6 +2,7 @@ import { Controller, Delete, Get, Param, Patch, Post, Res } from '@nestjs/common
 import { ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { Endpoint } from '../../common/access/endpoint.decorator';
+import { Preconditions } from '../../common/http/preconditions';
 import {
   fromBody,
   fromQuery,
@@ -28,7 +29,10 @@ const run = fromResource(TEST_RUNS);
 @ApiTags('test-runs')
 @Controller('test-runs')
 export class TestRunsController {
-  constructor(private readonly runs: TestRunsService) {}
+  constructor(
+    private readonly runs: TestRunsService,
+    private readonly preconditions: Preconditions,
+  ) {}
 
   @Get()
   @Endpoint({
@@ -96,6 +100,7 @@ export class TestRunsController {
   @Patch(':id')
   @Transactional()
   @Endpoint({
+    ifMatch: true,
     summary: 'Update run metadata or change its status',
     description:
       'Only present keys change. Transitions: not_started→in_progress, in_progress→completed ' +
@@ -119,25 +124,32 @@ export class TestRunsController {
       'invalid_assignee',
     ],
   })
-  update(
+  async update(
     @CurrentAccess() access: ProjectAccess,
     @CurrentUser() user: AuthenticatedUser,
     @Param('id') id: string,
     @Body() dto: UpdateTestRunDto,
   ): Promise<TestRunDto> {
+    await this.preconditions.ifMatchParts({ resource: TEST_RUNS, id }, () =>
+      this.runs.getForUserJson(user, id),
+    );
     return this.runs.update(access, user, id, dto);
   }
 
   @Delete(':id')
   @Transactional()
   @Endpoint({
+    ifMatch: true,
     summary: 'Permanently delete a test run',
     description: 'Removes the run with its items, rows and history, whatever its status.',
     minRole: 'lead',
     project: run,
     status: 204,
   })
-  remove(@Param('id') id: string): Promise<void> {
+  async remove(@CurrentUser() user: AuthenticatedUser, @Param('id') id: string): Promise<void> {
+    await this.preconditions.ifMatchParts({ resource: TEST_RUNS, id }, () =>
+      this.runs.getForUserJson(user, id),
+    );
     return this.runs.remove(id);
   }
 }

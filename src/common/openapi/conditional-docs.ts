@@ -1,0 +1,65 @@
+import type { OpenAPIObject } from '@nestjs/swagger';
+import { ETAG_DIGEST_BYTES } from '../http/conditional';
+
+/** What every GET documents about its `ETag` (the same rule for every resource and list). */
+export const ETAG_DESCRIPTION =
+  `Strong entity tag of this representation: \`"\` + the first ${ETAG_DIGEST_BYTES * 8} bits of the ` +
+  'SHA-256 of the uncompressed body, base64url, + `"` (a run, or a page of runs, hashes its cached ' +
+  'environment snapshot once). It changes exactly when the body does, and is the same whatever ' +
+  'the `Content-Encoding`. Send it back in `If-None-Match` to revalidate, in `If-Match` to write ' +
+  'only if nothing changed.';
+
+/** What the OpenAPI documents for `If-Match` on every write that honours it. */
+export const IF_MATCH_DESCRIPTION = [
+  'Optimistic concurrency (RFC 9110 §13.1.1): the write happens only if the resource still has one',
+  'of the listed strong ETags — the `ETag` its GET answered (for a run case row, the `ETag` of its',
+  'last PATCH answer or of a 412). `*` matches any existing resource; weak tags (`W/"…"`) never',
+  'match. Otherwise 412 `precondition_failed` with the current `ETag` in a header, and nothing',
+  'changes. The comparison and the write run in one transaction under a lock of the resource, so of',
+  'two writers holding the same tag exactly one succeeds. Without the header the write is',
+  'unconditional. A GET with query parameters (a history page) has another tag: compare with the',
+  'tag of the plain GET.',
+].join(' ');
+
+/** What every GET documents about `If-None-Match`. */
+export const IF_NONE_MATCH_DESCRIPTION =
+  'Conditional GET (RFC 9110 §13.1.2): `*` or a comma-separated list of entity tags. When one of ' +
+  'them matches the current `ETag` (weak comparison: `W/"x"` matches `"x"`) the answer is ' +
+  '`304 Not Modified` with no body, with the same `ETag` and `Vary` headers.';
+
+const VARY = {
+  description:
+    '`Accept-Encoding`: bodies over 1 KB are compressed (`br`, else `gzip`) when accepted',
+  schema: { type: 'string', example: 'Accept-Encoding' },
+};
+
+/**
+ * Documents conditional GETs on every GET that answers 200: the `If-None-Match` parameter, the
+ * `ETag` and `Vary` headers of the 200, and the 304.
+ */
+export function documentConditionalRequests(document: OpenAPIObject): void {
+  for (const item of Object.values(document.paths ?? {})) {
+    const op = item.get;
+    const ok = op?.responses?.['200'];
+    if (op === undefined || ok === undefined || !('description' in ok)) continue;
+    op.parameters = [
+      ...(op.parameters ?? []),
+      {
+        name: 'If-None-Match',
+        in: 'header',
+        required: false,
+        description: IF_NONE_MATCH_DESCRIPTION,
+        schema: { type: 'string', example: '"3q2-7wH1xX0aV9Zc8kQ2bA"' },
+      },
+    ];
+    const etag = {
+      description: ETAG_DESCRIPTION,
+      schema: { type: 'string', example: '"3q2-7wH1xX0aV9Zc8kQ2bA"' },
+    };
+    ok.headers = { ...(ok.headers ?? {}), ETag: etag, Vary: VARY };
+    op.responses['304'] = {
+      description: 'Not modified: `If-None-Match` matched the current `ETag`. No body.',
+      headers: { ETag: etag, Vary: VARY },
+    };
+  }
+}
