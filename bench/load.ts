@@ -5,6 +5,8 @@ export interface RequestShape {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   path: string;
   body?: string;
+  /** Extra request headers (e.g. `If-None-Match`). */
+  headers?: Record<string, string>;
 }
 
 export interface LoadScenario {
@@ -69,6 +71,7 @@ async function once(
           req.method = r.method;
           req.path = r.path;
           req.body = r.body ?? '';
+          if (r.headers) req.headers = { ...req.headers, ...r.headers };
           return req;
         },
       },
@@ -208,7 +211,7 @@ function summarize(list: Slice[], expect: number[], connections: number): LoadRe
 async function send(baseUrl: string, token: string, r: RequestShape): Promise<number> {
   const res = await fetch(baseUrl + r.path, {
     method: r.method,
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...r.headers },
     body: r.body,
   });
   await res.arrayBuffer();

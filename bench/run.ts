@@ -338,6 +338,37 @@ class Bench {
         },
       );
     }
+    if (this.selected('get-run-304')) {
+      // The same runs re-read by a client that holds them: `If-None-Match` with each run's ETag,
+      // answered 304 without a body (the snapshot bytes are neither hashed again nor sent).
+      const held: Array<{ id: string; etag: string }> = [];
+      for (const id of s.runIds.slice(0, 200)) {
+        const res = await fetch(`${this.app.url}/api/v1/test-runs/${id}`, {
+          headers: { authorization: `Bearer ${this.token}` },
+        });
+        await res.arrayBuffer();
+        const etag = res.headers.get('etag');
+        if (res.status === 200 && etag !== null) held.push({ id, etag });
+      }
+      if (held.length > 0) {
+        await this.load(
+          'get-run-304',
+          [this.app],
+          'GET /test-runs/{id} with a matching If-None-Match: 304, no body (compare get-run)',
+          {
+            next: () => {
+              const h = pick(held);
+              return {
+                method: 'GET',
+                path: `/api/v1/test-runs/${h.id}`,
+                headers: { 'if-none-match': h.etag },
+              };
+            },
+            expect: [304],
+          },
+        );
+      }
+    }
     {
       await this.compared(
         'get-run-no-env',
