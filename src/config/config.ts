@@ -66,7 +66,21 @@ export interface AppConfig {
   /** Accepted but doubtful settings, printed once at startup. */
   /** The job queue (background imports, webhook deliveries): see {@link JobsConfig}. */
   jobs: JobsConfig;
+  /** Webhook deliveries (issue #20): see {@link WebhooksConfig}. */
+  webhooks: WebhooksConfig;
   warnings: string[];
+}
+
+export interface WebhooksConfig {
+  /**
+   * Allow webhook URLs whose host is (or resolves to) a loopback, private, link-local, multicast or
+   * unspecified address (WEBHOOK_ALLOW_PRIVATE, default false).
+   */
+  allowPrivate: boolean;
+  /** Attempts per event and subscription, the first included (WEBHOOK_MAX_ATTEMPTS, default 8). */
+  maxAttempts: number;
+  /** Wait before the first retry, doubling after each (WEBHOOK_RETRY_BASE_SECONDS, default 60). */
+  retryBaseSeconds: number;
 }
 
 export interface JobsConfig {
@@ -393,6 +407,11 @@ export function loadConfig(
     jobs: {
       workers: bool(env, 'JOB_WORKERS', true),
       pollIntervalSeconds: num(env, 'JOB_POLL_INTERVAL_SECONDS', 2, 0.5, 600),
+    },
+    webhooks: {
+      allowPrivate: bool(env, 'WEBHOOK_ALLOW_PRIVATE', false),
+      maxAttempts: int(env, 'WEBHOOK_MAX_ATTEMPTS', 8, 1, 20),
+      retryBaseSeconds: int(env, 'WEBHOOK_RETRY_BASE_SECONDS', 60, 1, 86_400),
     },
     warnings,
   };

@@ -14,6 +14,7 @@ import { ProjectsModule } from './projects/projects.module';
 import { RunItemsModule } from './run-items/run-items.module';
 import { TestRunsModule } from './test-runs/test-runs.module';
 import { UsersModule } from './users/users.module';
+import { WebhooksModule } from './webhooks/webhooks.module';
 
 /** Every feature module of the service. A new feature adds its module here (one line). */
-export const FEATURE_MODULES = [HealthModule, UsersModule, ProjectsModule, EnvironmentsModule, MilestonesModule, TestRunsModule, RunItemsModule, ComponentsModule, ProductsModule, SuitesModule, InsightsModule, TestCasesModule, DatasetsModule, ImportsModule, TestPlansModule, ExportsModule];
+export const FEATURE_MODULES = [HealthModule, UsersModule, ProjectsModule, EnvironmentsModule, MilestonesModule, TestRunsModule, RunItemsModule, ComponentsModule, ProductsModule, SuitesModule, InsightsModule, TestCasesModule, DatasetsModule, ImportsModule, TestPlansModule, ExportsModule, WebhooksModule];

@@ -41,6 +41,8 @@ export const ERROR_CATALOGUE = {
   dataset_binding_not_found: { status: 404, title: 'Not found' },
   test_plan_not_found: { status: 404, title: 'Not found' },
   milestone_not_found: { status: 404, title: 'Not found' },
+  webhook_not_found: { status: 404, title: 'Not found' },
+  webhook_delivery_not_found: { status: 404, title: 'Not found' },
   /** Run comparison with `base=previous`: no earlier run of the same project and environment. */
   no_previous_run: { status: 404, title: 'Not found' },
   // 405, 408, 412, 413, 415, 417, 431
@@ -79,6 +81,8 @@ export const ERROR_CATALOGUE = {
   last_lead: { status: 409, title: 'Conflict' },
   conflict: { status: 409, title: 'Conflict' },
   idempotency_request_in_progress: { status: 409, title: 'Conflict' },
+  /** A project has the most webhook subscriptions it may have (MAX_WEBHOOKS_PER_PROJECT). */
+  webhook_limit_reached: { status: 409, title: 'Webhook limit reached' },
   // 422
   validation_error: { status: 422, title: 'Validation failed' },
   idempotency_key_reused: { status: 422, title: 'Idempotency key reused' },
@@ -108,6 +112,11 @@ export const ERROR_CATALOGUE = {
   unsupported_report_format: { status: 422, title: 'Unsupported report format' },
   invalid_tms_results_json: { status: 422, title: 'Invalid results JSON' },
   no_active_cases: { status: 422, title: 'No active cases' },
+  /**
+   * A webhook URL whose host is, or resolves to, a loopback, private, link-local, multicast or
+   * unspecified address (unless WEBHOOK_ALLOW_PRIVATE=true), or does not resolve.
+   */
+  webhook_url_not_allowed: { status: 422, title: 'Webhook URL not allowed' },
   // 429
   /**
    * Too many failed logins for the username or from the client address (POST /auth/login); sent

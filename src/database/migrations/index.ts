@@ -12,6 +12,7 @@ import { ComponentGraphVersions1763700002300 } from './1763700002300-ComponentGr
 import { IdempotencyKeys1763700018100 } from './1763700018100-IdempotencyKeys';
 import { LoginAttempts1763700018200 } from './1763700018200-LoginAttempts';
 import { JobQueue1763700019000 } from './1763700019000-JobQueue';
+import { Webhooks1763700019200 } from './1763700019200-Webhooks';
 import { LeanImportWrites1763700002500 } from './1763700002500-LeanImportWrites';
 import { RunSnapshotsOnce1763700002400 } from './1763700002400-RunSnapshotsOnce';
 
@@ -36,4 +37,5 @@ export const MIGRATIONS = [
   IdempotencyKeys1763700018100,
   LoginAttempts1763700018200,
   JobQueue1763700019000,
+  Webhooks1763700019200,
 ];

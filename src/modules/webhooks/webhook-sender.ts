@@ -1,0 +1,113 @@
+import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import type { LookupFunction } from 'node:net';
+import {
+  DestinationRefused,
+  parseWebhookUrl,
+  resolveAllowed,
+  type ResolvedAddress,
+  type Resolver,
+  systemResolver,
+} from './webhook-url';
+
+/** The outcome of one HTTP attempt. */
+export interface SendResult {
+  /** The receiver's status, or null when no answer arrived (refused, unreachable, timed out). */
+  status: number | null;
+  /** The first bytes of the answer's body (UTF-8, NUL characters removed), or null. */
+  body: string | null;
+  durationMs: number;
+  /** Why no answer was received, or null. */
+  error: string | null;
+}
+
+export interface SendOptions {
+  allowPrivate: boolean;
+  timeoutMs: number;
+  maxBodyBytes: number;
+  resolver?: Resolver;
+}
+
+/**
+ * A `lookup` for the request's socket that answers only the addresses checked before: the
+ * connection goes to an address that passed the SSRF check, whatever the DNS says a moment later
+ * (no DNS rebinding between check and connect).
+ */
+function pinnedLookup(addresses: ResolvedAddress[]): LookupFunction {
+  return ((_hostname: string, options: { all?: boolean }, callback: (...args: unknown[]) => void) => {
+    if (options?.all) callback(null, addresses.map((a) => ({ address: a.address, family: a.family })));
+    else callback(null, addresses[0].address, addresses[0].family);
+  }) as unknown as LookupFunction;
+}
+
+/**
+ * POSTs `body` to `rawUrl` once: the destination is checked again at delivery time (SSRF, DNS
+ * rebinding), redirects are not followed (a 3xx is the answer), the whole attempt is bounded by
+ * `timeoutMs`, and at most `maxBodyBytes` of the answer are read. Never throws.
+ */
+export async function sendWebhook(
+  rawUrl: string,
+  headers: Record<string, string>,
+  body: string,
+  options: SendOptions,
+): Promise<SendResult> {
+  const started = performance.now();
+  const elapsed = () => Math.round(performance.now() - started);
+  const target = parseWebhookUrl(rawUrl);
+  if ('problem' in target) {
+    return { status: null, body: null, durationMs: elapsed(), error: `URL refused: ${target.problem}` };
+  }
+  let addresses: ResolvedAddress[];
+  try {
+    addresses = await resolveAllowed(target.host, options.allowPrivate, options.resolver ?? systemResolver);
+  } catch (error) {
+    const message = error instanceof DestinationRefused ? error.message : String(error);
+    return { status: null, body: null, durationMs: elapsed(), error: `destination refused: ${message}` };
+  }
+  const payload = Buffer.from(body, 'utf8');
+  return new Promise<SendResult>((resolve) => {
+    let done = false;
+    const finish = (result: Omit<SendResult, 'durationMs'>) => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      resolve({ ...result, durationMs: elapsed() });
+    };
+    const send = target.url.protocol === 'https:' ? httpsRequest : httpRequest;
+    const req = send(
+      target.url,
+      {
+        method: 'POST',
+        headers: { ...headers, 'content-length': String(payload.length) },
+        lookup: pinnedLookup(addresses),
+        // A fresh connection per attempt: no pooled socket to an address checked earlier.
+        agent: false,
+      },
+      (res: IncomingMessage) => {
+        const chunks: Buffer[] = [];
+        let kept = 0;
+        const answer = () => {
+          const text = Buffer.concat(chunks).subarray(0, options.maxBodyBytes).toString('utf8');
+          finish({ status: res.statusCode ?? null, body: text.replace(/\0/g, ''), error: null });
+          res.destroy();
+        };
+        res.on('data', (chunk: Buffer) => {
+          if (kept >= options.maxBodyBytes) return;
+          chunks.push(chunk);
+          kept += chunk.length;
+          if (kept >= options.maxBodyBytes) answer();
+        });
+        res.on('end', answer);
+        res.on('error', answer);
+        res.on('close', answer);
+      },
+    );
+    const timer = setTimeout(() => {
+      req.destroy(new Error(`no answer within ${options.timeoutMs} ms`));
+    }, options.timeoutMs);
+    req.on('error', (error: Error) => {
+      finish({ status: null, body: null, error: error.message || String(error) });
+    });
+    req.end(payload);
+  });
+}

@@ -1,0 +1,62 @@
+import { DestinationRefused, parseWebhookUrl, resolveAllowed, type Resolver } from './webhook-url';
+
+const resolver =
+  (table: Record<string, string[]>): Resolver =>
+  (host) => {
+    const addresses = table[host];
+    if (!addresses) return Promise.reject(Object.assign(new Error('not found'), { code: 'ENOTFOUND' }));
+    return Promise.resolve(addresses.map((a) => ({ address: a, family: a.includes(':') ? 6 : 4 })));
+  };
+
+describe('parseWebhookUrl', () => {
+  it.each([
+    ['https://hooks.example.com/x', 'hooks.example.com'],
+    ['http://hooks.example.com:8080/x?y=1', 'hooks.example.com'],
+    ['http://[::1]:80/', '::1'],
+    ['http://2130706433/', '127.0.0.1'],
+    ['http://0x7f.1/', '127.0.0.1'],
+  ])('accepts %s (host %s)', (raw, host) => {
+    const target = parseWebhookUrl(raw);
+    expect('problem' in target).toBe(false);
+    if (!('problem' in target)) expect(target.host).toBe(host);
+  });
+
+  it.each([
+    ['ftp://example.com/', 'http:// or https://'],
+    ['file:///etc/passwd', 'http:// or https://'],
+    ['javascript:alert(1)', 'http:// or https://'],
+    ['example.com/hook', 'absolute'],
+    ['https://user:pass@example.com/', 'credentials'],
+    [`https://example.com/${'a'.repeat(2100)}`, 'at most 2048'],
+  ])('refuses %s', (raw, reason) => {
+    const target = parseWebhookUrl(raw);
+    expect('problem' in target && target.problem).toContain(reason);
+  });
+});
+
+describe('resolveAllowed', () => {
+  const dns = resolver({
+    'public.example': ['93.184.216.34'],
+    'loop.example': ['127.0.0.1'],
+    'mixed.example': ['93.184.216.34', '10.0.0.5'],
+    'v6loop.example': ['::1'],
+  });
+
+  it('answers the addresses of a public host', async () => {
+    await expect(resolveAllowed('public.example', false, dns)).resolves.toEqual([
+      { address: '93.184.216.34', family: 4 },
+    ]);
+  });
+
+  it.each(['loop.example', 'mixed.example', 'v6loop.example', '127.0.0.1', '::1', '::ffff:127.0.0.1'])(
+    'refuses %s unless private destinations are allowed',
+    async (host) => {
+      await expect(resolveAllowed(host, false, dns)).rejects.toThrow(DestinationRefused);
+      await expect(resolveAllowed(host, true, dns)).resolves.not.toHaveLength(0);
+    },
+  );
+
+  it('refuses a host that does not resolve, even when private destinations are allowed', async () => {
+    await expect(resolveAllowed('nowhere.example', true, dns)).rejects.toThrow(/does not resolve/);
+  });
+});

@@ -1,0 +1,98 @@
+import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
+import { isIP } from 'node:net';
+import { blockedAddressKind } from './webhook-address';
+
+/** Longest accepted webhook URL, in characters. */
+export const MAX_WEBHOOK_URL_LENGTH = 2048;
+
+/** A parsed, acceptable webhook URL: its host as a name or a bare IP address (no brackets). */
+export interface WebhookTarget {
+  url: URL;
+  host: string;
+}
+
+/**
+ * The shape of a webhook URL (pure): absolute `http://` or `https://`, a host, no credentials.
+ * Returns the target, or the reason it is refused (a validation message for `url`).
+ */
+export function parseWebhookUrl(raw: string): WebhookTarget | { problem: string } {
+  if (raw.length > MAX_WEBHOOK_URL_LENGTH) {
+    return { problem: `must be at most ${MAX_WEBHOOK_URL_LENGTH} characters` };
+  }
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return { problem: 'must be an absolute http:// or https:// URL' };
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    return { problem: 'must be an http:// or https:// URL' };
+  }
+  if (url.hostname === '') return { problem: 'must name a host' };
+  if (url.username !== '' || url.password !== '') {
+    return { problem: 'must not contain credentials (the signature authenticates the sender)' };
+  }
+  const host =
+    url.hostname.startsWith('[') && url.hostname.endsWith(']')
+      ? url.hostname.slice(1, -1)
+      : url.hostname;
+  return { url, host };
+}
+
+/** A resolved address of a webhook host. */
+export interface ResolvedAddress {
+  address: string;
+  family: 4 | 6;
+}
+
+export type Resolver = (host: string) => Promise<ResolvedAddress[]>;
+
+/** Every address of `host` (node:dns lookup, all of them, in the resolver's order). */
+export const systemResolver: Resolver = (host) =>
+  new Promise((resolve, reject) => {
+    dnsLookup(host, { all: true, verbatim: true }, (error, addresses: LookupAddress[]) => {
+      if (error) reject(error);
+      else resolve(addresses.map((a) => ({ address: a.address, family: a.family === 6 ? 6 : 4 })));
+    });
+  });
+
+/** Why a destination is refused (`webhook_url_not_allowed`), thrown by {@link resolveAllowed}. */
+export class DestinationRefused extends Error {}
+
+/**
+ * The addresses a delivery to `host` may connect to: an IP literal as is, a name through
+ * `resolver`. Unless `allowPrivate`, any loopback, private, link-local, multicast or unspecified
+ * address among them refuses the whole host (a name resolving to one public and one private
+ * address could otherwise be pointed at either). A name that does not resolve is refused too.
+ */
+export async function resolveAllowed(
+  host: string,
+  allowPrivate: boolean,
+  resolver: Resolver = systemResolver,
+): Promise<ResolvedAddress[]> {
+  const literal = isIP(host);
+  let addresses: ResolvedAddress[];
+  if (literal !== 0) {
+    addresses = [{ address: host, family: literal === 6 ? 6 : 4 }];
+  } else {
+    try {
+      addresses = await resolver(host);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code ?? 'error';
+      throw new DestinationRefused(`the host ${host} does not resolve (${code})`);
+    }
+    if (addresses.length === 0) throw new DestinationRefused(`the host ${host} has no address`);
+  }
+  if (!allowPrivate) {
+    for (const a of addresses) {
+      const kind = blockedAddressKind(a.address);
+      if (kind !== null) {
+        throw new DestinationRefused(
+          `the host ${host} resolves to ${a.address}, a ${kind} address; webhooks are not sent to ` +
+            'loopback, private, link-local, multicast or unspecified addresses',
+        );
+      }
+    }
+  }
+  return addresses;
+}
