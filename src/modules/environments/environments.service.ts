@@ -29,7 +29,14 @@ import {
   StoredEdge,
   StoredEntity,
 } from './environments.repository';
-import { revisionDiffResponse } from './revision-diff';
+import { diffRevisions, revisionDiffResponse, RevisionSnapshotLike } from './revision-diff';
+import { WebhookEvents } from '../webhooks/webhook-events.service';
+
+/** The revision a new one replaces, for the drift counts of `environment.revision_created`. */
+interface PreviousRevision {
+  revisionNumber: number;
+  snapshot: RevisionSnapshotLike;
+}
 import { snapshotHash, compareCodePoints } from './snapshot-hash';
 import {
   applyEnvironmentPatch,
@@ -56,6 +63,7 @@ export class EnvironmentsService {
   constructor(
     private readonly environments: EnvironmentsRepository,
     private readonly access: AccessService,
+    private readonly webhooks: WebhookEvents,
   ) {}
 
   // -------------------------------------------------------------------------------------------
@@ -206,7 +214,7 @@ export class EnvironmentsService {
       userId: user.id,
       archive: archived ? 'set' : 'keep',
       isFirst: true,
-    });
+    }, null);
   }
 
   /**
@@ -253,7 +261,7 @@ export class EnvironmentsService {
       userId: user.id,
       archive: wasArchived === willBeArchived ? 'keep' : willBeArchived ? 'set' : 'clear',
       isFirst: false,
-    });
+    }, { revisionNumber: current.current_revision_number, snapshot: base as unknown as RevisionSnapshotLike });
   }
 
   /** DELETE: archives (status `archived`, `archived_at`, a new revision); repeating changes nothing. */
@@ -271,11 +279,37 @@ export class EnvironmentsService {
       userId: user.id,
       archive: 'set',
       isFirst: false,
-    });
+    }, { revisionNumber: current.current_revision_number, snapshot: base as unknown as RevisionSnapshotLike });
   }
 
   // -------------------------------------------------------------------------------------------
   // internals
+
+  /**
+   * `environment.revision_created` (issue #20), in the request's transaction: the new revision's
+   * number and hash, and the counts of its drift against the previous revision (`drift` of the
+   * first revision counts everything as added). The diff is computed only when someone listens.
+   */
+  private async emitRevision(
+    w: { environmentId: string; projectId: string; revisionNumber: number; note: string; userId: string },
+    snapshot: RevisionSnapshotLike,
+    revisionId: string,
+    hash: string,
+    previous: PreviousRevision | null,
+  ): Promise<void> {
+    await this.webhooks.emit(w.projectId, 'environment.revision_created', () => ({
+      id: revisionId,
+      environment_id: w.environmentId,
+      environment_name:
+        typeof snapshot.environment?.name === 'string' ? snapshot.environment.name : null,
+      revision_number: w.revisionNumber,
+      snapshot_hash: hash,
+      revision_note: w.note,
+      created_by: w.userId,
+      previous_revision_number: previous?.revisionNumber ?? null,
+      drift: diffRevisions(previous?.snapshot ?? null, snapshot).counts,
+    }));
+  }
 
   /** The environment, locked FOR UPDATE for this transaction (concurrent writers serialise). */
   private async lock(id: string): Promise<EnvironmentRow> {
@@ -294,6 +328,7 @@ export class EnvironmentsService {
       /** Id of the new revision (generated when absent). */
       revisionId?: string;
     },
+    previous: PreviousRevision | null,
   ): Promise<EnvironmentDto> {
     const hash = snapshotHash(w.snapshot);
     const graph = deriveEntitiesAndEdges(w.snapshot);
@@ -308,6 +343,7 @@ export class EnvironmentsService {
       counters,
     });
     if (!row) throw AppException.notFound('environment_not_found', 'Environment');
+    await this.emitRevision(w, w.snapshot as unknown as RevisionSnapshotLike, revisionId, hash, previous);
     return buildEnvironmentDto({
       id: w.environmentId,
       projectId: w.projectId,

@@ -5,6 +5,7 @@ import { AuthenticatedUser } from '../../common/auth/authenticated-user';
 import { AppException, FieldErrors } from '../../common/errors/app-exception';
 import { offsetOf, Page, pageOf } from '../../common/pagination/page';
 import { uuidv7 } from '../../common/persistence/ids';
+import { WebhookEvents } from '../webhooks/webhook-events.service';
 import { APP_CONFIG, AppConfig } from '../../config/config';
 import { RESULTS_BATCH, RunResultsWriter } from '../run-items/run-results.writer';
 import { SuitesRepository, SuiteTreeInsert } from '../suites/suites.repository';
@@ -78,6 +79,7 @@ export class ImportsService {
     private readonly cases: TestCasesRepository,
     private readonly runs: TestRunsService,
     private readonly results: RunResultsWriter,
+    private readonly webhooks: WebhookEvents,
   ) {}
 
   /** `POST /test-runs/{id}/imports/junit`. */
@@ -334,6 +336,20 @@ export class ImportsService {
         userId: user.id,
         createdAt: now,
       });
+    }
+    if (recordId !== null && target.run !== null) {
+      // Webhooks (issue #20): the import as answered, without its per-case lists.
+      const {
+        created_cases: _created,
+        unmatched_cases: _unmatched,
+        ambiguous_cases: _ambiguous,
+        error_cases: _errors,
+        ignored_cases: _ignored,
+        flaky_cases: _flaky,
+        warnings: _warnings,
+        ...summary
+      } = result;
+      await this.webhooks.emit(access.projectId, 'import.completed', summary);
     }
     return result;
   }

@@ -7,6 +7,7 @@ import { registerUniqueConstraints } from '../../common/errors/error-codes';
 import { blankToNull, normalizeStringList } from '../../common/normalize';
 import { Page, pageOf } from '../../common/pagination/page';
 import { uuidv7 } from '../../common/persistence/ids';
+import { WebhookEvents } from '../webhooks/webhook-events.service';
 import { BindingsService } from '../datasets/bindings.service';
 import { DatasetBindingDto } from '../datasets/dto/binding.dto';
 import {
@@ -36,6 +37,7 @@ export class TestCasesService {
     private readonly cases: TestCasesRepository,
     private readonly accessService: AccessService,
     private readonly bindings: BindingsService,
+    private readonly webhooks: WebhookEvents,
   ) {}
 
   async list(q: ListTestCasesQueryDto): Promise<Page<TestCaseDto>> {
@@ -91,7 +93,9 @@ export class TestCasesService {
     });
     if (dto.component_coverages?.length)
       await this.insertCoverages(access.projectId, id, dto.component_coverages);
-    return this.get(id);
+    const created = await this.get(id);
+    await this.webhooks.emit(access.projectId, 'test_case.created', created);
+    return created;
   }
 
   /** PATCH: only present keys change; `null` clears nullable fields; coverages are replaced as a whole. */

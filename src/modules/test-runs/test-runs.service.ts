@@ -21,6 +21,7 @@ import {
   RunTimestampField,
 } from './run-status';
 import { SnapshotCache, snapshotBytesOf } from './snapshot-cache';
+import { WebhookEvents } from '../webhooks/webhook-events.service';
 import { testRunJsonParts, toTestRunDto } from './test-run.mapper';
 import { NewTestRun, RunChanges, TestRunRow, TestRunsRepository } from './test-runs.repository';
 import { isDateOnly, toInstant } from '../../common/validation/datetime';
@@ -53,6 +54,7 @@ export class TestRunsService {
     private readonly repo: TestRunsRepository,
     private readonly accessService: AccessService,
     private readonly snapshots: SnapshotCache,
+    private readonly webhooks: WebhookEvents,
   ) {}
 
   /**
@@ -155,7 +157,9 @@ export class TestRunsService {
       assigneeId: assignee,
       createdBy: user.id,
     });
-    return this.get(id);
+    const run = await this.get(id);
+    await this.webhooks.emit(projectId, 'test_run.created', runEventData(run));
+    return run;
   }
 
   /**
@@ -250,7 +254,19 @@ export class TestRunsService {
       }
     }
     await this.repo.update(id, changes);
-    return this.get(id);
+    const updated = await this.get(id);
+    if (decision.changed) await this.emitStatusChange(updated, run.status, decision.status);
+    return updated;
+  }
+
+  /**
+   * Webhook events of a status change (issue #20), in the request's transaction:
+   * `test_run.status_changed` (the run with `from` and `to`), and `test_run.completed`.
+   */
+  private async emitStatusChange(run: TestRunDto, from: RunStatus, to: RunStatus): Promise<void> {
+    const data = runEventData(run);
+    await this.webhooks.emit(run.project_id, 'test_run.status_changed', { ...data, from, to });
+    if (to === 'completed') await this.webhooks.emit(run.project_id, 'test_run.completed', data);
   }
 
   /** Permanently deletes the run with its items, rows and history (cascade). */
@@ -331,4 +347,10 @@ export class TestRunsService {
       );
     }
   }
+}
+
+/** A run as webhook events carry it: its GET representation without the environment snapshot. */
+function runEventData(run: TestRunDto): Omit<TestRunDto, 'environment_snapshot'> {
+  const { environment_snapshot: _snapshot, ...data } = run;
+  return data;
 }
