@@ -89,6 +89,11 @@ export const ERROR_CATALOGUE = {
   invalid_current_password: { status: 422, title: 'Validation failed' },
   invalid_environment: { status: 422, title: 'Invalid environment' },
   invalid_milestone: { status: 422, title: 'Invalid milestone' },
+  /**
+   * A list's `cursor` that this service did not hand out for this very list: altered, forged, or
+   * from another list, filter set or sort (the cursor's HMAC tag does not match).
+   */
+  invalid_cursor: { status: 422, title: 'Invalid cursor' },
   invalid_assignee: { status: 422, title: 'Invalid assignee' },
   invalid_owner: { status: 422, title: 'Invalid owner' },
   invalid_user: { status: 422, title: 'Invalid user' },

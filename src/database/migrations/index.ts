@@ -13,6 +13,7 @@ import { IdempotencyKeys1763700018100 } from './1763700018100-IdempotencyKeys';
 import { LoginAttempts1763700018200 } from './1763700018200-LoginAttempts';
 import { JobQueue1763700019000 } from './1763700019000-JobQueue';
 import { Webhooks1763700019200 } from './1763700019200-Webhooks';
+import { CursorIndexes1763700019400 } from './1763700019400-CursorIndexes';
 import { LeanImportWrites1763700002500 } from './1763700002500-LeanImportWrites';
 import { RunSnapshotsOnce1763700002400 } from './1763700002400-RunSnapshotsOnce';
 
@@ -38,4 +39,5 @@ export const MIGRATIONS = [
   LoginAttempts1763700018200,
   JobQueue1763700019000,
   Webhooks1763700019200,
+  CursorIndexes1763700019400,
 ];
