@@ -17,6 +17,11 @@ export interface AppConfig {
   maxUploadBytes: number;
   maxJsonBytes: number;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /**
+   * How log lines are written (LOG_FORMAT): `json` (default), one pino JSON object per line, or
+   * `pretty`, the same lines made readable for a human at a terminal (pino-pretty).
+   */
+  logFormat: LogFormat;
   corsOrigins: string[];
   /**
    * Send the statements of the per-request hot path as named prepared statements (DB_PREPARED_STATEMENTS).
@@ -165,6 +170,19 @@ export const FILE_VARIABLES = ['AUTH_SECRET', 'ADMIN_PASSWORD', 'DATABASE_URL'] 
 export class ConfigError extends Error {}
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+/** The values of LOG_FORMAT; the first is the default. */
+export const LOG_FORMATS = ['json', 'pretty'] as const;
+export type LogFormat = (typeof LOG_FORMATS)[number];
+
+/** LOG_FORMAT, validated: `json` (default) or `pretty`, in any case. */
+export function logFormatOf(env: Record<string, string | undefined>): LogFormat {
+  const raw = (env.LOG_FORMAT ?? '').trim().toLowerCase() || LOG_FORMATS[0];
+  if (!(LOG_FORMATS as readonly string[]).includes(raw)) {
+    throw new ConfigError(`LOG_FORMAT must be one of ${LOG_FORMATS.join(', ')}, got "${raw}"`);
+  }
+  return raw as LogFormat;
+}
 
 type Env = Record<string, string | undefined>;
 
@@ -374,6 +392,7 @@ export function loadConfig(
     maxUploadBytes: int(env, 'MAX_UPLOAD_BYTES', 67_108_864, 1, 4_294_967_296),
     maxJsonBytes: int(env, 'MAX_JSON_BYTES', 5_242_880, 1, 1_073_741_824),
     logLevel: logLevel as AppConfig['logLevel'],
+    logFormat: logFormatOf(env),
     corsOrigins,
     dbPreparedStatements: bool(env, 'DB_PREPARED_STATEMENTS', true),
     dbPoolSize: int(env, 'DB_POOL_SIZE', 20, 1, 1000),
