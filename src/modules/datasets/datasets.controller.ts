@@ -49,12 +49,14 @@ export class DatasetsController {
     description:
       'Filters: `search` (name or description), `source_type`, `status` (repeatable), `test_case_id` / ' +
       '`exclude_test_case_id` (datasets bound / not bound to a case). Sorted by `updated_at` desc by default. ' +
-      'Items carry `current_revision` with its columns and rows; `include_rows=false` leaves the rows out.',
+      'Items carry `current_revision` with its columns and rows; `include_rows=false` leaves the rows out. ' +
+      '`fields` answers only the named fields of each dataset; without `current_revision` no revision ' +
+      '(columns, rows) is read.',
     minRole: 'viewer',
     project: fromQuery(),
     response: { schema: PageSchema('DatasetDto') },
   })
-  list(@Query() q: ListDatasetsQueryDto): Promise<Page<DatasetDto>> {
+  list(@Query() q: ListDatasetsQueryDto): Promise<Page<Partial<DatasetDto>>> {
     return this.datasets.list(q);
   }
 

@@ -5,6 +5,7 @@ import { AuthenticatedUser } from '../../common/auth/authenticated-user';
 import { AppException } from '../../common/errors/app-exception';
 import { registerUniqueConstraints } from '../../common/errors/error-codes';
 import { Page, pageOf } from '../../common/pagination/page';
+import { fieldSelection, pickFields, selects } from '../../common/pagination/fields';
 import { canonicalId, isUuid, uuidv7 } from '../../common/persistence/ids';
 import { normalizeColumns, normalizeRows, sameTable, validateTable } from './dataset-table';
 import {
@@ -39,17 +40,24 @@ registerUniqueConstraints({
 export class DatasetsService {
   constructor(private readonly datasets: DatasetsRepository) {}
 
-  async list(q: ListDatasetsQueryDto): Promise<Page<DatasetDto>> {
+  async list(q: ListDatasetsQueryDto): Promise<Page<Partial<DatasetDto>>> {
     const { rows, total } = await this.datasets.findPage(q);
-    const revisions = await this.datasets.revisionsByIds(
-      rows.map((r) => r.current_revision_id).filter((x): x is string => x !== null),
-      q.include_rows,
-    );
+    const selection = fieldSelection(q.fields);
+    // `fields` without current_revision: no revision (columns, rows) is read.
+    const revisions = selects(selection, 'current_revision')
+      ? await this.datasets.revisionsByIds(
+          rows.map((r) => r.current_revision_id).filter((x): x is string => x !== null),
+          q.include_rows,
+        )
+      : new Map<string, RevisionRow>();
     return pageOf(
       rows.map((r) =>
-        toDatasetDto(
-          r,
-          r.current_revision_id ? (revisions.get(r.current_revision_id) ?? null) : null,
+        pickFields(
+          toDatasetDto(
+            r,
+            r.current_revision_id ? (revisions.get(r.current_revision_id) ?? null) : null,
+          ),
+          selection,
         ),
       ),
       q.page,

@@ -1,5 +1,6 @@
-import { Controller, Delete, Get, Param, Patch, Post } from '@nestjs/common';
+import { Controller, Delete, Get, Param, Patch, Post, Req, Res } from '@nestjs/common';
 import { ApiExtraModels, ApiParam, ApiTags } from '@nestjs/swagger';
+import type { Request, Response } from 'express';
 import { Endpoint } from '../../common/access/endpoint.decorator';
 import { Preconditions } from '../../common/http/preconditions';
 import {
@@ -12,6 +13,9 @@ import {
 import { AuthenticatedUser } from '../../common/auth/authenticated-user';
 import { CurrentAccess, CurrentUser } from '../../common/auth/current-user.decorator';
 import { Page, PageSchema } from '../../common/pagination/page';
+import { CURSOR_PAGING_NOTE, PageOrCursorSchema } from '../../common/pagination/cursor-query';
+import { CursorPage } from '../../common/pagination/keyset';
+import { withNextLink } from '../../common/pagination/link';
 import { Transactional } from '../../common/persistence/transaction.interceptor';
 import { Body, Query } from '../../common/validation/request-parts';
 import {
@@ -61,13 +65,21 @@ export class EnvironmentsController {
       'Archived environments are hidden unless `include_archived=true`. `search` matches a ' +
       'case-insensitive substring of the name or description; repeated `use_case` values match ' +
       'environments having any of them (exact element match). Default sort `created_at desc`; ' +
-      '`name` sorts case-insensitively; ties are broken by id.',
+      '`name` sorts case-insensitively; ties are broken by id. ' +
+      CURSOR_PAGING_NOTE +
+      ' `fields` answers only the named fields of each environment; without `topology` (the ' +
+      'large part) the topology is not read.',
     minRole: 'viewer',
     project: fromQuery(),
-    response: { schema: PageSchema('EnvironmentDto') },
+    response: { schema: PageOrCursorSchema('EnvironmentDto') },
+    problems: ['invalid_cursor'],
   })
-  list(@Query() q: ListEnvironmentsQueryDto): Promise<Page<EnvironmentDto>> {
-    return this.environments.list(q);
+  async list(
+    @Query() q: ListEnvironmentsQueryDto,
+    @Req() req: Request,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<Page<Partial<EnvironmentDto>> | CursorPage<Partial<EnvironmentDto>>> {
+    return withNextLink(req, res, await this.environments.list(q));
   }
 
   @Get('use-cases')

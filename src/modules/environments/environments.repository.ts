@@ -1,4 +1,11 @@
 import { Injectable } from '@nestjs/common';
+import {
+  KeysetOrder,
+  KeysetRequest,
+  keysetAfter,
+  keysetColumns,
+  keysetOrderBy,
+} from '../../common/pagination/keyset';
 import { likePattern } from '../../common/pagination/page';
 import { Db } from '../../common/persistence/db.service';
 import { uuidv7 } from '../../common/persistence/ids';
@@ -87,6 +94,13 @@ export interface EnvironmentPageQuery {
   direction: 'ASC' | 'DESC';
   limit: number;
   offset: number;
+  /** Keyset paging (`cursor`): the order and where to start; then limit/offset are unused. */
+  keyset?: KeysetRequest;
+  /**
+   * How much of the current revision's snapshot the answer needs (`fields`): all of it, only its
+   * `environment` section (no topology), or none (then `full_snapshot` is `{}`).
+   */
+  snapshot?: 'full' | 'environment' | 'none';
 }
 
 /** The columns of a new environment row (completed from its first revision by writeRevision). */
@@ -149,6 +163,30 @@ const SORT_COLUMNS: Readonly<Record<EnvironmentSortKey, string>> = {
   name: 'lower(e.name)',
 };
 
+/**
+ * The keyset order of an environment list (`cursor`): the sort key then the id; served by
+ * ix_environments_project_created, _updated and _name after project_id.
+ */
+export function environmentKeysetOrder(
+  sortBy: EnvironmentSortKey,
+  direction: 'ASC' | 'DESC',
+): KeysetOrder {
+  return {
+    keys: [
+      { sql: SORT_COLUMNS[sortBy], type: sortBy === 'name' ? 'text' : 'timestamptz' },
+      { sql: 'e.id', type: 'uuid' },
+    ],
+    dir: direction,
+  };
+}
+
+/** The snapshot a list reads (EnvironmentPageQuery.snapshot), as a select-list item. */
+const SNAPSHOT_COLUMN = {
+  full: 'r.full_snapshot',
+  environment: "jsonb_build_object('environment', r.full_snapshot->'environment') AS full_snapshot",
+  none: "'{}'::jsonb AS full_snapshot",
+} as const;
+
 /** The descriptive columns of an environment row, in table order (name … schema_version). */
 function sectionColumns(env: EnvironmentSection): unknown[] {
   return [
@@ -168,7 +206,7 @@ export class EnvironmentsRepository {
   constructor(private readonly db: Db) {}
 
   /** One page with its current revisions, and the total: two queries. */
-  async page(q: EnvironmentPageQuery): Promise<{ rows: EnvironmentRow[]; total: number }> {
+  async page(q: EnvironmentPageQuery): Promise<{ rows: EnvironmentRow[]; total: number | null }> {
     const params: unknown[] = [q.projectId];
     const where = ['e.project_id = $1'];
     if (!q.includeArchived) where.push('e.archived_at IS NULL');
@@ -181,12 +219,34 @@ export class EnvironmentsRepository {
       where.push(`e.use_cases && $${params.length}::text[]`);
     }
     const filter = where.join(' AND ');
+    const snapshot = SNAPSHOT_COLUMN[q.snapshot ?? 'full'];
+    const select =
+      snapshot === SNAPSHOT_COLUMN.full
+        ? ENVIRONMENT_SELECT
+        : ENVIRONMENT_SELECT.replace('r.full_snapshot\n', `${snapshot}\n`);
+    if (q.keyset) {
+      // A keyset page: a range walk from the cursor's row, no OFFSET and no count.
+      const k = q.keyset;
+      const add = (value: unknown): string => {
+        params.push(value);
+        return `$${params.length}`;
+      };
+      const after = k.after ? ` AND ${keysetAfter(k.order, k.after, add)}` : '';
+      const rows = await this.db.query<EnvironmentRow>(
+        `${select.replace('\n    FROM environments e', `, ${keysetColumns(k.order)}\n    FROM environments e`)}
+          WHERE ${filter}${after}
+          ORDER BY ${keysetOrderBy(k.order)}
+          LIMIT ${add(k.limit)}`,
+        params,
+      );
+      return { rows, total: null };
+    }
     const countRows = await this.db.query<{ total: number }>(
       `SELECT count(*)::int AS total FROM environments e WHERE ${filter}`,
       params,
     );
     const rows = await this.db.query<EnvironmentRow>(
-      `${ENVIRONMENT_SELECT}
+      `${select}
         WHERE ${filter}
         ORDER BY ${SORT_COLUMNS[q.sortBy]} ${q.direction}, e.id ${q.direction}
         LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,

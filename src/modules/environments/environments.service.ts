@@ -5,6 +5,14 @@ import { ProjectAccess } from '../../common/access/project-access';
 import { AuthenticatedUser } from '../../common/auth/authenticated-user';
 import { AppException } from '../../common/errors/app-exception';
 import { offsetOf, Page, pageOf } from '../../common/pagination/page';
+import { CursorCodec, cursorScope } from '../../common/pagination/cursor';
+import {
+  FieldSelection,
+  fieldSelection,
+  pickFields,
+  selects,
+} from '../../common/pagination/fields';
+import { CursorPage, KeysetPaging } from '../../common/pagination/keyset';
 import { isUuid, uuidv7 } from '../../common/persistence/ids';
 import {
   CreateEnvironmentDto,
@@ -22,6 +30,7 @@ import {
 import { RevisionDiffDto, RevisionDiffQueryDto } from './dto/revision-diff.dto';
 import {
   EnvironmentCurrentRevision,
+  environmentKeysetOrder,
   EnvironmentRow,
   EnvironmentsRepository,
   RevisionRow,
@@ -64,23 +73,44 @@ export class EnvironmentsService {
     private readonly environments: EnvironmentsRepository,
     private readonly access: AccessService,
     private readonly webhooks: WebhookEvents,
+    private readonly cursors: CursorCodec,
   ) {}
 
   // -------------------------------------------------------------------------------------------
   // reads
 
-  async list(q: ListEnvironmentsQueryDto): Promise<Page<EnvironmentDto>> {
-    const { rows, total } = await this.environments.page({
+  async list(
+    q: ListEnvironmentsQueryDto,
+  ): Promise<Page<Partial<EnvironmentDto>> | CursorPage<Partial<EnvironmentDto>>> {
+    const filter = {
       projectId: q.project_id,
       includeArchived: q.include_archived,
       search: q.search?.trim(),
       useCases: (q.use_case ?? []).map((u) => u.trim()).filter((u) => u !== ''),
       sortBy: q.sort_by,
-      direction: q.sort_order === 'asc' ? 'ASC' : 'DESC',
+      direction: q.sort_order === 'asc' ? ('ASC' as const) : ('DESC' as const),
       limit: q.page_size,
       offset: offsetOf(q.page, q.page_size),
+    };
+    const keyset =
+      q.cursor === undefined
+        ? undefined
+        : new KeysetPaging(
+            this.cursors,
+            cursorScope('environments', { ...filter, limit: undefined, offset: undefined }),
+            environmentKeysetOrder(filter.sortBy, filter.direction),
+            q.cursor,
+            q.page_size,
+          );
+    const selection = fieldSelection(q.fields);
+    const { rows, total } = await this.environments.page({
+      ...filter,
+      keyset: keyset?.request,
+      snapshot: snapshotNeeded(selection),
     });
-    return pageOf(rows.map(toEnvironmentDto), q.page, q.page_size, total);
+    const map = (row: EnvironmentRow) => pickFields(toEnvironmentDto(row), selection);
+    if (keyset) return keyset.page(rows, map);
+    return pageOf(rows.map(map), q.page, q.page_size, total ?? 0);
   }
 
   /** Distinct use cases of the project's environments, sorted case-insensitively. */
@@ -402,11 +432,33 @@ function asValidation<T>(fn: () => T): T {
   }
 }
 
+/** The environment fields answered from the current revision's `environment` section. */
+const SECTION_FIELDS = [
+  'name',
+  'kind',
+  'status',
+  'description',
+  'tags',
+  'use_cases',
+  'schema_version',
+  'meta',
+  'extra',
+];
+
+/** How much of the snapshot a list with these `fields` reads (topology is the large part). */
+function snapshotNeeded(selection: FieldSelection): 'full' | 'environment' | 'none' {
+  if (selects(selection, 'topology')) return 'full';
+  return SECTION_FIELDS.some((f) => selects(selection, f)) ? 'environment' : 'none';
+}
+
+/** A snapshot read partially (`fields`): its absent parts, never answered, read as empty. */
+const EMPTY_SNAPSHOT = { environment: {}, topology: {} } as unknown as EnvironmentSnapshot;
+
 function toEnvironmentDto(row: EnvironmentRow): EnvironmentDto {
   return buildEnvironmentDto({
     id: row.id,
     projectId: row.project_id,
-    snapshot: row.full_snapshot,
+    snapshot: { ...EMPTY_SNAPSHOT, ...row.full_snapshot },
     revisionId: row.current_revision_id,
     revisionNumber: row.current_revision_number,
     hash: row.snapshot_hash,

@@ -1,12 +1,16 @@
-import { Controller, Delete, Get, Param, Patch, Post } from '@nestjs/common';
+import { Controller, Delete, Get, Param, Patch, Post, Req, Res } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
+import type { Request, Response } from 'express';
 import { Endpoint } from '../../common/access/endpoint.decorator';
 import { Preconditions } from '../../common/http/preconditions';
 import { tagWriteAnswer } from '../../common/http/conditional';
 import { fromResource, ProjectAccess } from '../../common/access/project-access';
 import { AuthenticatedUser } from '../../common/auth/authenticated-user';
 import { CurrentAccess, CurrentUser } from '../../common/auth/current-user.decorator';
-import { Page, PageSchema } from '../../common/pagination/page';
+import { Page } from '../../common/pagination/page';
+import { CURSOR_PAGING_NOTE, PageOrCursorSchema } from '../../common/pagination/cursor-query';
+import { CursorPage } from '../../common/pagination/keyset';
+import { withNextLink } from '../../common/pagination/link';
 import { Transactional } from '../../common/persistence/transaction.interceptor';
 import { Body, Query } from '../../common/validation/request-parts';
 import {
@@ -53,21 +57,26 @@ export class RunItemsController {
       '(repeatable), `assignee_id`, `search`. Sort: `sort_by` (default last_executed_at, never ' +
       'executed last) and `sort_order` (default desc), ties by id. `page_size` 1..200 ' +
       '(default 50). ' +
+      CURSOR_PAGING_NOTE +
+      ' ' +
       RUN_IN_BODY,
     serviceChecksRole: 'viewer',
-    response: { schema: PageSchema('RunCaseDto') },
+    response: { schema: PageOrCursorSchema('RunCaseDto') },
     problems: [
       'insufficient_project_role',
       'test_run_not_found',
       'project_not_found',
       'test_case_not_found',
+      'invalid_cursor',
     ],
   })
-  list(
+  async list(
     @CurrentUser() user: AuthenticatedUser,
     @Query() q: ListRunCasesQueryDto,
-  ): Promise<Page<RunCaseDto>> {
-    return this.items.list(user, q);
+    @Req() req: Request,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<Page<RunCaseDto> | CursorPage<RunCaseDto>> {
+    return withNextLink(req, res, await this.items.list(user, q));
   }
 
   @Post()

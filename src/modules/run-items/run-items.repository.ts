@@ -1,4 +1,11 @@
 import { Injectable } from '@nestjs/common';
+import {
+  KeysetOrder,
+  KeysetRequest,
+  keysetAfter,
+  keysetColumns,
+  keysetOrderBy,
+} from '../../common/pagination/keyset';
 import { likePattern } from '../../common/pagination/page';
 import { copyRow } from '../../common/persistence/copy-text';
 import { Db } from '../../common/persistence/db.service';
@@ -244,6 +251,8 @@ export interface RunCaseFilter {
   sortOrder: 'asc' | 'desc';
   limit: number;
   offset: number;
+  /** Keyset paging (`cursor`): the order and where to start; then limit/offset are unused. */
+  keyset?: KeysetRequest;
 }
 
 /** The result fields of a row as a PATCH leaves them. */
@@ -306,6 +315,39 @@ const SORT_EXPRESSIONS: Record<RunCaseSortKey, string[]> = {
   created_at: ['ri.created_at'],
 };
 
+/** The key types of SORT_EXPRESSIONS, for the keyset cast. */
+const SORT_TYPES: Record<RunCaseSortKey, KeysetOrder['keys'][number]['type'][]> = {
+  last_executed_at: ['timestamptz'],
+  test_case_title: ['text'],
+  test_case_key: ['int', 'text'],
+  suite_name: ['text'],
+  status: ['text'],
+  assignee_name: ['text'],
+  created_at: ['timestamptz'],
+};
+
+/**
+ * The keyset order of a run-case list (`cursor`), the same order as {@link orderBy}: never-executed
+ * items are the oldest as `'-infinity'` (NULLS LAST descending, FIRST ascending), so the keys are
+ * never NULL and a row comparison walks them. Within a run, ix_run_items_run_last_executed_keyset
+ * serves the default order and ix_run_items_run_status_id the status order; the others sort by
+ * values of joined rows (case title/key, suite, assignee) or by created_at, which no index of
+ * run_items orders.
+ */
+export function runCaseKeysetOrder(key: RunCaseSortKey, order: 'asc' | 'desc'): KeysetOrder {
+  const exprs =
+    key === 'last_executed_at'
+      ? ["coalesce(ri.last_executed_at, '-infinity'::timestamptz)"]
+      : SORT_EXPRESSIONS[key];
+  return {
+    keys: [
+      ...exprs.map((sql, i) => ({ sql, type: SORT_TYPES[key][i] })),
+      { sql: 'ri.id', type: 'uuid' as const },
+    ],
+    dir: order === 'asc' ? 'ASC' : 'DESC',
+  };
+}
+
 function orderBy(key: RunCaseSortKey, dir: 'ASC' | 'DESC'): string {
   // last_executed_at: never-executed items count as the oldest (last in desc, first in asc).
   const nulls = key === 'last_executed_at' ? (dir === 'DESC' ? ' NULLS LAST' : ' NULLS FIRST') : '';
@@ -326,7 +368,7 @@ export class RunItemsRepository {
   // Reads
 
   /** One page of run items and the number of all that match (window count, else a count). */
-  async findPage(f: RunCaseFilter): Promise<{ rows: RunItemRow[]; total: number }> {
+  async findPage(f: RunCaseFilter): Promise<{ rows: RunItemRow[]; total: number | null }> {
     const params: unknown[] = [];
     const add = (value: unknown): string => {
       params.push(value);
@@ -362,6 +404,20 @@ export class RunItemsRepository {
     }
     const order = orderBy(f.sortBy, f.sortOrder === 'asc' ? 'ASC' : 'DESC');
     const filter = where.join(' AND ');
+    if (f.keyset) {
+      // A keyset page: a range walk from the cursor's row, no OFFSET and no count.
+      const k = f.keyset;
+      const after = k.after ? ` AND ${keysetAfter(k.order, k.after, add)}` : '';
+      const rows = await this.db.query<RunItemRow>(
+        `SELECT ${ITEM_COLUMNS}, ${keysetColumns(k.order)}
+           FROM run_items ri ${ITEM_JOINS}
+          WHERE ${filter}${after}
+          ORDER BY ${keysetOrderBy(k.order)}
+          LIMIT ${add(k.limit)}`,
+        params,
+      );
+      return { rows, total: null };
+    }
     const rows = await this.db.query<RunItemRow & { total: number }>(
       `SELECT ${ITEM_COLUMNS}, count(*) OVER ()::int AS total
          FROM run_items ri ${ITEM_JOINS}

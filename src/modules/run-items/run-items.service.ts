@@ -7,6 +7,8 @@ import { AppException } from '../../common/errors/app-exception';
 import { registerUniqueConstraints } from '../../common/errors/error-codes';
 import { isUuid, uuidv7 } from '../../common/persistence/ids';
 import { offsetOf, Page, pageOf } from '../../common/pagination/page';
+import { CursorCodec, cursorScope } from '../../common/pagination/cursor';
+import { CursorPage, KeysetPaging } from '../../common/pagination/keyset';
 import { BindingExpansionService } from '../datasets/binding-expansion.service';
 import { TEST_RUNS } from '../test-runs/test-runs.resource';
 import { LockedRun, TestRunsService } from '../test-runs/test-runs.service';
@@ -31,6 +33,7 @@ import {
   CaseRecord,
   RerunRow,
   RowRecord,
+  runCaseKeysetOrder,
   RunCaseScope,
   RunItemsRepository,
 } from './run-items.repository';
@@ -63,12 +66,16 @@ export class RunItemsService {
     private readonly accessService: AccessService,
     private readonly runs: TestRunsService,
     private readonly expansion: BindingExpansionService,
+    private readonly cursors: CursorCodec,
   ) {}
 
   // ---------------------------------------------------------------------------------------------
   // Reads
 
-  async list(user: AuthenticatedUser, q: ListRunCasesQueryDto): Promise<Page<RunCaseDto>> {
+  async list(
+    user: AuthenticatedUser,
+    q: ListRunCasesQueryDto,
+  ): Promise<Page<RunCaseDto> | CursorPage<RunCaseDto>> {
     let scope: RunCaseScope;
     if (q.test_run_id !== undefined) {
       await this.runAccess(user, q.test_run_id, 'viewer');
@@ -88,7 +95,7 @@ export class RunItemsService {
       if (!found) throw AppException.notFound('test_case_not_found', 'Test case');
       scope = { projectId: q.project_id, testCaseId: q.test_case_id };
     }
-    const { rows, total } = await this.repo.findPage({
+    const filter = {
       scope,
       search: q.search,
       statuses: q.status,
@@ -97,8 +104,20 @@ export class RunItemsService {
       sortOrder: q.sort_order ?? 'desc',
       limit: q.page_size,
       offset: offsetOf(q.page, q.page_size),
-    });
-    return pageOf(rows.map(toRunCaseDto), q.page, q.page_size, total);
+    } as const;
+    const keyset =
+      q.cursor === undefined
+        ? undefined
+        : new KeysetPaging(
+            this.cursors,
+            cursorScope('run-cases', { ...filter, limit: undefined, offset: undefined }),
+            runCaseKeysetOrder(filter.sortBy, filter.sortOrder),
+            q.cursor,
+            q.page_size,
+          );
+    const { rows, total } = await this.repo.findPage({ ...filter, keyset: keyset?.request });
+    if (keyset) return keyset.page(rows, toRunCaseDto);
+    return pageOf(rows.map(toRunCaseDto), q.page, q.page_size, total ?? 0);
   }
 
   async get(id: string, q: RunCaseDetailQueryDto): Promise<RunCaseDetailDto> {

@@ -1,5 +1,6 @@
-import { Controller, Delete, Get, Param, Patch, Post } from '@nestjs/common';
+import { Controller, Delete, Get, Param, Patch, Post, Req, Res } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
+import type { Request, Response } from 'express';
 import { Endpoint } from '../../common/access/endpoint.decorator';
 import { Preconditions } from '../../common/http/preconditions';
 import {
@@ -10,7 +11,10 @@ import {
 } from '../../common/access/project-access';
 import { AuthenticatedUser } from '../../common/auth/authenticated-user';
 import { CurrentAccess, CurrentUser } from '../../common/auth/current-user.decorator';
-import { Page, PageSchema } from '../../common/pagination/page';
+import { Page } from '../../common/pagination/page';
+import { CURSOR_PAGING_NOTE, PageOrCursorSchema } from '../../common/pagination/cursor-query';
+import { CursorPage } from '../../common/pagination/keyset';
+import { withNextLink } from '../../common/pagination/link';
 import { Transactional } from '../../common/persistence/transaction.interceptor';
 import { Body, Query } from '../../common/validation/request-parts';
 import {
@@ -52,13 +56,19 @@ export class TestCasesController {
       '(covers a component of that risk level or higher); `search` over key, title, ' +
       'automation_id and tags. Sort by `created_at` (default, desc), `updated_at`, `key` (by its number), `title`, ' +
       '`status` (by label: active < archived < draft), `priority` (by label, none counting as medium: ' +
-      'critical < high < low < medium), `owner_name`, `suite_name`; ties by id.',
+      'critical < high < low < medium), `owner_name`, `suite_name`; ties by id. ' +
+      CURSOR_PAGING_NOTE,
     minRole: 'viewer',
     project: fromQuery(),
-    response: { schema: PageSchema('TestCaseDto') },
+    response: { schema: PageOrCursorSchema('TestCaseDto') },
+    problems: ['invalid_cursor'],
   })
-  list(@Query() q: ListTestCasesQueryDto): Promise<Page<TestCaseDto>> {
-    return this.cases.list(q);
+  async list(
+    @Query() q: ListTestCasesQueryDto,
+    @Req() req: Request,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<Page<TestCaseDto> | CursorPage<TestCaseDto>> {
+    return withNextLink(req, res, await this.cases.list(q));
   }
 
   @Get('tags')

@@ -1,4 +1,11 @@
 import { Injectable } from '@nestjs/common';
+import {
+  KeysetOrder,
+  KeysetRequest,
+  keysetAfter,
+  keysetColumns,
+  keysetOrderBy,
+} from '../../common/pagination/keyset';
 import { likePattern, offsetOf } from '../../common/pagination/page';
 import { copyRow } from '../../common/persistence/copy-text';
 import { Db } from '../../common/persistence/db.service';
@@ -78,13 +85,17 @@ export interface NewTestCase extends Required<CaseFields> {
   createdBy: string;
 }
 
-const CASE_SELECT = `SELECT tc.id, tc.project_id, tc.key, tc.title, tc.description, tc.preconditions, tc.steps,
+const CASE_COLUMNS = `tc.id, tc.project_id, tc.key, tc.title, tc.description, tc.preconditions, tc.steps,
        tc.priority, tc.status, tc.test_case_type, tc.automation_id, tc.suite_id, s.name AS suite_name,
        tc.owner_id, u.username AS owner_name, tc.primary_product_id, tc.tags, tc.created_by,
-       tc.created_at, tc.updated_at
-  FROM test_cases tc
+       tc.created_at, tc.updated_at`;
+
+const CASE_FROM = `FROM test_cases tc
   LEFT JOIN suites s ON s.id = tc.suite_id
   LEFT JOIN users u ON u.id = tc.owner_id`;
+
+const CASE_SELECT = `SELECT ${CASE_COLUMNS}
+  ${CASE_FROM}`;
 
 /**
  * Reference §6.7: `status` sorts by its label (active < archived < draft) and `priority` by its label
@@ -103,6 +114,31 @@ const SORTS: Record<ListTestCasesQueryDto['sort_by'], string> = {
   owner_name: "lower(coalesce(u.username, ''))",
   suite_name: "lower(coalesce(s.name, ''))",
 };
+
+/**
+ * The keyset order of a case list (`cursor`): the sort key then the id. Indexes after project_id:
+ * ix_test_cases_project_created, _updated, uq_test_cases_project_key_number, _title, _status_id,
+ * _priority_label; `owner_name` and `suite_name` sort by joined rows' names, which no index of
+ * test_cases orders.
+ */
+export function caseKeysetOrder(
+  sortBy: ListTestCasesQueryDto['sort_by'],
+  order: 'asc' | 'desc',
+): KeysetOrder {
+  const type =
+    sortBy === 'created_at' || sortBy === 'updated_at'
+      ? 'timestamptz'
+      : sortBy === 'key'
+        ? 'int'
+        : 'text';
+  return {
+    keys: [
+      { sql: SORTS[sortBy], type },
+      { sql: 'tc.id', type: 'uuid' },
+    ],
+    dir: order === 'asc' ? 'ASC' : 'DESC',
+  };
+}
 
 /** The fields a write may set, after defaults (create) or from the present keys (PATCH). */
 export interface CaseFields {
@@ -162,7 +198,10 @@ export class TestCasesRepository {
   constructor(private readonly db: Db) {}
 
   /** One page of a project's cases and the number of all that match. */
-  async findPage(q: ListTestCasesQueryDto): Promise<{ rows: CaseRow[]; total: number }> {
+  async findPage(
+    q: ListTestCasesQueryDto,
+    keyset?: KeysetRequest,
+  ): Promise<{ rows: CaseRow[]; total: number | null }> {
     const params: unknown[] = [q.project_id];
     const p = (v: unknown) => {
       params.push(v);
@@ -205,6 +244,18 @@ export class TestCasesRepository {
       );
     }
     const whereSql = where.join(' AND ');
+    if (keyset) {
+      // A keyset page: a range walk from the cursor's row, no OFFSET and no count.
+      const after = keyset.after ? ` AND ${keysetAfter(keyset.order, keyset.after, p)}` : '';
+      const rows = await this.db.query<CaseRow>(
+        `SELECT ${CASE_COLUMNS}, ${keysetColumns(keyset.order)} ${CASE_FROM}
+          WHERE ${whereSql}${after}
+          ORDER BY ${keysetOrderBy(keyset.order)}
+          LIMIT ${p(keyset.limit)}`,
+        params,
+      );
+      return { rows, total: null };
+    }
     const countParams = [...params];
     const dir = q.sort_order === 'asc' ? 'ASC' : 'DESC';
     const rows = await this.db.query<CaseRow>(

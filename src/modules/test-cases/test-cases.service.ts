@@ -6,6 +6,8 @@ import { AppException, FieldErrors } from '../../common/errors/app-exception';
 import { registerUniqueConstraints } from '../../common/errors/error-codes';
 import { blankToNull, normalizeStringList } from '../../common/normalize';
 import { Page, pageOf } from '../../common/pagination/page';
+import { CursorCodec, cursorScope } from '../../common/pagination/cursor';
+import { CursorPage, KeysetPaging } from '../../common/pagination/keyset';
 import { uuidv7 } from '../../common/persistence/ids';
 import { WebhookEvents } from '../webhooks/webhook-events.service';
 import { BindingsService } from '../datasets/bindings.service';
@@ -21,7 +23,13 @@ import {
 } from './dto/test-case.dto';
 import type { TestCaseStep } from './entities/test-case.entity';
 import { formatCaseKey, TEST_CASE_KEY_COUNTER } from './case-keys';
-import { CaseFields, CaseRow, CoverageRow, TestCasesRepository } from './test-cases.repository';
+import {
+  CaseFields,
+  caseKeysetOrder,
+  CaseRow,
+  CoverageRow,
+  TestCasesRepository,
+} from './test-cases.repository';
 
 registerUniqueConstraints({
   uq_test_cases_project_automation_id: {
@@ -38,12 +46,32 @@ export class TestCasesService {
     private readonly accessService: AccessService,
     private readonly bindings: BindingsService,
     private readonly webhooks: WebhookEvents,
+    private readonly cursors: CursorCodec,
   ) {}
 
-  async list(q: ListTestCasesQueryDto): Promise<Page<TestCaseDto>> {
-    const { rows, total } = await this.cases.findPage(q);
+  async list(q: ListTestCasesQueryDto): Promise<Page<TestCaseDto> | CursorPage<TestCaseDto>> {
+    const keyset =
+      q.cursor === undefined
+        ? undefined
+        : new KeysetPaging(
+            this.cursors,
+            cursorScope('test-cases', {
+              ...q,
+              page: undefined,
+              page_size: undefined,
+              cursor: undefined,
+            }),
+            caseKeysetOrder(q.sort_by, q.sort_order),
+            q.cursor,
+            q.page_size,
+          );
+    const { rows, total } = await this.cases.findPage(q, keyset?.request);
+    if (keyset) {
+      const page = keyset.page(rows, (r) => r);
+      return { ...page, items: await this.withRelations(page.items) };
+    }
     const items = await this.withRelations(rows);
-    return pageOf(items, q.page, q.page_size, total);
+    return pageOf(items, q.page, q.page_size, total ?? 0);
   }
 
   /** Distinct tags (case-insensitive; the spelling of the oldest case wins), sorted case-insensitively. */

@@ -1,4 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { FieldsParam } from '../../../common/pagination/fields';
 import { Type } from 'class-transformer';
 import {
   ArrayNotEmpty,
@@ -352,10 +353,36 @@ export class DatasetDto {
   @ApiProperty({ format: 'date-time', nullable: true, type: String }) archived_at: string | null;
 }
 
+/** The top-level fields of the dataset object, in the schema's order: what `fields` may name. */
+export const DATASET_FIELDS = [
+  'id',
+  'project_id',
+  'name',
+  'description',
+  'status',
+  'source_type',
+  'source_ref',
+  'current_revision_number',
+  'current_revision_id',
+  'current_revision',
+  'test_case_ids',
+  'test_cases_count',
+  'created_by',
+  'created_at',
+  'updated_at',
+  'archived_at',
+] as const;
+
 export class ListDatasetsQueryDto extends PageQueryDto {
   @ApiProperty({ format: 'uuid' })
   @IsUUID()
   project_id: string;
+
+  @FieldsParam(
+    DATASET_FIELDS,
+    'each dataset (without `current_revision` no revision, columns or rows are read)',
+  )
+  fields?: string[];
 
   @ApiPropertyOptional({ description: 'Case-insensitive substring of name or description' })
   @IsOptional()

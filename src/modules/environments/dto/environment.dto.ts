@@ -1,4 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { CursorPageQueryDto } from '../../../common/pagination/cursor-query';
+import { FieldsParam } from '../../../common/pagination/fields';
 import {
   IsArray,
   IsBoolean,
@@ -461,7 +463,42 @@ export class UpdateEnvironmentDto {
 export const ENVIRONMENT_SORT_KEYS = ['created_at', 'updated_at', 'name'] as const;
 export type EnvironmentSortKey = (typeof ENVIRONMENT_SORT_KEYS)[number];
 
-export class ListEnvironmentsQueryDto extends PageQueryDto {
+/** The top-level fields of the environment object, in the schema's order: what `fields` may name. */
+export const ENVIRONMENT_FIELDS = [
+  'id',
+  'project_id',
+  'name',
+  'kind',
+  'status',
+  'description',
+  'tags',
+  'use_cases',
+  'schema_version',
+  'topology',
+  'meta',
+  'extra',
+  'current_revision_number',
+  'current_revision_id',
+  'snapshot_hash',
+  'entities_count',
+  'edges_count',
+  'topology_component_count',
+  'topology_node_count',
+  'topology_endpoint_count',
+  'infra_host_types',
+  'infra_providers',
+  'infra_regions',
+  'created_by',
+  'updated_by',
+  'archived_at',
+  'created_at',
+  'updated_at',
+] as const;
+
+export class ListEnvironmentsQueryDto extends CursorPageQueryDto {
+  @FieldsParam(ENVIRONMENT_FIELDS, 'each environment (leave `topology` out for a light page)')
+  fields?: string[];
+
   @ApiProperty({ format: 'uuid' })
   @IsUUID()
   project_id: string;

@@ -11,8 +11,8 @@ import {
   Max,
   Min,
 } from 'class-validator';
+import { CursorPageQueryDto } from '../../../common/pagination/cursor-query';
 import {
-  PageQueryDto,
   RowPageQueryDto,
   SORT_ORDERS,
   SortOrder,
@@ -268,7 +268,7 @@ export const RUN_CASE_SORT_KEYS = [
 ] as const;
 export type RunCaseSortKey = (typeof RUN_CASE_SORT_KEYS)[number];
 
-export class ListRunCasesQueryDto extends PageQueryDto {
+export class ListRunCasesQueryDto extends CursorPageQueryDto {
   @ApiPropertyOptional({
     format: 'uuid',
     description: 'Items of this run. Without it, `project_id` and `test_case_id` are required',

@@ -1,4 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { CursorPageQueryDto } from '../../../common/pagination/cursor-query';
 import { Type } from 'class-transformer';
 import {
   IsArray,
@@ -10,12 +11,7 @@ import {
   IsUUID,
   ValidateNested,
 } from 'class-validator';
-import {
-  PageQueryDto,
-  SORT_ORDERS,
-  SortOrder,
-  QUERY_VALUES_MAX,
-} from '../../../common/pagination/page';
+import { SORT_ORDERS, SortOrder, QUERY_VALUES_MAX } from '../../../common/pagination/page';
 import {
   MaxItems,
   MaxLen,
@@ -330,7 +326,7 @@ export class UpdateTestCaseDto {
   component_coverages?: CoverageInputDto[];
 }
 
-export class ListTestCasesQueryDto extends PageQueryDto {
+export class ListTestCasesQueryDto extends CursorPageQueryDto {
   @ApiProperty({ format: 'uuid' })
   @IsUUID()
   project_id: string;
