@@ -48,6 +48,9 @@ import { makeTopology } from './topology';
 
 const ROOT = resolve(__dirname, '..', '..');
 
+/** The run fields the `*-fields` list scenarios ask for: a dashboard's columns, no snapshot. */
+const LIST_FIELDS = 'id,name,status,build,environment_name,summary,created_at';
+
 function log(msg: string): void {
   process.stdout.write(`${msg}\n`);
 }
@@ -407,6 +410,32 @@ class Bench {
         `GET /test-runs default list, ${this.cfg.sizes.mainRuns} runs in the project`,
         {
           next: () => ({ method: 'GET', path: this.listPath(main) }),
+          expect: [200],
+        },
+      );
+    }
+    // The same lists with sparse fields (issue #19 §4): no environment snapshot, so none is read
+    // (database or cache) and the page is kilobytes. The service only: the baseline has no `fields`.
+    {
+      const fields = `&fields=${LIST_FIELDS}`;
+      await this.load(
+        'list-runs-deep-fields',
+        [this.app],
+        `list-runs-deep with fields=${LIST_FIELDS} (no environment_snapshot)`,
+        {
+          next: () => ({
+            method: 'GET',
+            path: this.listPath(main, deep.page, `${deep.extra}${fields}`),
+          }),
+          expect: [200],
+        },
+      );
+      await this.load(
+        'list-runs-large-fields',
+        [this.app],
+        `list-runs-large with fields=${LIST_FIELDS} (no environment_snapshot)`,
+        {
+          next: () => ({ method: 'GET', path: this.listPath(main, 1, fields) }),
           expect: [200],
         },
       );
