@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import type { INestApplication } from '@nestjs/common';
 import { createApp } from '../../src/bootstrap';
+import { WebhookDeliveryWorker } from '../../src/modules/webhooks/webhook-delivery.worker';
 import { WebhookPurger } from '../../src/modules/webhooks/webhook-purger';
 import { WEBHOOK_EVENT_TYPES } from '../../src/modules/webhooks/webhook-policy';
 import {
@@ -469,6 +470,14 @@ describe('Webhooks (issue #20)', () => {
     expect(got[0].headers['webhook-id']).toBe(got[1].headers['webhook-id']);
     expect(got[1].json.data.id).toBe(runId);
     expect(got.every((r) => verifySignature(sub.secret, r))).toBe(true);
+
+    // Each attempt is sent once: running its job again (as after a worker's expiry) sends nothing.
+    await t.app.get(WebhookDeliveryWorker).handle({
+      id: first.id as string,
+      data: { delivery_id: first.id as string },
+      retryCount: 1,
+    });
+    expect(receiver.at(path)).toHaveLength(2);
 
     const again = await t.req(
       'post',

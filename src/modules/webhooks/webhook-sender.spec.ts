@@ -1,0 +1,72 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { sendWebhook } from './webhook-sender';
+
+/** The sender against a real local server: timeouts, the kept body, and the pinned address. */
+describe('sendWebhook', () => {
+  let server: Server;
+  let port = 0;
+  const seen: Array<{ host: string | undefined; body: string }> = [];
+
+  beforeAll(async () => {
+    server = createServer((req, res) => {
+      let body = '';
+      req.on('data', (c: Buffer) => (body += c.toString('utf8')));
+      req.on('end', () => {
+        seen.push({ host: req.headers.host, body });
+        if (req.url === '/hang') return; // never answers
+        if (req.url === '/big') {
+          res.writeHead(200);
+          res.end('z'.repeat(5000));
+          return;
+        }
+        res.writeHead(204);
+        res.end();
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    port = (server.address() as AddressInfo).port;
+  });
+  afterAll(async () => {
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+
+  const options = { allowPrivate: true, timeoutMs: 2000, maxBodyBytes: 1024 };
+
+  it('gives up after the timeout without an answer', async () => {
+    const result = await sendWebhook(`http://127.0.0.1:${port}/hang`, {}, '{}', {
+      ...options,
+      timeoutMs: 200,
+    });
+    expect(result).toMatchObject({ status: null, body: null, error: 'no answer within 200 ms' });
+    expect(result.durationMs).toBeGreaterThanOrEqual(150);
+  });
+
+  it('keeps only the first bytes of the answer', async () => {
+    const result = await sendWebhook(`http://127.0.0.1:${port}/big`, {}, '{}', options);
+    expect(result.status).toBe(200);
+    expect(result.body).toBe('z'.repeat(1024));
+  });
+
+  it('connects to the address that was checked, whatever the name resolves to later', async () => {
+    // `rebind.invalid` exists only for this resolver: the socket must use its answer.
+    const result = await sendWebhook(`http://rebind.invalid:${port}/ok`, { 'x-a': '1' }, '{"a":1}', {
+      ...options,
+      resolver: () => Promise.resolve([{ address: '127.0.0.1', family: 4 }]),
+    });
+    expect(result).toMatchObject({ status: 204, error: null });
+    expect(seen.at(-1)).toEqual({ host: `rebind.invalid:${port}`, body: '{"a":1}' });
+  });
+
+  it('refuses a private destination when they are not allowed, before connecting', async () => {
+    const before = seen.length;
+    const result = await sendWebhook(`http://127.0.0.1:${port}/ok`, {}, '{}', {
+      ...options,
+      allowPrivate: false,
+    });
+    expect(result.status).toBeNull();
+    expect(result.error).toMatch(/^destination refused: .*loopback/);
+    expect(seen).toHaveLength(before);
+  });
+});
