@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
-import { ciBuild, detectCi } from './ci-env';
+import { RunMetadata, runMetadata } from './ci-env';
 import { Api, ApiError, Io } from './client';
 import { UsageError } from './errors';
 import { EXIT, ExitCode } from './exit-codes';
@@ -31,6 +31,10 @@ export interface ImportOptions {
   run?: string;
   runName?: string;
   build?: string;
+  branch?: string;
+  commitSha?: string;
+  /** `--attribute key=value`, repeatable. */
+  attribute?: string[];
   environment?: string;
   milestone?: string;
   createMissingCases?: boolean;
@@ -94,8 +98,17 @@ export async function importCommand(
   if (opts.run !== undefined && opts.runName !== undefined) {
     throw new UsageError('give either --run or --run-name, not both');
   }
-  const runFields = [
+  // --build, --branch, --commit-sha and --attribute describe a run that tms or the server creates
+  // (sent as form fields when the server picks the run); --environment and --milestone only a run
+  // tms creates (--run-name).
+  const metadataFlags: Array<[string, unknown]> = [
     ['--build', opts.build],
+    ['--branch', opts.branch],
+    ['--commit-sha', opts.commitSha],
+    ['--attribute', opts.attribute?.length ? opts.attribute : undefined],
+  ];
+  const runFields = [
+    ...(opts.run !== undefined ? metadataFlags : []),
     ['--environment', opts.environment],
     ['--milestone', opts.milestone],
   ].filter(([, v]) => v !== undefined);
@@ -104,6 +117,20 @@ export async function importCommand(
       `${runFields.map(([f]) => f).join(', ')} describe the run tms creates: give --run-name too` +
         (opts.run !== undefined ? ' (not --run: that run exists already)' : ''),
     );
+  }
+  let metadata: RunMetadata;
+  try {
+    metadata = runMetadata(
+      {
+        build: opts.build,
+        branch: opts.branch,
+        commitSha: opts.commitSha,
+        attributes: opts.attribute,
+      },
+      io.env,
+    );
+  } catch (error) {
+    throw new UsageError((error as Error).message);
   }
   if (opts.wait && !opts.async) throw new UsageError('--wait goes with --async');
 
@@ -120,16 +147,16 @@ export async function importCommand(
   if (opts.runName !== undefined) {
     runId = await findOpenRun(api, opts.project, opts.runName);
     if (runId === null && !dryRun) {
-      const ci = detectCi(io.env);
       const run = {
         project_id: opts.project,
         name: opts.runName.trim(),
-        build: opts.build ?? ciBuild(ci) ?? undefined,
+        build: metadata.build ?? undefined,
         environment_id: opts.environment,
         milestone_id: opts.milestone,
+        // From the CI provider's variables unless given (--branch, --commit-sha, --attribute).
+        ci: metadata.ci ?? undefined,
+        attributes: metadata.attributes,
       };
-      // The run's `ci` object (provider, branch, commit, job URL, pipeline id) is not part of the
-      // server's run yet: only `build` carries the CI identity.
       const created = await api.request('POST', '/test-runs', {
         json: run,
         headers: {
@@ -141,6 +168,11 @@ export async function importCommand(
               build: run.build ?? null,
               environment: run.environment_id ?? null,
               milestone: run.milestone_id ?? null,
+              // Only when set: the key of a run without metadata stays what it was.
+              ...(run.ci ? { ci: JSON.stringify(run.ci) } : {}),
+              ...(Object.keys(run.attributes).length > 0
+                ? { attributes: JSON.stringify(Object.entries(run.attributes).sort()) }
+                : {}),
             },
             [],
           ),
@@ -163,6 +195,8 @@ export async function importCommand(
       runId !== null
         ? `/test-runs/${runId}/imports/junit`
         : `/projects/${opts.project}/imports/junit`;
+    // The server picks (or creates) the run: the run metadata goes along as form fields.
+    const formMetadata = runId === null ? metadataFormFields(metadata) : [];
     const key = idempotencyKey(
       {
         op: 'import-junit',
@@ -170,6 +204,7 @@ export async function importCommand(
         run: runId,
         dry_run: dryRun,
         create_missing_cases: createMissing,
+        ...(formMetadata.length > 0 ? { run_metadata: JSON.stringify(formMetadata) } : {}),
       },
       batch.map((f) => f.sha256),
     );
@@ -181,6 +216,7 @@ export async function importCommand(
         const form = new FormData();
         form.append('dry_run', String(dryRun));
         form.append('create_missing_cases', String(createMissing));
+        for (const [name, value] of formMetadata) form.append(name, value);
         for (const f of batch) form.append('file', new Blob([f.bytes]), f.name);
         return form;
       },
@@ -212,6 +248,23 @@ export async function importCommand(
     }
   }
   return EXIT.OK;
+}
+
+/**
+ * The run metadata as the import endpoints' form fields: `build`, `ci_provider`, `branch`,
+ * `commit_sha`, `job_url`, `pipeline_id`, and one `attribute=key:value` per attribute.
+ */
+export function metadataFormFields(m: RunMetadata): Array<[string, string]> {
+  const out: Array<[string, string]> = [];
+  if (m.build !== null) out.push(['build', m.build]);
+  const ci = m.ci ?? {};
+  if (ci.provider !== undefined) out.push(['ci_provider', ci.provider]);
+  if (ci.branch !== undefined) out.push(['branch', ci.branch]);
+  if (ci.commit_sha !== undefined) out.push(['commit_sha', ci.commit_sha]);
+  if (ci.job_url !== undefined) out.push(['job_url', ci.job_url]);
+  if (ci.pipeline_id !== undefined) out.push(['pipeline_id', ci.pipeline_id]);
+  for (const [k, v] of Object.entries(m.attributes)) out.push(['attribute', `${k}:${v}`]);
+  return out;
 }
 
 function isImportResult(r: unknown): r is ImportResult {

@@ -84,9 +84,24 @@ describe('tms main', () => {
       /cannot be used with/,
     ],
     [
-      '--build without --run-name',
-      ['import', 'a.xml', '--project', 'p', '--build', '1'],
-      /--build describe the run tms creates: give --run-name too/,
+      '--build and --attribute with --run (that run exists)',
+      ['import', 'a.xml', '--project', 'p', '--run', 'r', '--build', '1', '--attribute', 'a=b'],
+      /--build, --attribute describe the run tms creates: give --run-name too \(not --run/,
+    ],
+    [
+      '--environment without --run-name',
+      ['import', 'a.xml', '--project', 'p', '--environment', 'e'],
+      /--environment describe the run tms creates: give --run-name too/,
+    ],
+    [
+      'an --attribute without =',
+      ['import', 'a.xml', '--project', 'p', '--attribute', 'team'],
+      /--attribute team: expected key=value/,
+    ],
+    [
+      'a --commit-sha that is not hex',
+      ['import', 'a.xml', '--project', 'p', '--commit-sha', 'HEAD'],
+      /--commit-sha HEAD: 7 to 64 hexadecimal digits/,
     ],
     [
       '--wait without --async',
@@ -202,6 +217,102 @@ describe('tms main', () => {
       'http://tms.test/api/v1/imports/j1',
     ]);
     expect(h.sleeps).toEqual([1000]);
+  });
+
+  describe('run metadata (issue #24): from the CI provider unless given', () => {
+    const SHA = '0123456789abcdef0123456789abcdef01234567';
+    const gitlab = {
+      GITLAB_CI: 'true',
+      CI_PIPELINE_ID: '4242',
+      CI_COMMIT_SHA: SHA,
+      CI_COMMIT_REF_NAME: 'main',
+      CI_JOB_URL: 'https://gitlab.example.com/acme/shop/-/jobs/77',
+    };
+
+    it('--run-name creates the run with build, ci and attributes', async () => {
+      const h = harness(
+        [json(200, { items: [], has_next: false }), json(201, { id: 'r9' }), json(201, imported)],
+        gitlab,
+      );
+      expect(
+        await h.run([
+          'import',
+          'a.xml',
+          '--project',
+          'p1',
+          '--run-name',
+          'Nightly',
+          '--branch',
+          'hotfix',
+          '--attribute',
+          'team=payments',
+          '--attribute',
+          'os=linux',
+        ]),
+      ).toBe(0);
+      expect(h.calls[1].url).toBe('http://tms.test/api/v1/test-runs');
+      expect(JSON.parse(String(h.calls[1].init.body))).toEqual({
+        project_id: 'p1',
+        name: 'Nightly',
+        build: 'main #4242 (0123456789ab)',
+        ci: {
+          provider: 'gitlab-ci',
+          branch: 'hotfix',
+          commit_sha: SHA,
+          job_url: 'https://gitlab.example.com/acme/shop/-/jobs/77',
+          pipeline_id: '4242',
+        },
+        attributes: { team: 'payments', os: 'linux' },
+      });
+      // Into the run tms created: no metadata form fields.
+      expect(h.calls[2].url).toBe('http://tms.test/api/v1/test-runs/r9/imports/junit');
+      const form = h.calls[2].init.body as FormData;
+      expect(form.get('branch')).toBeNull();
+      expect(form.getAll('attribute')).toEqual([]);
+    });
+
+    it('without --run / --run-name the metadata goes as form fields (the server creates the run)', async () => {
+      const h = harness([json(201, imported)], gitlab);
+      expect(
+        await h.run([
+          'import',
+          'a.xml',
+          '--project',
+          'p1',
+          '--build',
+          'b7',
+          '--commit-sha',
+          'ABCDEF0',
+          '--attribute',
+          'team=payments',
+          '--attribute',
+          'url=https://x/?a=b',
+        ]),
+      ).toBe(0);
+      const form = h.calls[0].init.body as FormData;
+      expect(form.get('build')).toBe('b7');
+      expect(form.get('ci_provider')).toBe('gitlab-ci');
+      expect(form.get('branch')).toBe('main');
+      expect(form.get('commit_sha')).toBe('ABCDEF0');
+      expect(form.get('job_url')).toBe('https://gitlab.example.com/acme/shop/-/jobs/77');
+      expect(form.get('pipeline_id')).toBe('4242');
+      expect(form.getAll('attribute')).toEqual(['team:payments', 'url:https://x/?a=b']);
+    });
+
+    it('outside CI without options: only the usual fields; another commit, another Idempotency-Key', async () => {
+      const h = harness([json(201, imported), json(201, imported)]);
+      expect(await h.run(['import', 'a.xml', '--project', 'p1'])).toBe(0);
+      const form = h.calls[0].init.body as FormData;
+      expect([...form.keys()].sort()).toEqual(['create_missing_cases', 'dry_run', 'file']);
+      // A different commit is a different request: another key.
+      expect(await h.run(['import', 'a.xml', '--project', 'p1', '--commit-sha', 'abcdef0'])).toBe(
+        0,
+      );
+      const keys = h.calls.map(
+        (c) => (c.init.headers as Record<string, string>)['Idempotency-Key'],
+      );
+      expect(keys[0]).not.toBe(keys[1]);
+    });
   });
 
   it('--async against a server without background imports: the 201 is the result', async () => {

@@ -39,6 +39,8 @@ const IMPORT_HELP = [
   'imports into the newest open run of that name, creating it (with --build, --environment, --milestone;',
   'build defaults to the CI provider\'s "<branch> #<number> (<sha>)" on GitHub Actions, GitLab CI and',
   "Jenkins) when there is none; neither: the server picks or creates the run from each report's name.",
+  "A run tms or the server creates gets the CI provider's metadata (ci: provider, branch, commit_sha,",
+  'job_url, pipeline_id) unless --branch / --commit-sha are given, and the --attribute key=value pairs.',
   'Into a run (--run, --run-name), results of cases not yet in the run are applied only with',
   '--create-missing-cases.',
   '',
@@ -94,6 +96,16 @@ export function buildProgram(io: Io, setExit: (code: ExitCode) => void): Command
       new Option('--run-name <name>', 'import into the open run of this name, created if missing'),
     )
     .option('--build <build>', 'build of the run tms creates (default: from the CI provider)')
+    .option('--branch <branch>', "ci.branch of the run tms creates (default: the CI provider's)")
+    .option(
+      '--commit-sha <sha>',
+      "ci.commit_sha of the run tms creates (default: the CI provider's)",
+    )
+    .option(
+      '--attribute <key=value>',
+      'an attribute of the run tms creates (repeatable, at most 50)',
+      (value: string, previous: string[] | undefined) => [...(previous ?? []), value],
+    )
     .option('--environment <id>', 'environment of the run tms creates')
     .option('--milestone <id>', 'milestone of the run tms creates')
     .option(

@@ -540,6 +540,8 @@ describe('test plans (CONTRACT §7; reference runs-imports-plans.md §6)', () =>
         milestone_id: null,
         milestone_name: null,
         build: null,
+        ci: null,
+        attributes: {},
         assignee: null,
         created_by: f.tester.id,
         created_by_name: expect.any(String),

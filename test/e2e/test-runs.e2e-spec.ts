@@ -22,6 +22,8 @@ const RUN_FIELDS = [
   'milestone_id',
   'milestone_name',
   'build',
+  'ci',
+  'attributes',
   'assignee',
   'created_by',
   'created_by_name',

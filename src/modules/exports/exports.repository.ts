@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { DataSource, QueryRunner } from 'typeorm';
 import { Db } from '../../common/persistence/db.service';
 import type { RunItemStatus, StatusCounts } from '../test-runs/run-summary';
+import { ciOf, RunAttributes, sortedAttributes } from '../test-runs/run-metadata';
 import {
   ReportAssignee,
   ReportItem,
@@ -52,6 +53,12 @@ interface RunRecord {
   environment_revision_number: number | null;
   milestone_name: string | null;
   build: string | null;
+  ci_provider: string | null;
+  ci_branch: string | null;
+  ci_commit_sha: string | null;
+  ci_job_url: string | null;
+  ci_pipeline_id: string | null;
+  attributes: RunAttributes | null;
   status: string;
   created_by: string;
   created_by_name: string | null;
@@ -136,7 +143,8 @@ export class RunReportReader {
       await runner.query('BEGIN TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY');
       const runs = (await runner.query(
         `SELECT r.id, r.project_id, r.name, r.description, r.environment_name, r.environment_revision_number,
-                m.name AS milestone_name, r.build, r.status, r.created_by, ${displayName('u')} AS created_by_name,
+                m.name AS milestone_name, r.build, r.ci_provider, r.ci_branch, r.ci_commit_sha,
+                r.ci_job_url, r.ci_pipeline_id, r.attributes, r.status, r.created_by, ${displayName('u')} AS created_by_name,
                 r.assignee_id, ${displayName('a')} AS assignee_name, r.created_at, r.updated_at, r.started_at,
                 r.completed_at, r.archived_at
            FROM test_runs r
@@ -179,6 +187,8 @@ export class RunReportReader {
           environment_revision_number: run.environment_revision_number,
           milestone_name: run.milestone_name,
           build: run.build,
+          ci: ciOf(run),
+          attributes: Object.fromEntries(sortedAttributes(run.attributes)),
           status: run.status,
           created_by: run.created_by,
           created_by_name: run.created_by_name,

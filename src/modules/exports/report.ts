@@ -10,6 +10,7 @@ import {
   computePassRate,
   normalizeStatusCounts,
 } from '../test-runs/run-summary';
+import type { RunAttributes, RunCi } from '../test-runs/run-metadata';
 
 export const REPORT_FORMATS = ['json', 'xml', 'junit', 'csv', 'pdf'] as const;
 export type ReportFormat = (typeof REPORT_FORMATS)[number];
@@ -26,6 +27,10 @@ export interface ReportRun {
   environment_revision_number: number | null;
   milestone_name: string | null;
   build: string | null;
+  /** CI metadata (issue #24): null without any CI field, else all five keys. */
+  ci: RunCi | null;
+  /** Free key → value strings; `{}` when none. */
+  attributes: RunAttributes;
   status: string;
   created_by: string;
   created_by_name: string | null;

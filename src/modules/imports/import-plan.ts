@@ -18,11 +18,14 @@ import {
   storageTitle,
 } from './matching';
 import type { UploadedReport } from './upload';
+import type { RunMetadataForm } from './run-metadata-form';
 
 /** The import's options (query parameters or form fields). */
 export interface Flags {
   dryRun: boolean;
   createMissing: boolean;
+  /** Run metadata form fields (issue #24): set on the run the import creates or imports into. */
+  runMetadata?: RunMetadataForm;
 }
 
 export type CaseRef = { existing: string } | { planned: number };

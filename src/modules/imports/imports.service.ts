@@ -28,6 +28,11 @@ import type { ParsedReport } from './junit/junit-parser';
 import { ResultsJsonError } from './results-json/results-json';
 import { pickTargetRun, targetRunName } from './target-run';
 import { FILE_PART, FORM_FIELDS, readJunitUpload, UploadedReport } from './upload';
+import {
+  isEmptyRunMetadata,
+  isRunMetadataFormField,
+  parseRunMetadataForm,
+} from './run-metadata-form';
 
 /** `errors.file` of 422 `unsupported_report_format`. */
 export const UNSUPPORTED_FORMAT_REASON =
@@ -93,6 +98,10 @@ export class ImportsService {
     const { file, flags } = await this.readRequest(query, req);
     const run = await this.lockRun(runId);
     this.checkReport(file);
+    // Run metadata form fields update the run the caller named (issue #24).
+    if (!flags.dryRun && !isEmptyRunMetadata(flags.runMetadata)) {
+      await this.runs.mergeMetadata(run.lock, flags.runMetadata ?? {});
+    }
     const { facts, plan } = await this.planner.planReport(access.projectId, file, flags, run);
     return this.finish(access, user, file, facts, flags, plan, {
       run,
@@ -130,7 +139,8 @@ export class ImportsService {
       const created = await this.runs.create(
         access,
         user,
-        Object.assign(new CreateTestRunFields(), { name }),
+        // Run metadata form fields describe the run the import creates (issue #24).
+        Object.assign(new CreateTestRunFields(), { name, ...flags.runMetadata }),
       );
       target = { run: await this.lockRun(created.id), name, matchMode: 'created' };
     }
@@ -161,7 +171,10 @@ export class ImportsService {
     for (const key of Object.keys(form.fields)) {
       if (key === FILE_PART) {
         errors[key] = ['must be a file part (with a filename), not a text field'];
-      } else if (!(FORM_FIELDS as readonly string[]).includes(key)) {
+      } else if (
+        !(FORM_FIELDS as readonly string[]).includes(key) &&
+        !isRunMetadataFormField(key)
+      ) {
         errors[key] = ['Unknown field'];
       }
     }
@@ -179,6 +192,9 @@ export class ImportsService {
         values[name] = parsed;
       }
     }
+    // Run metadata (issue #24): build, ci_provider, branch, commit_sha, job_url, pipeline_id, attribute.
+    const runMetadata = parseRunMetadataForm(form.fields);
+    Object.assign(errors, runMetadata.errors);
     if (form.file === null && errors[FILE_PART] === undefined) {
       errors[FILE_PART] = ['A "file" part with the report (JUnit XML or results JSON) is required'];
     }
@@ -188,6 +204,7 @@ export class ImportsService {
       flags: {
         dryRun: values.dry_run ?? query.dry_run ?? false,
         createMissing: values.create_missing_cases ?? query.create_missing_cases ?? false,
+        runMetadata: runMetadata.metadata,
       },
     };
   }

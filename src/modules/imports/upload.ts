@@ -22,6 +22,7 @@ import { AppException } from '../../common/errors/app-exception';
 import { createBodyDecoder, requestContentCoding } from '../../common/http/content-encoding';
 import { JunitParseError, parseJunit, type ParsedReport } from './junit/junit-parser';
 import { addMissingFilename } from './multipart-filename';
+import { RUN_METADATA_FORM_VALUES_MAX } from './run-metadata-form';
 import { FormatSniffer, type SniffedFormat } from './report-format';
 import { parseResultsJson, ResultsJsonError, Utf8Text } from './results-json/results-json';
 
@@ -364,10 +365,11 @@ export async function readJunitUpload(req: Request, maxBytes: number): Promise<U
       fileSize: maxBytes,
       // A client that sends the report as a plain form field named `file` (no filename, e.g.
       // `.attach('file', buffer)` in superagent) is served too: the field may be as large as a file.
-      fields: 4,
+      // Plus the run metadata fields (issue #24: build, ci_*, up to 50 `attribute`).
+      fields: 4 + RUN_METADATA_FORM_VALUES_MAX,
       fieldSize: maxBytes,
       fieldNameSize: 100,
-      parts: 12,
+      parts: 12 + RUN_METADATA_FORM_VALUES_MAX,
       headerPairs: 50,
     },
     streamHandler: feed.start,

@@ -158,6 +158,8 @@ export class TestPlansService {
       milestone_id: dto.milestone_id === undefined ? plan.milestone_id : dto.milestone_id,
       build: dto.build,
       assignee: dto.assignee,
+      ci: dto.ci,
+      attributes: dto.attributes,
     });
     // One lock of the new run for adding its items and starting it.
     const locked = await this.results.lockRun(run.id);

@@ -6,6 +6,7 @@ import {
   StatusCounts,
 } from './run-summary';
 import type { TestRunDto } from './dto/test-run.dto';
+import { ciOf } from './run-metadata';
 import type { TestRunRow } from './test-runs.repository';
 
 function iso(d: Date | null): string | null {
@@ -56,6 +57,8 @@ function fieldsAfterSnapshot(r: TestRunRow) {
     milestone_id: r.milestone_id,
     milestone_name: r.milestone_id !== null ? r.milestone_name : null,
     build: r.build,
+    ci: ciOf(r),
+    attributes: r.attributes ?? {},
     assignee: r.assignee_id,
     created_by: r.created_by,
     created_by_name: r.created_by_name ?? '',

@@ -41,7 +41,10 @@ export class TestRunsController {
       'Filters: `status`, `environment_id`, `milestone_id` (each repeatable, any of the values), ' +
       '`search` (case-insensitive substring of name, build or environment name), `created_by`, ' +
       '`created_from` / `created_to` (a date `YYYY-MM-DD` — `created_to` then includes the whole ' +
-      'day, UTC — or an ISO 8601 datetime, inclusive). Archived runs are hidden unless a `status` ' +
+      'day, UTC — or an ISO 8601 datetime, inclusive); run metadata (issue #24): `build` (whole ' +
+      'value, case-insensitive) and `branch` (exact), each repeatable (any of the values), ' +
+      '`commit_sha` (a prefix of 7 to 64 hex digits, case-insensitive; a whole SHA matches exactly), ' +
+      '`attribute=key:value` (repeatable: every pair must match). Archived runs are hidden unless a `status` ' +
       'filter is given. Sort: `sort_by` created_at (default), name, status, build or environment; ' +
       '`sort_order` desc (default) or asc; ties by id. Unknown filter ids match nothing.',
     minRole: 'viewer',

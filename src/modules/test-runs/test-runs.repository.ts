@@ -3,6 +3,7 @@ import { likePattern } from '../../common/pagination/page';
 import { Db } from '../../common/persistence/db.service';
 import { isUuid } from '../../common/persistence/ids';
 import type { RunSortKey } from './dto/test-run.dto';
+import type { RunAttributes, RunCi } from './run-metadata';
 import type { RunStatus } from './run-status';
 import type { RevisionSnapshotRow } from './snapshot-cache';
 
@@ -10,7 +11,8 @@ import type { RevisionSnapshotRow } from './snapshot-cache';
 export const RUN_COLUMNS = `r.id, r.project_id, r.name, r.description, r.environment_id,
   r.environment_name, r.environment_revision_id, r.environment_revision_number,
   r.environment_snapshot_hash, r.environment_snapshot, r.milestone_id, m.name AS milestone_name,
-  r.build, r.assignee_id, r.created_by,
+  r.build, r.ci_provider, r.ci_branch, r.ci_commit_sha, r.ci_job_url, r.ci_pipeline_id,
+  r.attributes, r.assignee_id, r.created_by,
   coalesce(nullif(u.display_name, ''), u.username) AS created_by_name,
   r.status, r.started_at, r.completed_at, r.archived_at, r.planned_item_count,
   r.count_untested, r.count_in_progress, r.count_passed, r.count_error, r.count_failure,
@@ -48,6 +50,13 @@ export interface TestRunRow {
   milestone_id: string | null;
   milestone_name: string | null;
   build: string | null;
+  ci_provider: string | null;
+  ci_branch: string | null;
+  ci_commit_sha: string | null;
+  ci_job_url: string | null;
+  ci_pipeline_id: string | null;
+  /** Parsed jsonb: string values. */
+  attributes: RunAttributes;
   assignee_id: string | null;
   created_by: string;
   created_by_name: string | null;
@@ -104,6 +113,14 @@ export interface RunListFilter {
   milestoneIds: string[];
   createdBy?: string;
   search?: string;
+  /** Whole builds, lowercased (matched case-insensitively). */
+  builds?: string[];
+  /** Exact `ci_branch` values. */
+  branches?: string[];
+  /** Lowercase hex prefix of `ci_commit_sha` (7–64 digits). */
+  commitShaPrefix?: string;
+  /** Containment objects (`attributes @> x`), every one must match. */
+  attributes?: RunAttributes[];
   createdFrom?: Date;
   /** Upper bound of created_at: inclusive, or exclusive (the day after a date-only bound). */
   createdTo?: { at: Date; inclusive: boolean };
@@ -127,6 +144,8 @@ export interface NewTestRun {
   } | null;
   milestoneId: string | null;
   build: string | null;
+  ci: RunCi;
+  attributes: RunAttributes;
   assigneeId: string | null;
   createdBy: string;
 }
@@ -145,6 +164,12 @@ export type RunChanges = Partial<
     | 'name'
     | 'description'
     | 'build'
+    | 'ci_provider'
+    | 'ci_branch'
+    | 'ci_commit_sha'
+    | 'ci_job_url'
+    | 'ci_pipeline_id'
+    | 'attributes'
     | 'planned_item_count'
     | 'status'
     | 'started_at'
@@ -195,6 +220,19 @@ export class TestRunsRepository {
       const p = add(likePattern(f.search));
       where.push(`(r.name ILIKE ${p} OR r.build ILIKE ${p} OR r.environment_name ILIKE ${p})`);
     }
+    // Run metadata (issue #24): ix_test_runs_project_build, ix_test_runs_project_ci_branch,
+    // ix_test_runs_project_ci_commit_sha (prefix range), ix_test_runs_attributes (GIN).
+    if (f.builds?.length) {
+      where.push(`lower(coalesce(r.build, '')) = ANY(${add(f.builds)}::text[])`);
+    }
+    if (f.branches?.length) where.push(`r.ci_branch = ANY(${add(f.branches)}::varchar[])`);
+    if (f.commitShaPrefix !== undefined) {
+      // Hex digits only (validated): nothing to escape in the pattern.
+      where.push(`r.ci_commit_sha LIKE ${add(`${f.commitShaPrefix}%`)}`);
+    }
+    for (const pair of f.attributes ?? []) {
+      where.push(`r.attributes @> ${add(JSON.stringify(pair))}::jsonb`);
+    }
     if (f.createdFrom) where.push(`r.created_at >= ${add(f.createdFrom)}`);
     if (f.createdTo) {
       where.push(`r.created_at ${f.createdTo.inclusive ? '<=' : '<'} ${add(f.createdTo.at)}`);
@@ -232,6 +270,10 @@ export class TestRunsRepository {
       f.milestoneIds.length === 0 &&
       f.createdBy === undefined &&
       !f.search &&
+      !f.builds?.length &&
+      !f.branches?.length &&
+      f.commitShaPrefix === undefined &&
+      !f.attributes?.length &&
       !f.createdFrom &&
       !f.createdTo;
     if (onlyStatus) {
@@ -283,8 +325,10 @@ export class TestRunsRepository {
       `INSERT INTO test_runs (id, project_id, name, description, environment_id, environment_name,
                               environment_revision_id, environment_revision_number,
                               environment_snapshot_hash, environment_snapshot, milestone_id, build,
-                              assignee_id, created_by)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
+                              assignee_id, created_by, attributes, ci_provider, ci_branch,
+                              ci_commit_sha, ci_job_url, ci_pipeline_id)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15::jsonb, $16, $17,
+               $18, $19, $20)`,
       [
         run.id,
         run.projectId,
@@ -301,6 +345,12 @@ export class TestRunsRepository {
         run.build,
         run.assigneeId,
         run.createdBy,
+        JSON.stringify(run.attributes),
+        run.ci.provider,
+        run.ci.branch,
+        run.ci.commit_sha,
+        run.ci.job_url,
+        run.ci.pipeline_id,
       ],
     );
   }
@@ -334,6 +384,15 @@ export class TestRunsRepository {
       [id],
     );
     return rows[0];
+  }
+
+  /** The run's attributes (the caller holds the run's lock): what an import merges into. */
+  async findAttributes(id: string): Promise<RunAttributes> {
+    const rows = await this.db.query<{ attributes: RunAttributes }>(
+      `SELECT attributes FROM test_runs WHERE id = $1`,
+      [id],
+    );
+    return rows[0]?.attributes ?? {};
   }
 
   /** Run items that are in_progress or have a row in_progress (a read: blocks completion). */

@@ -21,6 +21,16 @@ import {
   RunTimestampField,
 } from './run-status';
 import { SnapshotCache, snapshotBytesOf } from './snapshot-cache';
+import {
+  attributeFilters,
+  CI_COLUMNS,
+  CI_FIELDS,
+  ciToStore,
+  MAX_RUN_ATTRIBUTES,
+  normalizeCommitSha,
+  RunAttributes,
+  RunCi,
+} from './run-metadata';
 import { WebhookEvents } from '../webhooks/webhook-events.service';
 import { testRunJsonParts, toTestRunDto } from './test-run.mapper';
 import { NewTestRun, RunChanges, TestRunRow, TestRunsRepository } from './test-runs.repository';
@@ -82,6 +92,10 @@ export class TestRunsService {
       milestoneIds: q.milestone_id?.filter((v) => v !== '') ?? [],
       createdBy: q.created_by === '' ? undefined : q.created_by,
       search: q.search,
+      builds: q.build?.map((b) => b.toLowerCase()),
+      branches: q.branch,
+      commitShaPrefix: q.commit_sha === undefined ? undefined : normalizeCommitSha(q.commit_sha),
+      attributes: attributeFilters(q.attribute),
       createdFrom: q.created_from ? toInstant(q.created_from) : undefined,
       createdTo,
       sortBy: q.sort_by ?? 'created_at',
@@ -154,6 +168,8 @@ export class TestRunsService {
       environment: env,
       milestoneId,
       build: fields.build ?? null,
+      ci: ciToStore(fields.ci),
+      attributes: fields.attributes ?? {},
       assigneeId: assignee,
       createdBy: user.id,
     });
@@ -246,6 +262,11 @@ export class TestRunsService {
     if (dto.name !== undefined) set('name', dto.name);
     if (dto.description !== undefined) set('description', dto.description);
     if (dto.build !== undefined) set('build', dto.build);
+    if (dto.ci !== undefined) {
+      const ci = ciToStore(dto.ci);
+      for (const field of CI_FIELDS) set(CI_COLUMNS[field], ci[field]);
+    }
+    if (dto.attributes !== undefined) set('attributes', JSON.stringify(dto.attributes));
     if (dto.planned_item_count !== undefined) set('planned_item_count', dto.planned_item_count);
     if (decision.changed) {
       set('status', decision.status);
@@ -267,6 +288,39 @@ export class TestRunsService {
     const data = runEventData(run);
     await this.webhooks.emit(run.project_id, 'test_run.status_changed', { ...data, from, to });
     if (to === 'completed') await this.webhooks.emit(run.project_id, 'test_run.completed', data);
+  }
+
+  /**
+   * Run metadata given with an import into an existing run (issue #24): `build` and each given
+   * `ci` field replace the run's; given attributes are set key by key, the others kept (422
+   * `validation_error` on `attribute` when the run would then have more than
+   * {@link MAX_RUN_ATTRIBUTES}). The caller holds the run's lock; nothing given writes nothing.
+   */
+  async mergeMetadata(
+    run: LockedRun,
+    given: { build?: string; ci?: Partial<RunCi>; attributes?: RunAttributes },
+  ): Promise<void> {
+    const changes: RunChanges = {};
+    if (given.build !== undefined) changes.build = given.build;
+    for (const field of CI_FIELDS) {
+      const value = given.ci?.[field];
+      if (value !== undefined && value !== null) {
+        changes[CI_COLUMNS[field]] = field === 'commit_sha' ? normalizeCommitSha(value) : value;
+      }
+    }
+    if (given.attributes !== undefined && Object.keys(given.attributes).length > 0) {
+      const merged = { ...(await this.repo.findAttributes(run.id)), ...given.attributes };
+      const count = Object.keys(merged).length;
+      if (count > MAX_RUN_ATTRIBUTES) {
+        throw AppException.validation({
+          attribute: [
+            `the run would have ${count} attributes; at most ${MAX_RUN_ATTRIBUTES} are allowed`,
+          ],
+        });
+      }
+      changes.attributes = JSON.stringify(merged);
+    }
+    await this.repo.update(run.id, changes);
   }
 
   /** Permanently deletes the run with its items, rows and history (cascade). */

@@ -1,3 +1,4 @@
+import { RunAttributes, sortedAttributes } from '../../test-runs/run-metadata';
 import { publicItem, RunReportReader } from '../exports.repository';
 import { csvLine } from './text';
 
@@ -26,13 +27,38 @@ export const CSV_COLUMNS = [
   'defect_ids',
   'comment',
   'actual_result',
+  // The run's build and CI metadata (issue #24), the same on every line: a CSV has no header block.
+  'run_build',
+  'run_ci_provider',
+  'run_ci_branch',
+  'run_ci_commit_sha',
+  'run_ci_job_url',
+  'run_ci_pipeline_id',
+  'run_attributes',
 ] as const;
+
+/** The run's attributes in one cell: `key=value` pairs sorted by key, joined with `;`. */
+export function attributesCell(attributes: RunAttributes): string {
+  return sortedAttributes(attributes)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(';');
+}
 
 /**
  * One header line, then one line per run item (RFC 4180: CRLF, fields quoted when needed, lists
  * joined with `;`), in report order. Streamed.
  */
 export async function* csvReport(reader: RunReportReader): AsyncGenerator<string> {
+  const run = reader.header.test_run;
+  const runCells = [
+    run.build,
+    run.ci?.provider ?? null,
+    run.ci?.branch ?? null,
+    run.ci?.commit_sha ?? null,
+    run.ci?.job_url ?? null,
+    run.ci?.pipeline_id ?? null,
+    attributesCell(run.attributes),
+  ];
   yield csvLine(CSV_COLUMNS);
   for await (const raw of reader.items()) {
     const item = publicItem(raw);
@@ -61,6 +87,7 @@ export async function* csvReport(reader: RunReportReader): AsyncGenerator<string
       item.defect_ids,
       item.comment,
       item.actual_result,
+      ...runCells,
     ]);
   }
 }

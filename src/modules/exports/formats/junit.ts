@@ -1,6 +1,7 @@
 import type { RunItemStatus } from '../../test-runs/run-summary';
 import type { ReportRow } from '../report';
 import { secondsText } from '../report';
+import { sortedAttributes } from '../../test-runs/run-metadata';
 import type { ReportItemWithRows, RunReportReader } from '../exports.repository';
 import { xmlAttr, xmlText } from './text';
 
@@ -160,9 +161,16 @@ export async function* junitReport(reader: RunReportReader): AsyncGenerator<stri
     ['build', run.build],
     ['environment', run.environment_name],
     ['milestone', run.milestone_name],
+    // CI metadata and attributes (issue #24): `ci_<field>`, `attribute.<key>` (keys sorted).
+    ['ci_provider', run.ci?.provider ?? null],
+    ['ci_branch', run.ci?.branch ?? null],
+    ['ci_commit_sha', run.ci?.commit_sha ?? null],
+    ['ci_job_url', run.ci?.job_url ?? null],
+    ['ci_pipeline_id', run.ci?.pipeline_id ?? null],
+    ...sortedAttributes(run.attributes).map(([k, v]): [string, string] => [`attribute.${k}`, v]),
   ];
   for (const [name, value] of props) {
-    if (value !== null) yield `    <property name="${name}" value="${xmlAttr(value)}"/>\n`;
+    if (value !== null) yield `    <property name="${xmlAttr(name)}" value="${xmlAttr(value)}"/>\n`;
   }
   yield '  </properties>\n';
   const timestamp = run.started_at ?? run.created_at;

@@ -1,5 +1,6 @@
 import PDFDocument from 'pdfkit';
 import { RUN_ITEM_STATUSES, RunItemStatus } from '../../test-runs/run-summary';
+import { sortedAttributes } from '../../test-runs/run-metadata';
 import type { ReportHeader, ReportItemWithRows, RunReportReader } from '../exports.repository';
 
 /**
@@ -125,6 +126,11 @@ class PdfReport {
       ['Environment', env],
       ['Build', run.build ?? '–'],
       ['Milestone', run.milestone_name ?? '–'],
+      // CI metadata and attributes (issue #24).
+      ['CI', [run.ci?.provider, run.ci?.pipeline_id].filter((v) => v).join(' · ') || '–'],
+      ['Branch', run.ci?.branch ?? '–'],
+      ['Commit', run.ci?.commit_sha ?? '–'],
+      ['Job', run.ci?.job_url ?? '–'],
       ['Assignee', run.assignee_name ?? '–'],
       ['Created by', run.created_by_name ?? run.created_by],
       ['Created', fmtDate(run.created_at)],
@@ -152,6 +158,17 @@ class PdfReport {
         });
     });
     this.y += Math.ceil(fields.length / 2) * 14 + 14;
+    const attributes = sortedAttributes(run.attributes);
+    if (attributes.length > 0) {
+      doc.font('Helvetica').fontSize(9).fillColor('#374151');
+      doc.text(
+        pdfSafe(`Attributes: ${attributes.map(([k, v]) => `${k}=${v}`).join(', ')}`),
+        PAGE.margin,
+        this.y,
+        { width: CONTENT_WIDTH, height: 24, ellipsis: true },
+      );
+      this.y += 30;
+    }
     if (run.description) {
       doc.font('Helvetica-Oblique').fontSize(9).fillColor('#374151');
       doc.text(pdfSafe(run.description), PAGE.margin, this.y, {

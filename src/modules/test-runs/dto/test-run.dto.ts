@@ -1,5 +1,21 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsInt, IsNotEmpty, IsOptional, IsString, IsUUID, Max, Min } from 'class-validator';
+import { Type } from 'class-transformer';
+import {
+  IsIn,
+  IsInt,
+  IsNotEmpty,
+  IsObject,
+  IsOptional,
+  IsString,
+  IsUUID,
+  Matches,
+  Max,
+  Min,
+  ValidateBy,
+  ValidateIf,
+  ValidateNested,
+  ValidationOptions,
+} from 'class-validator';
 import {
   PageQueryDto,
   SORT_ORDERS,
@@ -16,6 +32,22 @@ import {
 } from '../../../common/validation/decorators';
 import { RUN_ITEM_STATUSES, RunItemStatus } from '../run-summary';
 import { RUN_STATUSES, RunStatus } from '../run-status';
+import {
+  ATTRIBUTE_KEY_RULE,
+  ATTRIBUTE_VALUE_MAX_LENGTH,
+  attributesProblems,
+  CI_BRANCH_MAX_LENGTH,
+  CI_JOB_URL_MAX_LENGTH,
+  CI_PIPELINE_ID_MAX_LENGTH,
+  CI_PROVIDER_MAX_LENGTH,
+  ciFieldProblem,
+  CiField,
+  COMMIT_SHA_MAX_LENGTH,
+  COMMIT_SHA_MIN_LENGTH,
+  COMMIT_SHA_RE,
+  MAX_RUN_ATTRIBUTES,
+  parseAttributePair,
+} from '../run-metadata';
 import {
   DATETIME_MAX_LENGTH,
   IsDateOrDateTime,
@@ -103,6 +135,14 @@ export const TEST_RUN_EXAMPLE = {
   milestone_id: EXAMPLE_MILESTONE_ID,
   milestone_name: 'Release 2.4',
   build: '2.4.0-rc1',
+  ci: {
+    provider: 'github-actions',
+    branch: 'release/2.4',
+    commit_sha: '9fceb02d0ae598e95dc970b74767f19372d61af8',
+    job_url: 'https://github.com/acme/shop/actions/runs/9876543210',
+    pipeline_id: '9876543210',
+  },
+  attributes: { team: 'payments', os: 'linux' },
   assignee: EXAMPLE_ASSIGNEE_ID,
   created_by: EXAMPLE_USER_ID,
   created_by_name: 'Ada Lovelace',
@@ -142,6 +182,165 @@ export class EnvironmentRevisionRefDto {
   @ApiProperty({ example: 3 }) revision_number: number;
   @ApiProperty({ example: EXAMPLE_SNAPSHOT_HASH }) snapshot_hash: string;
 }
+
+/** Bounds of the run metadata, in words (OpenAPI descriptions). */
+const ATTRIBUTES_RULES =
+  `Free key → value strings set by CI or by hand (issue #24): at most ${MAX_RUN_ATTRIBUTES} pairs; ` +
+  `keys ${ATTRIBUTE_KEY_RULE}; values strings of at most ${ATTRIBUTE_VALUE_MAX_LENGTH} ` +
+  'characters without control characters. Otherwise 422 `validation_error` on `attributes`.';
+
+/** A run's `ci` object as answered: every field, null when unknown. */
+export class RunCiDto {
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    maxLength: CI_PROVIDER_MAX_LENGTH,
+    example: X.ci.provider,
+    description: 'CI system, e.g. github-actions, gitlab-ci, jenkins (free text)',
+  })
+  provider: string | null;
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    maxLength: CI_BRANCH_MAX_LENGTH,
+    example: X.ci.branch,
+  })
+  branch: string | null;
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    minLength: COMMIT_SHA_MIN_LENGTH,
+    maxLength: COMMIT_SHA_MAX_LENGTH,
+    pattern: '^[0-9a-f]{7,64}$',
+    example: X.ci.commit_sha,
+    description: 'Hexadecimal, stored lowercase',
+  })
+  commit_sha: string | null;
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    format: 'uri',
+    maxLength: CI_JOB_URL_MAX_LENGTH,
+    example: X.ci.job_url,
+  })
+  job_url: string | null;
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    maxLength: CI_PIPELINE_ID_MAX_LENGTH,
+    example: X.ci.pipeline_id,
+  })
+  pipeline_id: string | null;
+}
+
+/** `ci` field rule (length, no control characters, hex SHA, http(s) URL) as a validator. */
+function CiFieldRule(field: CiField, options?: ValidationOptions): PropertyDecorator {
+  return ValidateBy(
+    {
+      name: 'ciField',
+      validator: {
+        validate: (value: unknown) =>
+          typeof value !== 'string' || ciFieldProblem(field, value) === null,
+        defaultMessage: (args) =>
+          typeof args?.value === 'string' ? (ciFieldProblem(field, args.value) ?? '') : '',
+      },
+    },
+    options,
+  );
+}
+
+/** Absent, null or blank skip the other validators (the field is then null). */
+const NullableOrBlank = () => ValidateIf((_o, v) => v !== undefined && v !== null && v !== '');
+
+/** A run's `ci` object as given (create, PATCH): every field optional; blank or null → none. */
+export class RunCiInputDto {
+  @ApiPropertyOptional({ type: String, nullable: true, example: X.ci.provider })
+  @NullableOrBlank()
+  @IsString()
+  @MaxLen(CI_PROVIDER_MAX_LENGTH)
+  @CiFieldRule('provider')
+  provider?: string | null;
+
+  @ApiPropertyOptional({ type: String, nullable: true, example: X.ci.branch })
+  @NullableOrBlank()
+  @IsString()
+  @MaxLen(CI_BRANCH_MAX_LENGTH)
+  @CiFieldRule('branch')
+  branch?: string | null;
+
+  @ApiPropertyOptional({
+    type: String,
+    nullable: true,
+    pattern: COMMIT_SHA_RE.source,
+    example: X.ci.commit_sha,
+    description: `${COMMIT_SHA_MIN_LENGTH} to ${COMMIT_SHA_MAX_LENGTH} hexadecimal digits (stored lowercase)`,
+  })
+  @NullableOrBlank()
+  @IsString()
+  @CiFieldRule('commit_sha')
+  commit_sha?: string | null;
+
+  @ApiPropertyOptional({
+    type: String,
+    nullable: true,
+    format: 'uri',
+    example: X.ci.job_url,
+    description: 'An absolute http:// or https:// URL',
+  })
+  @NullableOrBlank()
+  @IsString()
+  @MaxLen(CI_JOB_URL_MAX_LENGTH)
+  @CiFieldRule('job_url')
+  job_url?: string | null;
+
+  @ApiPropertyOptional({ type: String, nullable: true, example: X.ci.pipeline_id })
+  @NullableOrBlank()
+  @IsString()
+  @MaxLen(CI_PIPELINE_ID_MAX_LENGTH)
+  @CiFieldRule('pipeline_id')
+  pipeline_id?: string | null;
+}
+
+/** An `attributes` object: {@link attributesProblems} as a validator (one message per problem). */
+function IsRunAttributes(): PropertyDecorator {
+  return ValidateBy({
+    name: 'runAttributes',
+    validator: {
+      validate: (value: unknown) => attributesProblems(value).length === 0,
+      defaultMessage: (args) => attributesProblems(args?.value).join('; '),
+    },
+  });
+}
+
+/** The `attribute` list filter: `key:value` pairs. */
+function IsAttributePair(options?: ValidationOptions): PropertyDecorator {
+  return ValidateBy(
+    {
+      name: 'attributePair',
+      validator: {
+        validate: (value: unknown) =>
+          typeof value === 'string' && 'key' in parseAttributePair(value),
+        defaultMessage: (args) => {
+          const v: unknown = args?.value;
+          const list = Array.isArray(v) ? v : [v];
+          for (const item of list) {
+            if (typeof item !== 'string') return 'each attribute filter must be key:value';
+            const p = parseAttributePair(item);
+            if ('problem' in p) return p.problem;
+          }
+          return 'each attribute filter must be key:value';
+        },
+      },
+    },
+    options,
+  );
+}
+
+const ATTRIBUTES_SCHEMA = {
+  type: 'object',
+  additionalProperties: { type: 'string', maxLength: ATTRIBUTE_VALUE_MAX_LENGTH },
+  maxProperties: MAX_RUN_ATTRIBUTES,
+} as const;
 
 /** The run object of api.md §2.1 with every field (CONTRACT §5). */
 export class TestRunDto {
@@ -197,6 +396,21 @@ export class TestRunDto {
   })
   milestone_name: string | null;
   @ApiProperty({ nullable: true, type: String, example: X.build }) build: string | null;
+  @ApiProperty({
+    nullable: true,
+    type: RunCiDto,
+    example: X.ci,
+    description:
+      'Where the run comes from in CI; null when the run has no CI field at all (runs created ' +
+      'before issue #24 included), else every field, null when unknown',
+  })
+  ci: RunCiDto | null;
+  @ApiProperty({
+    ...ATTRIBUTES_SCHEMA,
+    example: X.attributes,
+    description: `${ATTRIBUTES_RULES} \`{}\` when none.`,
+  })
+  attributes: Record<string, string>;
   @ApiProperty({
     nullable: true,
     type: String,
@@ -275,6 +489,23 @@ export class CreateTestRunFields {
   build?: string | null;
 
   @ApiPropertyOptional({
+    type: RunCiInputDto,
+    nullable: true,
+    description: 'CI metadata; null or absent: none. Unknown fields → 422.',
+  })
+  @Nullable()
+  @IsObject()
+  @ValidateNested()
+  @Type(() => RunCiInputDto)
+  ci?: RunCiInputDto | null;
+
+  @ApiPropertyOptional({ ...ATTRIBUTES_SCHEMA, description: `${ATTRIBUTES_RULES} Absent: \`{}\`.` })
+  @OptionalNotNull()
+  @IsObject()
+  @IsRunAttributes()
+  attributes?: Record<string, string>;
+
+  @ApiPropertyOptional({
     nullable: true,
     type: String,
     description: 'User id; the user must have access to the project',
@@ -327,6 +558,28 @@ export class UpdateTestRunDto {
   @IsString()
   @MaxLen(255)
   build?: string | null;
+
+  @ApiPropertyOptional({
+    type: RunCiInputDto,
+    nullable: true,
+    description:
+      'Replaces the whole `ci` object (fields left out become null); null clears it. Unknown ' +
+      'fields → 422.',
+  })
+  @Nullable()
+  @IsObject()
+  @ValidateNested()
+  @Type(() => RunCiInputDto)
+  ci?: RunCiInputDto | null;
+
+  @ApiPropertyOptional({
+    ...ATTRIBUTES_SCHEMA,
+    description: `Replaces all attributes (\`{}\` clears them; cannot be null). ${ATTRIBUTES_RULES}`,
+  })
+  @OptionalNotNull()
+  @IsObject()
+  @IsRunAttributes()
+  attributes?: Record<string, string>;
 
   @ApiPropertyOptional({ nullable: true, type: String })
   @Nullable()
@@ -422,6 +675,57 @@ export class ListTestRunsQueryDto extends PageQueryDto {
   @IsString({ each: true })
   @MaxLen(100, { each: true })
   milestone_id?: string[];
+
+  @ApiPropertyOptional({
+    type: [String],
+    description: 'Repeatable: runs whose build is one of these (whole value, case-insensitive)',
+  })
+  @QueryArray()
+  @MaxItems(QUERY_VALUES_MAX)
+  @IsOptional()
+  @IsString({ each: true })
+  @MaxLen(255, { each: true })
+  @NoNul({ each: true })
+  build?: string[];
+
+  @ApiPropertyOptional({
+    type: [String],
+    description: 'Repeatable: runs whose `ci.branch` is one of these (exact, case-sensitive)',
+  })
+  @QueryArray()
+  @MaxItems(QUERY_VALUES_MAX)
+  @IsOptional()
+  @IsString({ each: true })
+  @MaxLen(CI_BRANCH_MAX_LENGTH, { each: true })
+  @NoNul({ each: true })
+  branch?: string[];
+
+  @ApiPropertyOptional({
+    description:
+      `Runs whose \`ci.commit_sha\` starts with this: ${COMMIT_SHA_MIN_LENGTH} to ` +
+      `${COMMIT_SHA_MAX_LENGTH} hexadecimal digits, case-insensitive (a whole SHA matches exactly)`,
+    pattern: COMMIT_SHA_RE.source,
+    example: '9fceb02',
+  })
+  @IsOptional()
+  @IsString()
+  @Matches(COMMIT_SHA_RE, {
+    message: `commit_sha must be ${COMMIT_SHA_MIN_LENGTH} to ${COMMIT_SHA_MAX_LENGTH} hexadecimal digits`,
+  })
+  commit_sha?: string;
+
+  @ApiPropertyOptional({
+    type: [String],
+    example: ['team:payments'],
+    description:
+      `Repeatable \`key:value\` (split at the first \`:\`; the value may contain more): runs ` +
+      `having every one of these attributes (exact values). At most ${MAX_RUN_ATTRIBUTES}.`,
+  })
+  @QueryArray()
+  @MaxItems(MAX_RUN_ATTRIBUTES)
+  @IsOptional()
+  @IsAttributePair({ each: true })
+  attribute?: string[];
 
   @ApiPropertyOptional({
     description: 'Case-insensitive substring of the name, build or environment name',

@@ -31,6 +31,18 @@ export class TestRunEntity {
   environmentSnapshot: Record<string, unknown> | null;
   @Column({ name: 'milestone_id', type: 'uuid', nullable: true }) milestoneId: string | null;
   @Column({ type: 'varchar', length: 255, nullable: true }) build: string | null;
+  /** Free key → value strings (issue #24 item 5; bounds in `run-metadata.ts`). */
+  @Column({ type: 'jsonb', default: () => "'{}'::jsonb" }) attributes: Record<string, string>;
+  @Column({ name: 'ci_provider', type: 'varchar', length: 64, nullable: true })
+  ciProvider: string | null;
+  @Column({ name: 'ci_branch', type: 'varchar', length: 255, nullable: true })
+  ciBranch: string | null;
+  @Column({ name: 'ci_commit_sha', type: 'varchar', length: 64, nullable: true })
+  ciCommitSha: string | null;
+  @Column({ name: 'ci_job_url', type: 'varchar', length: 2048, nullable: true })
+  ciJobUrl: string | null;
+  @Column({ name: 'ci_pipeline_id', type: 'varchar', length: 255, nullable: true })
+  ciPipelineId: string | null;
   @Column({ name: 'assignee_id', type: 'uuid', nullable: true }) assigneeId: string | null;
   @Column({ name: 'created_by', type: 'uuid' }) createdBy: string;
   @Column({ type: 'varchar', length: 16, default: 'not_started' }) status: RunStatus;
