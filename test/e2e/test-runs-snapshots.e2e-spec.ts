@@ -215,9 +215,13 @@ describe('test runs: snapshots stored once per revision', () => {
   });
 
   it('HEAD answers the headers of GET without a body; a missing run is still a problem', async () => {
-    const got = await t.req('get', `${API}/test-runs/${String(run.withEnv.id)}`, f.viewer.token);
+    // Uncompressed: a compressed GET is chunked (HEAD is never compressed).
+    const got = await t
+      .req('get', `${API}/test-runs/${String(run.withEnv.id)}`, f.viewer.token)
+      .set('Accept-Encoding', 'identity');
     const head = await t.req('head', `${API}/test-runs/${String(run.withEnv.id)}`, f.viewer.token);
     expect(head.status).toBe(200);
+    expect(head.headers.etag).toBe(got.headers.etag);
     expect(head.headers['content-length']).toBe(got.headers['content-length']);
     expect(Number(got.headers['content-length'])).toBe(Buffer.byteLength(got.text));
     expect(got.headers['x-request-id']).toBeDefined();
