@@ -272,6 +272,7 @@ export class RunCiInputDto {
     type: String,
     nullable: true,
     pattern: COMMIT_SHA_RE.source,
+    maxLength: COMMIT_SHA_MAX_LENGTH,
     example: X.ci.commit_sha,
     description: `${COMMIT_SHA_MIN_LENGTH} to ${COMMIT_SHA_MAX_LENGTH} hexadecimal digits (stored lowercase)`,
   })
@@ -705,6 +706,7 @@ export class ListTestRunsQueryDto extends PageQueryDto {
       `Runs whose \`ci.commit_sha\` starts with this: ${COMMIT_SHA_MIN_LENGTH} to ` +
       `${COMMIT_SHA_MAX_LENGTH} hexadecimal digits, case-insensitive (a whole SHA matches exactly)`,
     pattern: COMMIT_SHA_RE.source,
+    maxLength: COMMIT_SHA_MAX_LENGTH,
     example: '9fceb02',
   })
   @IsOptional()
