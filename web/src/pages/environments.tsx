@@ -1,0 +1,273 @@
+import { useState } from 'preact/hooks';
+import { getJson } from '../api';
+import { dateTime, jsonPath, shortValue } from '../format';
+import { useLoad } from '../hooks';
+import { ProjectNav } from '../project-nav';
+import { navigate } from '../router';
+import type { Environment, EnvironmentRevision, Page, RevisionDiff, Topology, TopologyComponent } from '../types';
+import { Empty, PageTitle, Show } from '../ui';
+
+const REVISIONS_PAGE_SIZE = 200;
+
+export function EnvironmentsPage({ projectId }: { projectId: string }) {
+  const envs = useLoad(`envs:${projectId}`, () =>
+    getJson<Page<Environment>>('/environments', { project_id: projectId, page_size: 200, include_archived: true }),
+  );
+  return (
+    <>
+      <ProjectNav projectId={projectId} current="environments" />
+      <PageTitle sub="Where the runs ran: topology and the revisions of each environment.">Environments</PageTitle>
+      <Show value={envs} what="environments">
+        {(p) =>
+          p.items.length === 0 ? (
+            <Empty>This project has no environments yet.</Empty>
+          ) : (
+            <table>
+              <caption class="visually-hidden">Environments</caption>
+              <thead>
+                <tr>
+                  <th scope="col">Environment</th>
+                  <th scope="col">Kind</th>
+                  <th scope="col">Status</th>
+                  <th scope="col" class="num">
+                    Revision
+                  </th>
+                  <th scope="col">Use cases</th>
+                </tr>
+              </thead>
+              <tbody>
+                {p.items.map((e) => (
+                  <tr key={e.id}>
+                    <th scope="row">
+                      <a href={`#/environments/${e.id}`}>{e.name}</a>
+                    </th>
+                    <td>{e.kind ?? '—'}</td>
+                    <td>{e.archived_at ? 'archived' : e.status}</td>
+                    <td class="num">{e.current_revision_number}</td>
+                    <td>{e.use_cases.join(', ') || '—'}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          )
+        }
+      </Show>
+    </>
+  );
+}
+
+export function EnvironmentPage({ environmentId, query }: { environmentId: string; query: URLSearchParams }) {
+  const env = useLoad(`env:${environmentId}`, () => getJson<Environment>(`/environments/${environmentId}`));
+  const revisions = useLoad(`revs:${environmentId}`, () =>
+    getJson<Page<EnvironmentRevision>>(`/environments/${environmentId}/revisions`, { page_size: REVISIONS_PAGE_SIZE }),
+  );
+  if (env.state !== 'done') {
+    return (
+      <>
+        <PageTitle>Environment</PageTitle>
+        <Show value={env} what="the environment">
+          {() => null}
+        </Show>
+      </>
+    );
+  }
+  const e = env.data;
+  return (
+    <>
+      <ProjectNav projectId={e.project_id} current="environments" />
+      <PageTitle sub={[e.kind, e.archived_at ? 'archived' : e.status, `revision ${e.current_revision_number}`].filter(Boolean).join(' · ')}>
+        {e.name}
+      </PageTitle>
+      {e.description ? <p>{e.description}</p> : null}
+      <section aria-labelledby="topology-title">
+        <h2 id="topology-title">Topology</h2>
+        <TopologyTree topology={e.topology} />
+      </section>
+      <section aria-labelledby="revisions-title">
+        <h2 id="revisions-title">Revisions</h2>
+        <Show value={revisions} what="revisions">
+          {(p) => (
+            <>
+              <table>
+                <caption class="visually-hidden">Revisions, newest first</caption>
+                <thead>
+                  <tr>
+                    <th scope="col" class="num">
+                      Revision
+                    </th>
+                    <th scope="col">Created</th>
+                    <th scope="col">Note</th>
+                    <th scope="col">Snapshot hash</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {p.items.map((r) => (
+                    <tr key={r.id}>
+                      <td class="num">
+                        {r.revision_number}
+                        {r.is_current ? ' (current)' : ''}
+                      </td>
+                      <td>{dateTime(r.created_at)}</td>
+                      <td>{r.revision_note ?? '—'}</td>
+                      <td>
+                        <code>{r.snapshot_hash.slice(0, 12)}</code>
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+              <Drift environmentId={e.id} revisions={p.items} query={query} />
+            </>
+          )}
+        </Show>
+      </section>
+    </>
+  );
+}
+
+const GROUPS: Array<[keyof Topology, string]> = [
+  ['system_under_test', 'System under test'],
+  ['supporting_services', 'Supporting services'],
+  ['load_generators', 'Load generators'],
+];
+
+/** The topology as nested lists: group → component → nodes. */
+export function TopologyTree({ topology }: { topology: Topology | null }) {
+  const groups = GROUPS.map(([key, label]) => [label, (topology?.[key] as TopologyComponent[] | undefined) ?? []] as const).filter(
+    ([, comps]) => comps.length > 0,
+  );
+  if (groups.length === 0) return <Empty>No topology recorded.</Empty>;
+  return (
+    <ul class="tree" aria-label="Topology">
+      {groups.map(([label, comps]) => (
+        <li key={label}>
+          <span class="tree-group">{label}</span>
+          <ul>
+            {comps.map((c, i) => (
+              <li key={`${c.name}-${i}`}>
+                <span class="tree-component">{c.name}</span>
+                {c.component_type ? <span class="muted"> ({c.component_type})</span> : null}
+                {c.endpoints && c.endpoints.length > 0 ? <span class="muted"> · {c.endpoints.join(', ')}</span> : null}
+                {c.nodes && c.nodes.length > 0 ? (
+                  <ul>
+                    {c.nodes.map((n, j) => (
+                      <li key={`${n.name}-${j}`}>
+                        <span class="tree-node">{n.name}</span>
+                        <span class="muted">
+                          {' '}
+                          {[n.role, n.host_type, n.provider, n.region, n.count && n.count > 1 ? `×${n.count}` : null, n.endpoint]
+                            .filter(Boolean)
+                            .join(' · ')}
+                        </span>
+                      </li>
+                    ))}
+                  </ul>
+                ) : null}
+              </li>
+            ))}
+          </ul>
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+function Drift({ environmentId, revisions, query }: { environmentId: string; revisions: EnvironmentRevision[]; query: URLSearchParams }) {
+  const numbers = revisions.map((r) => r.revision_number);
+  const newest = numbers[0] ?? 1;
+  const to = Number(query.get('to')) || newest;
+  const from = Number(query.get('from')) || Math.max(1, to - 1);
+  const [draft, setDraft] = useState({ from, to });
+  const diff = useLoad(numbers.length > 1 ? `diff:${environmentId}:${from}:${to}` : null, () =>
+    getJson<RevisionDiff>(`/environments/${environmentId}/revisions/${to}/diff`, { against: from }),
+  );
+  return (
+    <section aria-labelledby="drift-title">
+      <h2 id="drift-title">Drift between two revisions</h2>
+      {numbers.length < 2 ? (
+        <Empty>Only one revision so far: nothing to compare.</Empty>
+      ) : (
+        <>
+          <form
+            class="filters"
+            aria-label="Choose the revisions to compare"
+            onSubmit={(ev) => {
+              ev.preventDefault();
+              navigate(`/environments/${environmentId}`, { from: String(draft.from), to: String(draft.to) });
+            }}
+          >
+            <label>
+              From revision
+              <select name="from" value={String(draft.from)} onChange={(ev) => setDraft({ ...draft, from: Number(ev.currentTarget.value) })}>
+                {numbers.map((n) => (
+                  <option key={n} value={String(n)}>
+                    {n}
+                  </option>
+                ))}
+              </select>
+            </label>
+            <label>
+              To revision
+              <select name="to" value={String(draft.to)} onChange={(ev) => setDraft({ ...draft, to: Number(ev.currentTarget.value) })}>
+                {numbers.map((n) => (
+                  <option key={n} value={String(n)}>
+                    {n}
+                  </option>
+                ))}
+              </select>
+            </label>
+            <button type="submit" class="primary">
+              Show the drift
+            </button>
+          </form>
+          <Show value={diff} what="the diff">
+            {(d) =>
+              d.identical ? (
+                <Empty>
+                  Revisions {d.from_revision} and {d.to_revision} are identical.
+                </Empty>
+              ) : (
+                <>
+                  <p>
+                    From revision {d.from_revision} to {d.to_revision}: {d.counts.added} added, {d.counts.removed} removed, {d.counts.changed} changed.
+                  </p>
+                  <table class="diff">
+                    <caption class="visually-hidden">
+                      Changes from revision {d.from_revision} to {d.to_revision}
+                    </caption>
+                    <thead>
+                      <tr>
+                        <th scope="col">Change</th>
+                        <th scope="col">Path</th>
+                        <th scope="col">Before</th>
+                        <th scope="col">After</th>
+                      </tr>
+                    </thead>
+                    <tbody>
+                      {d.changes.map((c, i) => (
+                        <tr key={i} class={`op-${c.op}`}>
+                          <td>
+                            <span class={`badge op-${c.op}`}>{c.op}</span>
+                          </td>
+                          <th scope="row">
+                            <code>{jsonPath(c.path)}</code>
+                          </th>
+                          <td>
+                            <code>{c.op === 'added' ? '—' : shortValue(c.from)}</code>
+                          </td>
+                          <td>
+                            <code>{c.op === 'removed' ? '—' : shortValue(c.to)}</code>
+                          </td>
+                        </tr>
+                      ))}
+                    </tbody>
+                  </table>
+                </>
+              )
+            }
+          </Show>
+        </>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,55 @@
+import { getJson } from '../api';
+import { dateTime } from '../format';
+import { useLoad } from '../hooks';
+import type { Page, Project } from '../types';
+import { Empty, PageTitle, Show } from '../ui';
+
+export function ProjectsPage() {
+  const projects = useLoad('projects', () => getJson<Page<Project>>('/projects', { page_size: 200, sort_by: 'name', sort_order: 'asc' }));
+  return (
+    <>
+      <PageTitle sub="The projects you are a member of.">Projects</PageTitle>
+      <Show value={projects} what="projects">
+        {(page) =>
+          page.items.length === 0 ? (
+            <Empty>You are not a member of any project yet. A project lead or an administrator can add you.</Empty>
+          ) : (
+            <table>
+              <caption class="visually-hidden">Projects</caption>
+              <thead>
+                <tr>
+                  <th scope="col">Project</th>
+                  <th scope="col">Description</th>
+                  <th scope="col">Created</th>
+                  <th scope="col">Pages</th>
+                </tr>
+              </thead>
+              <tbody>
+                {page.items.map((p) => (
+                  <tr key={p.id}>
+                    <th scope="row">
+                      <a href={`#/projects/${p.id}/runs`}>{p.name}</a>
+                    </th>
+                    <td>{p.description ?? '—'}</td>
+                    <td>{dateTime(p.created_at)}</td>
+                    <td class="links">
+                      <a href={`#/projects/${p.id}/flaky`} aria-label={`Flaky tests of ${p.name}`}>
+                        Flaky tests
+                      </a>{' '}
+                      <a href={`#/projects/${p.id}/environments`} aria-label={`Environments of ${p.name}`}>
+                        Environments
+                      </a>{' '}
+                      <a href={`#/projects/${p.id}/products`} aria-label={`Products of ${p.name}`}>
+                        Products
+                      </a>
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          )
+        }
+      </Show>
+    </>
+  );
+}

@@ -1,0 +1,35 @@
+/** Hash routes (`#/projects/<id>/runs?status=completed`): the service serves one page, /app/. */
+import { useEffect, useState } from 'preact/hooks';
+
+export interface Route {
+  /** Path segments after `#/`. */
+  parts: string[];
+  query: URLSearchParams;
+}
+
+export function parseHash(hash: string): Route {
+  const raw = hash.replace(/^#\/?/, '');
+  const [path, search = ''] = raw.split('?', 2);
+  return { parts: path.split('/').filter(Boolean).map(decodeURIComponent), query: new URLSearchParams(search) };
+}
+
+export function href(path: string, query?: Record<string, string | undefined>): string {
+  const params = new URLSearchParams();
+  for (const [k, v] of Object.entries(query ?? {})) if (v) params.set(k, v);
+  const s = params.toString();
+  return `#${path}${s ? `?${s}` : ''}`;
+}
+
+export function navigate(path: string, query?: Record<string, string | undefined>): void {
+  window.location.hash = href(path, query).slice(1);
+}
+
+export function useRoute(): Route {
+  const [route, setRoute] = useState(() => parseHash(window.location.hash));
+  useEffect(() => {
+    const onChange = () => setRoute(parseHash(window.location.hash));
+    window.addEventListener('hashchange', onChange);
+    return () => window.removeEventListener('hashchange', onChange);
+  }, []);
+  return route;
+}
