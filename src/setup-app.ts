@@ -14,6 +14,7 @@ import { AppLogger, ROOT_LOGGER } from './common/http/logging';
 import { MetricsService } from './common/http/metrics.service';
 import { requestBodyMiddleware, requestMiddleware } from './common/http/middleware';
 import { allowedMethodsFor, registerRoutes } from './common/http/route-table';
+import { defaultWebDir, loadWebApp } from './common/http/web-app';
 import { FAVICON_CONTENT_TYPE, FAVICON_ICO } from './common/openapi/favicon';
 import {
   buildOpenApiDocument,
@@ -78,7 +79,10 @@ export function setupApp(app: NestExpressApplication | INestApplication): INestA
   app.useGlobalFilters(app.get(ProblemFilter));
 
   const document = buildOpenApiDocument(app);
+  // The dashboard at /app/ (`/` redirects there), when built (issue #21).
+  const webApp = loadWebApp(config.webDir ?? defaultWebDir());
   registerRoutes({
+    ...Object.fromEntries((webApp?.routes ?? []).map((path) => [path, { get: {} }])),
     ...(document.paths as Record<string, Record<string, unknown>>),
     '/healthz': { get: {} },
     '/readyz': { get: {} },
@@ -121,6 +125,7 @@ export function setupApp(app: NestExpressApplication | INestApplication): INestA
       res.type('html').send(errorsPage);
       return;
     }
+    if (read && webApp?.handle(req, res)) return;
     if (read && path === '/favicon.ico') {
       res.setHeader('Cache-Control', 'public, max-age=86400');
       res.type(FAVICON_CONTENT_TYPE).send(FAVICON_ICO);

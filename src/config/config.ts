@@ -60,6 +60,11 @@ export interface AppConfig {
   metricsPort: number | null;
   /** Address the metrics server binds to (METRICS_HOST, default 127.0.0.1). */
   metricsHost: string;
+  /**
+   * Directory of the built dashboard served at /app (WEB_DIR; default: the package's dist/web,
+   * written by `npm run build`). null: the default.
+   */
+  webDir: string | null;
   /** Login throttling (issue #24 §2): see {@link LoginThrottleConfig}. */
   loginThrottle: LoginThrottleConfig;
   /**
@@ -383,6 +388,7 @@ export function loadConfig(
     host,
     databaseUrl,
     dataDir,
+    webDir: text(env, 'WEB_DIR') === undefined ? null : resolve(text(env, 'WEB_DIR')!),
     embeddedPgPort: int(env, 'EMBEDDED_PG_PORT', 5433, 1, 65535),
     authSecret,
     accessTokenTtlSeconds: int(env, 'ACCESS_TOKEN_TTL_SECONDS', 28800, 1, 31_536_000),
