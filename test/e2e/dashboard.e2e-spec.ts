@@ -1,0 +1,406 @@
+/**
+ * The dashboard (issue #21) in a real headless Chromium: playwright-core drives the Debian
+ * `chromium` package (CHROMIUM_PATH, default /usr/bin/chromium; `.ci/run` installs it). The web app
+ * is built once with Vite into a temporary directory the test app serves (WEB_DIR), so the test
+ * needs no prior `npm run build`. Each page is opened on data seeded through the API, checked,
+ * screenshotted into test-output/dashboard/ and checked by axe-core (no serious or critical
+ * violation); the page-load timings go to test-output/dashboard/timings.json.
+ */
+import { execFile } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { type Browser, chromium, type Page } from 'playwright-core';
+import { WEB_APP_CSP } from '../../src/common/http/web-app';
+import { REDOC_CSP } from '../../src/common/openapi/openapi';
+import { DEFAULT_PASSWORD } from '../support/constants';
+import { createTestApp, expectProblem, type RoleFixture, type TestApp } from '../support/test-app';
+
+const API = '/api/v1';
+const ROOT = join(__dirname, '..', '..');
+const OUTPUT = join(ROOT, 'test-output', 'dashboard');
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const AXE_SOURCE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
+
+type Json = Record<string, unknown>;
+
+/** One JUnit report per run; `checkout` alternates (flaky), `search` breaks in the last run. */
+function junit(run: number, last: boolean): Buffer {
+  const failure = (message: string) =>
+    `<failure message="${message.replace(/"/g, '&quot;')}" type="AssertionError">${message}\n  at shop.test</failure>`;
+  return Buffer.from(`<?xml version="1.0" encoding="UTF-8"?>
+<testsuite name="shop" tests="5">
+  <testcase classname="shop.Login" name="signs in" time="0.2"/>
+  <testcase classname="shop.Checkout" name="pays by card" time="0.4">${run % 2 === 1 ? failure('expected 200 but was 503') : ''}</testcase>
+  <testcase classname="shop.Search" name="finds a product" time="0.1">${last ? failure('no result for "lamp"') : ''}</testcase>
+  <testcase classname="shop.Cart" name="adds an item" time="0.1"/>
+  <testcase classname="shop.Profile" name="edits the address" time="0.1"><skipped/></testcase>
+</testsuite>`);
+}
+
+const RUNS = 6;
+
+describe('dashboard in a headless browser (issue #21)', () => {
+  let t: TestApp;
+  let f: RoleFixture;
+  let webDir: string;
+  let base: string;
+  let browser: Browser;
+  let page: Page;
+  const consoleErrors: string[] = [];
+  const timings: Array<{ page: string; dom_content_loaded_ms: number; load_ms: number; content_ms: number }> = [];
+  const seeded = { runIds: [] as string[], envId: '', productId: '' };
+
+  function ok(res: { status: number; body: unknown }, status = 200): Json {
+    if (res.status !== status) throw new Error(`expected ${status}, got ${res.status} ${JSON.stringify(res.body)}`);
+    return res.body as Json;
+  }
+
+  async function seed(): Promise<void> {
+    const lead = f.lead.token;
+    const env = ok(
+      await t.req('post', `${API}/environments`, lead).send({
+        project_id: f.projectId,
+        name: 'Staging EU',
+        topology: {
+          system_under_test: [
+            {
+              name: 'shop-api',
+              component_type: 'service',
+              endpoints: ['https://api.staging.example'],
+              nodes: [{ name: 'api-1', host_type: 'vm', role: 'app', provider: 'hetzner', region: 'eu-central' }],
+            },
+          ],
+          supporting_services: [{ name: 'postgres', component_type: 'database', nodes: [{ name: 'db-1', host_type: 'vm', region: 'eu-central' }] }],
+        },
+      }),
+      201,
+    );
+    seeded.envId = env.id as string;
+    ok(
+      await t.req('patch', `${API}/environments/${seeded.envId}`, lead).send({
+        topology: {
+          system_under_test: [
+            {
+              name: 'shop-api',
+              component_type: 'service',
+              endpoints: ['https://api.staging.example'],
+              nodes: [{ name: 'api-1', host_type: 'vm', role: 'app', provider: 'hetzner', region: 'eu-west' }],
+            },
+          ],
+          supporting_services: [{ name: 'postgres', component_type: 'database', nodes: [{ name: 'db-1', host_type: 'vm', region: 'eu-central' }] }],
+        },
+      }),
+    );
+    for (let i = 0; i < RUNS; i++) {
+      const last = i === RUNS - 1;
+      const run = ok(
+        await t.req('post', `${API}/test-runs`, f.tester.token).send({
+          project_id: f.projectId,
+          name: `Nightly ${i + 1}`,
+          environment_id: seeded.envId,
+          build: `1.0.${i + 1}`,
+          ci: { branch: last ? 'feature/search' : 'main' },
+        }),
+        201,
+      );
+      ok(
+        await t
+          .req('post', `${API}/test-runs/${String(run.id)}/imports/junit?create_missing_cases=true`, f.tester.token)
+          .attach('file', junit(i, last), `nightly-${i + 1}.xml`),
+        201,
+      );
+      if (!last) ok(await t.req('patch', `${API}/test-runs/${String(run.id)}`, f.tester.token).send({ status: 'completed' }));
+      seeded.runIds.push(run.id as string);
+    }
+    const component = async (name: string, factors: number[]) => {
+      const [bc, cf, ic, dd, pis, ac] = factors;
+      return ok(
+        await t.req('post', `${API}/components`, lead).send({
+          project_id: f.projectId,
+          name,
+          business_criticality: bc,
+          change_frequency: cf,
+          integration_complexity: ic,
+          defect_density: dd,
+          production_incident_score: pis,
+          automation_confidence: ac,
+        }),
+        201,
+      ).id as string;
+    };
+    const payments = await component('Payments', [5, 4, 4, 4, 5, 1]);
+    const catalogue = await component('Catalogue', [4, 2, 2, 2, 3, 5]);
+    ok(
+      await t.req('post', `${API}/test-cases`, lead).send({
+        project_id: f.projectId,
+        title: 'Refund a card payment',
+        status: 'active',
+        component_coverages: [
+          { component_id: payments, coverage_type: 'direct', coverage_strength: 'regression', is_mandatory_for_release: true },
+        ],
+      }),
+      201,
+    );
+    const product = ok(await t.req('post', `${API}/products`, lead).send({ project_id: f.projectId, name: 'Web shop', key: 'SHOP' }), 201);
+    seeded.productId = product.id as string;
+    ok(
+      await t.req('put', `${API}/products/${seeded.productId}/components`, lead).send({
+        links: [{ component_id: payments }, { component_id: catalogue }],
+      }),
+    );
+  }
+
+  beforeAll(async () => {
+    webDir = mkdtempSync(join(tmpdir(), 'tms-web-'));
+    const build = promisify(execFile)(
+      process.execPath,
+      [join(ROOT, 'node_modules', 'vite', 'bin', 'vite.js'), 'build', '--config', join(ROOT, 'web', 'vite.config.mts'), '--outDir', webDir, '--emptyOutDir'],
+      { cwd: ROOT },
+    );
+    // Assigned before anything else can fail, so that afterAll closes it.
+    const launched = chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+    void launched.then((b) => (browser = b), () => undefined);
+    await build;
+    t = await createTestApp({ WEB_DIR: webDir });
+    f = await t.roleFixture();
+    await seed();
+    base = `http://127.0.0.1:${(t.server.address() as AddressInfo).port}`;
+    browser = await launched;
+    page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    page.on('console', (m) => {
+      if (m.type() === 'error') consoleErrors.push(m.text());
+    });
+    page.on('pageerror', (e) => consoleErrors.push(String(e)));
+    mkdirSync(OUTPUT, { recursive: true });
+  });
+
+  afterAll(async () => {
+    if (timings.length > 0) writeFileSync(join(OUTPUT, 'timings.json'), JSON.stringify(timings, null, 2) + '\n');
+    await browser?.close();
+    await t?.close();
+    if (webDir) rmSync(webDir, { recursive: true, force: true });
+  });
+
+  /** Screenshot, axe (no serious or critical violation), and no console error (CSP ones included). */
+  async function checkPage(name: string): Promise<void> {
+    await page.screenshot({ path: join(OUTPUT, `${name}.png`), fullPage: true });
+    // Evaluated through the DevTools protocol: a <script> tag would be refused by the page's CSP.
+    await page.evaluate(AXE_SOURCE);
+    // (Browser code as strings: this file is type-checked without the DOM library.)
+    const violations = await page.evaluate<Array<{ id: string; impact: string; targets: string[] }>>(`
+      axe.run(document, { resultTypes: ['violations'] }).then((result) =>
+        result.violations.map((v) => ({ id: v.id, impact: v.impact, targets: v.nodes.map((n) => n.target.join(' ')) })))`);
+    expect(violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')).toEqual([]);
+    expect(consoleErrors).toEqual([]);
+  }
+
+  /** A fresh document load of `hash` (the token stays in sessionStorage), timed until `ready` shows. */
+  async function open(name: string, hash: string, ready: () => Promise<void>): Promise<void> {
+    // From another document: a hash change alone would not load the page again.
+    await page.goto('about:blank');
+    await page.goto(`${base}/app/${hash}`);
+    await ready();
+    const timing = await page.evaluate<{ dom: number; load: number; now: number }>(`(() => {
+      const nav = performance.getEntriesByType('navigation')[0];
+      return { dom: nav.domContentLoadedEventEnd, load: nav.loadEventEnd, now: performance.now() };
+    })()`);
+    timings.push({ page: name, dom_content_loaded_ms: Math.round(timing.dom), load_ms: Math.round(timing.load), content_ms: Math.round(timing.now) });
+  }
+
+  const heading = (name: string | RegExp) => page.getByRole('heading', { level: 1, name });
+
+  it('serves the app under /app with a strict CSP and leaves the API pages alone', async () => {
+    const root = await t.req('get', '/');
+    expect(root.status).toBe(302);
+    expect(root.headers.location).toBe('/app/');
+    expect((await t.req('get', '/app')).headers.location).toBe('/app/');
+
+    const index = await t.req('get', '/app/');
+    expect(index.status).toBe(200);
+    expect(index.headers['content-type']).toMatch(/^text\/html/);
+    expect(index.headers['content-security-policy']).toBe(WEB_APP_CSP);
+    expect(WEB_APP_CSP).toContain("default-src 'self'");
+    expect(WEB_APP_CSP).toContain("script-src 'self'");
+    expect(WEB_APP_CSP).not.toMatch(/unsafe-inline|unsafe-eval|https?:/);
+    // Every script of the built page is a file of the service: none inline, none elsewhere.
+    const scripts = [...index.text.matchAll(/<script\b([^>]*)>([\s\S]*?)<\/script>/g)];
+    expect(scripts.length).toBeGreaterThan(0);
+    for (const [, attrs, body] of scripts) {
+      expect(body.trim()).toBe('');
+      expect(attrs).toMatch(/src="\/app\/assets\/[\w.-]+\.js"/);
+    }
+
+    const asset = /src="(\/app\/assets\/[\w.-]+\.js)"/.exec(index.text)![1];
+    const js = await t.req('get', asset);
+    expect(js.status).toBe(200);
+    expect(js.headers['cache-control']).toContain('immutable');
+    expect(js.headers['content-security-policy']).toBe(WEB_APP_CSP);
+    expect(js.text ?? js.body.toString()).not.toMatch(/\beval\(|new Function\(/);
+
+    expectProblem(await t.req('get', '/app/assets/missing.js'), 404, 'route_not_found');
+    expectProblem(await t.req('get', '/app/elsewhere'), 404, 'route_not_found');
+    const post = await t.req('post', '/app/').send({});
+    expect(post.status).toBe(405);
+    expect(post.headers.allow).toContain('GET');
+    // The API's own pages keep their policies.
+    expect((await t.req('get', '/redoc')).headers['content-security-policy']).toBe(REDOC_CSP);
+    expect((await t.req('get', `${API}/projects`, t.adminToken)).status).toBe(200);
+  });
+
+  it('signs in (a wrong password is a readable problem) and lists the projects', async () => {
+    await page.goto(`${base}/`);
+    expect(page.url()).toBe(`${base}/app/`);
+    await heading('Sign in').waitFor();
+    await checkPage('sign-in');
+
+    await page.getByLabel('Username').fill(f.viewer.username);
+    await page.getByLabel('Password').fill('not the password');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await expect(page.getByRole('alert').textContent()).resolves.toMatch(/Error 401/);
+
+    await page.getByLabel('Password').fill(DEFAULT_PASSWORD);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await heading('Projects').waitFor();
+    // The token lives in this tab's sessionStorage, never in a cookie.
+    expect(await page.context().cookies()).toEqual([]);
+    expect(await page.evaluate<string | null>(`sessionStorage.getItem('tms.dashboard.token')`)).toMatch(/^ey/);
+    // The page refuses inline script even when something manages to insert one.
+    const inlineRan = await page.evaluate<boolean>(`(() => {
+      const s = document.createElement('script');
+      s.textContent = 'window.__inlineRan = true';
+      document.head.append(s);
+      return window.__inlineRan === true;
+    })()`);
+    expect(inlineRan).toBe(false);
+    consoleErrors.length = 0; // the refusal above is logged as a CSP error, on purpose
+
+    await open('projects', '#/projects', () => heading('Projects').waitFor());
+    const name = ok(await t.req('get', `${API}/projects/${f.projectId}`, f.viewer.token)).name as string;
+    await expect(page.getByRole('link', { name, exact: true }).count()).resolves.toBe(1);
+    await checkPage('projects');
+  });
+
+  it("shows a project's runs with filters and the pass-rate trend", async () => {
+    await open('runs', `#/projects/${f.projectId}/runs`, () => page.locator('table.runs tbody tr').first().waitFor());
+    await expect(page.locator('table.runs tbody tr').count()).resolves.toBe(RUNS);
+    await expect(page.getByRole('img', { name: /Pass rate over the last 6 runs/ }).count()).resolves.toBe(1);
+    await checkPage('runs');
+
+    await page.getByLabel('Status').selectOption('in_progress');
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    // (Locators, not waitForFunction: Playwright evaluates its predicate with eval, which the CSP refuses.)
+    const rows = page.locator('table.runs tbody tr');
+    const runRow = (name: string) => page.locator('table.runs tbody tr th', { hasText: new RegExp(`^${name}$`) });
+    await rows.nth(1).waitFor({ state: 'detached' });
+    await expect(rows.locator('th').textContent()).resolves.toBe(`Nightly ${RUNS}`);
+
+    await page.getByLabel('Status').selectOption('');
+    await page.getByLabel('Build').fill('1.0.2');
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    await runRow('Nightly 2').waitFor();
+    await expect(rows.count()).resolves.toBe(1);
+
+    await page.getByLabel('Build').fill('');
+    await page.getByLabel('Branch').fill('feature/search');
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    await runRow(`Nightly ${RUNS}`).waitFor();
+    await expect(rows.count()).resolves.toBe(1);
+
+    await page.getByLabel('Branch').fill('no-such-branch');
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    await page.getByText('No runs match these filters.').waitFor();
+    expect(consoleErrors).toEqual([]);
+  });
+
+  it('shows a run: figures, status chart, items with failure messages, exports, compare with previous', async () => {
+    const runId = seeded.runIds[RUNS - 1];
+    await open('run', `#/runs/${runId}`, () => page.locator('table.items tbody tr').first().waitFor());
+    await heading(`Nightly ${RUNS}`).waitFor();
+    const figures = page.getByRole('definition');
+    await expect(figures.first().textContent()).resolves.toBe('5'); // items
+    // Run 6: login and cart pass, checkout and search fail, profile is skipped.
+    const chart = page.getByRole('img', { name: /^Results: / });
+    await expect(chart.getAttribute('aria-label')).resolves.toMatch(/2 passed.*2 failed.*1 skipped|2 passed.*1 skipped.*2 failed/);
+    await expect(page.locator('table.items').textContent()).resolves.toContain('no result for "lamp"');
+    await expect(page.locator('table.items tbody tr').count()).resolves.toBe(5);
+    await checkPage('run');
+
+    const download = page.waitForEvent('download');
+    await page.getByRole('button', { name: 'Export CSV' }).click();
+    const file = await download;
+    expect(file.suggestedFilename()).toMatch(/\.csv$/);
+
+    await page.getByRole('button', { name: 'Compare with previous' }).click();
+    const comparison = page.locator('section.comparison');
+    await comparison.locator('table').waitFor();
+    await expect(comparison.getByRole('link', { name: `Nightly ${RUNS - 1}` }).count()).resolves.toBe(1);
+    // Run 5 passed checkout and search, run 6 fails both.
+    const rows = await comparison.locator('tbody tr').allTextContents();
+    expect(rows).toHaveLength(2);
+    for (const row of rows) expect(row).toMatch(/(pays by card|finds a product)Newly failingPassedFailed/);
+    await checkPage('run-compare');
+
+    // A run without a previous one: the API's problem, as a readable message.
+    await page.goto(`${base}/app/#/runs/${seeded.runIds[0]}?compare=previous`);
+    await expect(page.locator('section.comparison').getByRole('alert').textContent()).resolves.toMatch(/Error 404/);
+    consoleErrors.length = 0; // the browser logs the 404 response
+  });
+
+  it('ranks flaky tests with their pass/fail history strips', async () => {
+    await open('flaky', `#/projects/${f.projectId}/flaky`, () => page.locator('table.flaky tbody tr').first().waitFor());
+    // Checkout flips on every run (flip rate 100 %), search once: checkout ranks first.
+    const titles = await page.locator('table.flaky tbody th').allTextContents();
+    expect(titles).toEqual([expect.stringContaining('pays by card'), expect.stringContaining('finds a product')]);
+    await expect(page.locator('table.flaky tbody tr').first().textContent()).resolves.toContain('100 %');
+    const strip = page.getByRole('list', { name: /History of .*pays by card/ });
+    await expect(strip.getAttribute('aria-label')).resolves.toMatch(/PFPFPF$/);
+    await expect(strip.locator('.square.pass').count()).resolves.toBe(3);
+    await expect(strip.locator('.square.fail').count()).resolves.toBe(3);
+    await checkPage('flaky');
+  });
+
+  it('shows an environment: topology tree, revisions and the drift between two', async () => {
+    await open('environment', `#/environments/${seeded.envId}`, () => page.locator('table.diff').waitFor());
+    await heading('Staging EU').waitFor();
+    const tree = page.getByRole('list', { name: 'Topology' });
+    await expect(tree.textContent()).resolves.toMatch(/System under test.*shop-api.*api-1.*eu-west.*Supporting services.*postgres.*db-1/);
+    await expect(page.locator('table.diff').textContent()).resolves.toMatch(/changed.*region.*"?eu-central"?.*"?eu-west"?/);
+    await checkPage('environment');
+
+    await page.getByLabel('From revision').selectOption('2');
+    await page.getByLabel('To revision').selectOption('2');
+    await page.getByRole('button', { name: 'Show the drift' }).click();
+    await page.getByText('Revisions 2 and 2 are identical.').waitFor();
+  });
+
+  it('shows a product: readiness verdict with blockers, coverage and components by risk', async () => {
+    await open('product', `#/products/${seeded.productId}`, () => page.locator('.verdict').waitFor());
+    await page.getByRole('table', { name: 'Components, highest risk first' }).waitFor();
+    await expect(page.locator('.verdict').textContent()).resolves.toContain('Not ready to ship');
+    const blockers = page.getByRole('table', { name: 'Blockers' });
+    await expect(blockers.textContent()).resolves.toMatch(/Payments.*has not run|Catalogue.*No release-mandatory/);
+    const rows = page.getByRole('table', { name: 'Components, highest risk first' }).locator('tbody th');
+    await expect(rows.allTextContents()).resolves.toEqual([expect.stringContaining('Payments'), expect.stringContaining('Catalogue')]);
+    await checkPage('product');
+  });
+
+  it('signs out, and a viewer of another project sees its empty states', async () => {
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await heading('Sign in').waitFor();
+    expect(await page.evaluate<number>('sessionStorage.length')).toBe(0);
+    await page.goto(`${base}/app/#/projects`);
+
+    await page.getByLabel('Username').fill(f.outsider.username);
+    await page.getByLabel('Password').fill(DEFAULT_PASSWORD);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByText('You are not a member of any project yet.').waitFor();
+    // Another project's page: the API's 404 for non-members, shown as a message.
+    await page.goto(`${base}/app/#/projects/${f.projectId}/flaky`);
+    await expect(page.getByRole('alert').textContent()).resolves.toMatch(/Error 404/);
+    consoleErrors.length = 0;
+    await checkPage('not-a-member');
+  });
+});
