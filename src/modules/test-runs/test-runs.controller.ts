@@ -1,6 +1,6 @@
-import { Controller, Delete, Get, Param, Patch, Post, Res } from '@nestjs/common';
+import { Controller, Delete, Get, Param, Patch, Post, Req, Res } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
-import type { Response } from 'express';
+import type { Request, Response } from 'express';
 import { Endpoint } from '../../common/access/endpoint.decorator';
 import { Preconditions } from '../../common/http/preconditions';
 import {
@@ -12,13 +12,15 @@ import {
 import { AuthenticatedUser } from '../../common/auth/authenticated-user';
 import { CurrentAccess, CurrentUser } from '../../common/auth/current-user.decorator';
 import { sendJsonParts } from '../../common/http/json-body';
-import { PageSchema } from '../../common/pagination/page';
+import { CURSOR_PAGING_NOTE, PageOrCursorSchema } from '../../common/pagination/cursor-query';
+import { withNextLink } from '../../common/pagination/link';
 import { Transactional } from '../../common/persistence/transaction.interceptor';
 import { Body, Query } from '../../common/validation/request-parts';
 import {
   CreateTestRunDto,
   ListTestRunsQueryDto,
   TestRunDto,
+  TestRunFieldsQueryDto,
   UpdateTestRunDto,
 } from './dto/test-run.dto';
 import { TEST_RUNS } from './test-runs.resource';
@@ -46,14 +48,23 @@ export class TestRunsController {
       '`commit_sha` (a prefix of 7 to 64 hex digits, case-insensitive; a whole SHA matches exactly), ' +
       '`attribute=key:value` (repeatable: every pair must match). Archived runs are hidden unless a `status` ' +
       'filter is given. Sort: `sort_by` created_at (default), name, status, build or environment; ' +
-      '`sort_order` desc (default) or asc; ties by id. Unknown filter ids match nothing.',
+      '`sort_order` desc (default) or asc; ties by id. Unknown filter ids match nothing. ' +
+      CURSOR_PAGING_NOTE +
+      ' `fields` answers only the named fields of each run; without `environment_snapshot` no ' +
+      'snapshot is read at all (a page of runs in kilobytes).',
     minRole: 'viewer',
     project: fromQuery(),
-    response: { schema: PageSchema('TestRunDto') },
+    response: { schema: PageOrCursorSchema('TestRunDto') },
+    problems: ['invalid_cursor'],
   })
-  async list(@Query() q: ListTestRunsQueryDto, @Res() res: Response): Promise<void> {
+  async list(
+    @Query() q: ListTestRunsQueryDto,
+    @Req() req: Request,
+    @Res() res: Response,
+  ): Promise<void> {
     // Written explicitly: each run's snapshot goes out as its cached bytes.
-    sendJsonParts(res, await this.runs.listJson(q));
+    const page = await this.runs.listJson(q);
+    sendJsonParts(res, withNextLink(req, res, page).parts);
   }
 
   @Post()
@@ -86,7 +97,8 @@ export class TestRunsController {
     description:
       'The membership check and ' +
       'the read are one query: a run that does not exist or belongs to a project the caller is ' +
-      'not a member of is 404 `test_run_not_found`.',
+      'not a member of is 404 `test_run_not_found`. `fields` answers only the named fields; ' +
+      'without `environment_snapshot` the snapshot is not read.',
     serviceChecksRole: 'viewer',
     response: TestRunDto,
     problems: ['test_run_not_found'],
@@ -94,10 +106,11 @@ export class TestRunsController {
   async get(
     @CurrentUser() user: AuthenticatedUser,
     @Param('id') id: string,
+    @Query() q: TestRunFieldsQueryDto,
     @Res() res: Response,
   ): Promise<void> {
     // Written explicitly: the snapshot goes out as its cached bytes.
-    sendJsonParts(res, await this.runs.getForUserJson(user, id));
+    sendJsonParts(res, await this.runs.getForUserJson(user, id, q.fields));
   }
 
   @Patch(':id')

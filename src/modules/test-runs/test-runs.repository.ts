@@ -1,4 +1,11 @@
 import { Injectable } from '@nestjs/common';
+import {
+  KeysetOrder,
+  KeysetRequest,
+  keysetAfter,
+  keysetColumns,
+  keysetOrderBy,
+} from '../../common/pagination/keyset';
 import { likePattern } from '../../common/pagination/page';
 import { Db } from '../../common/persistence/db.service';
 import { isUuid } from '../../common/persistence/ids';
@@ -25,6 +32,15 @@ export const RUN_COLUMNS = `r.id, r.project_id, r.name, r.description, r.environ
 export const RUN_COLUMNS_RAW_SNAPSHOT = RUN_COLUMNS.replace(
   'r.environment_snapshot,',
   'r.environment_snapshot::text AS environment_snapshot,',
+);
+
+/**
+ * RUN_COLUMNS without the run's own snapshot (NULL): for reads whose answer leaves
+ * `environment_snapshot` out (`fields`), which then read no snapshot at all.
+ */
+export const RUN_COLUMNS_NO_SNAPSHOT = RUN_COLUMNS.replace(
+  'r.environment_snapshot,',
+  'NULL::text AS environment_snapshot,',
 );
 
 /** The joins RUN_COLUMNS needs. */
@@ -128,6 +144,10 @@ export interface RunListFilter {
   sortOrder: 'asc' | 'desc';
   limit: number;
   offset: number;
+  /** Keyset paging (`cursor`): the order and where to start; then limit/offset are unused. */
+  keyset?: KeysetRequest;
+  /** False: the rows leave the run's own snapshot out (RUN_COLUMNS_NO_SNAPSHOT). */
+  withSnapshot?: boolean;
 }
 
 export interface NewTestRun {
@@ -187,6 +207,21 @@ const SORT_EXPRESSIONS: Record<RunSortKey, string> = {
   environment: "lower(coalesce(r.environment_name, ''))",
 };
 
+/**
+ * The keyset order of a run list (`cursor`): the sort key then the id, both in `order`. Each is
+ * served by an index after `project_id`: ix_test_runs_project_created, _name, _build,
+ * _environment_name and ix_test_runs_project_status_id.
+ */
+export function runKeysetOrder(sortBy: RunSortKey, order: 'asc' | 'desc'): KeysetOrder {
+  return {
+    keys: [
+      { sql: SORT_EXPRESSIONS[sortBy], type: sortBy === 'created_at' ? 'timestamptz' : 'text' },
+      { sql: 'r.id', type: 'uuid' },
+    ],
+    dir: order === 'asc' ? 'ASC' : 'DESC',
+  };
+}
+
 /** SQL of test runs (`test_runs`; its `count_*` counters are written by the run-items module). */
 @Injectable()
 export class TestRunsRepository {
@@ -197,7 +232,7 @@ export class TestRunsRepository {
    * stops after OFFSET + LIMIT rows (no count of every matching run, which would grow with the
    * project); then the total.
    */
-  async findPage(f: RunListFilter): Promise<{ rows: TestRunRow[]; total: number }> {
+  async findPage(f: RunListFilter): Promise<{ rows: TestRunRow[]; total: number | null }> {
     const params: unknown[] = [f.projectId];
     const where = ['r.project_id = $1'];
     const add = (value: unknown): string => {
@@ -241,6 +276,9 @@ export class TestRunsRepository {
     const order = `${SORT_EXPRESSIONS[f.sortBy]} ${dir}, r.id ${dir}`;
     const filter = where.join(' AND ');
     const filterParams = [...params];
+    const columns = f.withSnapshot === false ? RUN_COLUMNS_NO_SNAPSHOT : RUN_COLUMNS_RAW_SNAPSHOT;
+    if (f.keyset)
+      return { rows: await this.keysetRows(f.keyset, filter, params, columns), total: null };
     const limit = add(f.limit);
     const offset = add(f.offset);
     const rows = await this.db.query<TestRunRow>(
@@ -250,7 +288,7 @@ export class TestRunsRepository {
           ORDER BY ${order}
           LIMIT ${limit} OFFSET ${offset}
        )
-       SELECT ${RUN_COLUMNS_RAW_SNAPSHOT}
+       SELECT ${columns}
          FROM page
          JOIN test_runs r ON r.id = page.id
          ${RUN_JOINS}
@@ -258,6 +296,39 @@ export class TestRunsRepository {
       params,
     );
     return { rows, total: await this.count(f, filter, filterParams) };
+  }
+
+  /**
+   * A keyset page (`cursor`): the matching runs after the cursor's row in the keyset order, an
+   * index range walk of `limit` rows wherever it starts (no OFFSET, no count), with their key
+   * values (`_k0`, `_k1`) for the next cursor.
+   */
+  private async keysetRows(
+    k: KeysetRequest,
+    filter: string,
+    params: unknown[],
+    columns: string,
+  ): Promise<TestRunRow[]> {
+    const add = (value: unknown): string => {
+      params.push(value);
+      return `$${params.length}`;
+    };
+    const after = k.after ? ` AND ${keysetAfter(k.order, k.after, add)}` : '';
+    const order = keysetOrderBy(k.order);
+    return this.db.query<TestRunRow>(
+      `WITH page AS (
+         SELECT r.id, ${keysetColumns(k.order)} FROM test_runs r
+          WHERE ${filter}${after}
+          ORDER BY ${order}
+          LIMIT ${add(k.limit)}
+       )
+       SELECT ${columns}, page._k0, page._k1
+         FROM page
+         JOIN test_runs r ON r.id = page.id
+         ${RUN_JOINS}
+        ORDER BY ${order}`,
+      params,
+    );
   }
 
   /**
@@ -299,10 +370,11 @@ export class TestRunsRepository {
   async findForUser(
     id: string,
     userId: string,
+    withSnapshot = true,
   ): Promise<(TestRunRow & { caller_role: string | null }) | undefined> {
     const rows = await this.db.prepared<TestRunRow & { caller_role: string | null }>(
-      'test-runs.get-for-user',
-      `SELECT ${RUN_COLUMNS_RAW_SNAPSHOT}, pm.role AS caller_role
+      withSnapshot ? 'test-runs.get-for-user' : 'test-runs.get-for-user-no-snapshot',
+      `SELECT ${withSnapshot ? RUN_COLUMNS_RAW_SNAPSHOT : RUN_COLUMNS_NO_SNAPSHOT}, pm.role AS caller_role
          FROM test_runs r ${RUN_JOINS}
          LEFT JOIN project_members pm ON pm.project_id = r.project_id AND pm.user_id = $2
         WHERE r.id = $1`,

@@ -33,7 +33,18 @@ import {
 } from './run-metadata';
 import { WebhookEvents } from '../webhooks/webhook-events.service';
 import { testRunJsonParts, toTestRunDto } from './test-run.mapper';
-import { NewTestRun, RunChanges, TestRunRow, TestRunsRepository } from './test-runs.repository';
+import { selectedRunJsonParts, SNAPSHOT_FIELD } from './test-run-fields';
+import {
+  NewTestRun,
+  RunChanges,
+  RunListFilter,
+  runKeysetOrder,
+  TestRunRow,
+  TestRunsRepository,
+} from './test-runs.repository';
+import { CursorCodec, cursorScope } from '../../common/pagination/cursor';
+import { fieldSelection, selects } from '../../common/pagination/fields';
+import { KeysetPaging } from '../../common/pagination/keyset';
 import { isDateOnly, toInstant } from '../../common/validation/datetime';
 import { blankToNull } from '../../common/normalize';
 
@@ -65,15 +76,20 @@ export class TestRunsService {
     private readonly accessService: AccessService,
     private readonly snapshots: SnapshotCache,
     private readonly webhooks: WebhookEvents,
+    private readonly cursors: CursorCodec,
   ) {}
 
   /**
    * The JSON of a page of runs (`Page<TestRunDto>`) in parts, each run's snapshot as its cached
    * bytes: the page joined with creator and milestone names, plus the total; no snapshot JSON is
    * read from the database when the cache holds the page's revisions, else one query for those
-   * missing.
+   * missing. With `cursor`: a keyset page (`{items, page_size, has_next, next_cursor}`, no count);
+   * with `fields` only those fields, and no snapshot read at all (database or cache) unless
+   * `environment_snapshot` is one of them.
    */
-  async listJson(q: ListTestRunsQueryDto): Promise<JsonPart[]> {
+  async listJson(
+    q: ListTestRunsQueryDto,
+  ): Promise<{ parts: JsonPart[]; next_cursor?: string | null }> {
     let createdTo: { at: Date; inclusive: boolean } | undefined;
     if (q.created_to) {
       if (isDateOnly(q.created_to)) {
@@ -84,7 +100,7 @@ export class TestRunsService {
         createdTo = { at: toInstant(q.created_to), inclusive: true };
       }
     }
-    const { rows, total } = await this.repo.findPage({
+    const filter: RunListFilter = {
       projectId: q.project_id,
       statuses: q.status,
       // Blank values are dropped (the reference does the same).
@@ -102,16 +118,36 @@ export class TestRunsService {
       sortOrder: q.sort_order ?? 'desc',
       limit: q.page_size,
       offset: offsetOf(q.page, q.page_size),
-    });
-    const snapshots = await this.snapshotBytes(rows);
-    const { items: _items, ...envelope } = pageOf(rows, q.page, q.page_size, total);
+    };
+    const selection = fieldSelection(q.fields);
+    const withSnapshot = selects(selection, SNAPSHOT_FIELD);
+    const keyset =
+      q.cursor === undefined
+        ? undefined
+        : new KeysetPaging(
+            this.cursors,
+            cursorScope('test-runs', { ...filter, limit: undefined, offset: undefined }),
+            runKeysetOrder(filter.sortBy, filter.sortOrder),
+            q.cursor,
+            q.page_size,
+          );
+    const found = await this.repo.findPage({ ...filter, keyset: keyset?.request, withSnapshot });
+    const cursorPage = keyset?.page(found.rows, (row) => row);
+    const rows = cursorPage ? cursorPage.items : found.rows;
+    const snapshots = withSnapshot ? await this.snapshotBytes(rows) : null;
+    const { items: _items, ...envelope } =
+      cursorPage ?? pageOf(rows, q.page, q.page_size, found.total ?? 0);
     const parts: JsonPart[] = ['{"items":['];
     rows.forEach((row, i) => {
       if (i > 0) parts.push(',');
-      parts.push(...testRunJsonParts(row, snapshots[i]));
+      parts.push(
+        ...(selection === null && snapshots
+          ? testRunJsonParts(row, snapshots[i])
+          : selectedRunJsonParts(row, snapshots?.[i] ?? null, selection)),
+      );
     });
     parts.push(`],${JSON.stringify(envelope).slice(1)}`);
-    return parts;
+    return { parts, next_cursor: cursorPage?.next_cursor };
   }
 
   /**
@@ -120,14 +156,23 @@ export class TestRunsService {
    * runs alike get 404 `test_run_not_found`; administrators see every run; any member is at least
    * viewer, the minimum role of this read.
    */
-  async getForUserJson(user: AuthenticatedUser, id: string): Promise<JsonPart[]> {
+  async getForUserJson(
+    user: AuthenticatedUser,
+    id: string,
+    fields?: readonly string[],
+  ): Promise<JsonPart[]> {
     if (!isUuid(id)) throw AppException.notFound('test_run_not_found', 'Test run');
-    const row = await this.repo.findForUser(id, user.id);
+    const selection = fieldSelection(fields);
+    const withSnapshot = selects(selection, SNAPSHOT_FIELD);
+    const row = await this.repo.findForUser(id, user.id, withSnapshot);
     if (!row || (!user.isAdmin && !isProjectRole(row.caller_role))) {
       throw AppException.notFound('test_run_not_found', 'Test run');
     }
+    if (!withSnapshot) return selectedRunJsonParts(row, null, selection);
     const [snapshot] = await this.snapshotBytes([row]);
-    return testRunJsonParts(row, snapshot);
+    return selection === null
+      ? testRunJsonParts(row, snapshot)
+      : selectedRunJsonParts(row, snapshot, selection);
   }
 
   /** One query (and the snapshot's when not cached): the run with creator and milestone names. */

@@ -16,12 +16,9 @@ import {
   ValidateNested,
   ValidationOptions,
 } from 'class-validator';
-import {
-  PageQueryDto,
-  SORT_ORDERS,
-  SortOrder,
-  QUERY_VALUES_MAX,
-} from '../../../common/pagination/page';
+import { CursorPageQueryDto } from '../../../common/pagination/cursor-query';
+import { FieldsParam } from '../../../common/pagination/fields';
+import { SORT_ORDERS, SortOrder, QUERY_VALUES_MAX } from '../../../common/pagination/page';
 import {
   MaxItems,
   MaxLen,
@@ -176,6 +173,9 @@ export const TEST_RUN_EXAMPLE = {
 } satisfies Record<string, unknown>;
 
 const X = TEST_RUN_EXAMPLE;
+
+/** The top-level fields of the run object, in the schema's order: what `fields` may name. */
+export const TEST_RUN_FIELDS: readonly string[] = Object.keys(TEST_RUN_EXAMPLE);
 
 export class EnvironmentRevisionRefDto {
   @ApiProperty({ format: 'uuid', example: EXAMPLE_REVISION_ID }) id: string;
@@ -645,7 +645,16 @@ export class UpdateTestRunDto {
 export const RUN_SORT_KEYS = ['created_at', 'name', 'status', 'build', 'environment'] as const;
 export type RunSortKey = (typeof RUN_SORT_KEYS)[number];
 
-export class ListTestRunsQueryDto extends PageQueryDto {
+/** `GET /test-runs/{id}`: sparse fields. */
+export class TestRunFieldsQueryDto {
+  @FieldsParam(TEST_RUN_FIELDS, 'the run')
+  fields?: string[];
+}
+
+export class ListTestRunsQueryDto extends CursorPageQueryDto {
+  @FieldsParam(TEST_RUN_FIELDS, 'each run')
+  fields?: string[];
+
   @ApiProperty({ format: 'uuid' })
   @IsUUID()
   project_id: string;
