@@ -15,6 +15,10 @@ export interface AppConfig {
   adminPassword: string | null;
   errorBaseUrl: string;
   maxUploadBytes: number;
+  /** Files (`file` parts) one import request may carry (MAX_UPLOAD_FILES, default 1000; 413 beyond). */
+  maxUploadFiles: number;
+  /** Background imports (`Prefer: respond-async`, issue #18 §3): see {@link ImportJobsConfig}. */
+  importJobs: ImportJobsConfig;
   maxJsonBytes: number;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   /**
@@ -91,6 +95,19 @@ export interface WebhooksConfig {
   maxAttempts: number;
   /** Wait before the first retry, doubling after each (WEBHOOK_RETRY_BASE_SECONDS, default 60). */
   retryBaseSeconds: number;
+}
+
+export interface ImportJobsConfig {
+  /**
+   * Seconds a background import may run before the job queue hands it to another instance
+   * (IMPORT_JOB_EXPIRE_SECONDS, default 900): the time after which an import whose instance died is
+   * retried (plus up to the queue's 2-minute maintenance interval). It must exceed the longest
+   * honest import; an import still running past it is retried too, and the retry waits for it and
+   * then does nothing (applied once).
+   */
+  expireInSeconds: number;
+  /** Retries of a background import after an unexpected failure (IMPORT_JOB_RETRIES, default 3). */
+  retryLimit: number;
 }
 
 export interface JobsConfig {
@@ -396,6 +413,11 @@ export function loadConfig(
     adminPassword,
     errorBaseUrl,
     maxUploadBytes: int(env, 'MAX_UPLOAD_BYTES', 67_108_864, 1, 4_294_967_296),
+    maxUploadFiles: int(env, 'MAX_UPLOAD_FILES', 1000, 1, 100_000),
+    importJobs: {
+      expireInSeconds: int(env, 'IMPORT_JOB_EXPIRE_SECONDS', 900, 1, 86_399),
+      retryLimit: int(env, 'IMPORT_JOB_RETRIES', 3, 0, 100),
+    },
     maxJsonBytes: int(env, 'MAX_JSON_BYTES', 5_242_880, 1, 1_073_741_824),
     logLevel: logLevel as AppConfig['logLevel'],
     logFormat: logFormatOf(env),

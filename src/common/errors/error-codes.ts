@@ -29,6 +29,8 @@ export const ERROR_CATALOGUE = {
   project_not_found: { status: 404, title: 'Not found' },
   project_member_not_found: { status: 404, title: 'Not found' },
   test_run_not_found: { status: 404, title: 'Not found' },
+  /** `GET /imports/{id}`: no import of that id (or not visible to the caller). */
+  import_not_found: { status: 404, title: 'Not found' },
   run_case_not_found: { status: 404, title: 'Not found' },
   run_case_row_not_found: { status: 404, title: 'Not found' },
   environment_not_found: { status: 404, title: 'Not found' },
@@ -54,6 +56,8 @@ export const ERROR_CATALOGUE = {
    */
   precondition_failed: { status: 412, title: 'Precondition failed' },
   payload_too_large: { status: 413, title: 'Payload too large' },
+  /** An import request with more `file` parts than MAX_UPLOAD_FILES. */
+  too_many_files: { status: 413, title: 'Too many files' },
   unsupported_media_type: { status: 415, title: 'Unsupported media type' },
   unsupported_content_encoding: { status: 415, title: 'Unsupported content encoding' },
   expectation_failed: { status: 417, title: 'Expectation failed' },
@@ -116,6 +120,8 @@ export const ERROR_CATALOGUE = {
   invalid_junit_xml: { status: 422, title: 'Invalid JUnit XML' },
   unsupported_report_format: { status: 422, title: 'Unsupported report format' },
   invalid_tms_results_json: { status: 422, title: 'Invalid results JSON' },
+  /** An import part that starts like gzip (bytes 1f 8b) but does not decompress. */
+  invalid_gzip: { status: 422, title: 'Invalid gzip file' },
   no_active_cases: { status: 422, title: 'No active cases' },
   /**
    * A webhook URL whose host is, or resolves to, a loopback, private, link-local, multicast or

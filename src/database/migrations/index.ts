@@ -12,6 +12,7 @@ import { ComponentGraphVersions1763700002300 } from './1763700002300-ComponentGr
 import { IdempotencyKeys1763700018100 } from './1763700018100-IdempotencyKeys';
 import { LoginAttempts1763700018200 } from './1763700018200-LoginAttempts';
 import { JobQueue1763700019000 } from './1763700019000-JobQueue';
+import { BackgroundImports1763700019100 } from './1763700019100-BackgroundImports';
 import { RunMetadata1763700019300 } from './1763700019300-RunMetadata';
 import { Webhooks1763700019200 } from './1763700019200-Webhooks';
 import { CursorIndexes1763700019400 } from './1763700019400-CursorIndexes';
@@ -39,6 +40,7 @@ export const MIGRATIONS = [
   IdempotencyKeys1763700018100,
   LoginAttempts1763700018200,
   JobQueue1763700019000,
+  BackgroundImports1763700019100,
   RunMetadata1763700019300,
   Webhooks1763700019200,
   CursorIndexes1763700019400,

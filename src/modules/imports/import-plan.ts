@@ -17,7 +17,6 @@ import {
   storageSuitePath,
   storageTitle,
 } from './matching';
-import type { UploadedReport } from './upload';
 import type { RunMetadataForm } from './run-metadata-form';
 
 /** The import's options (query parameters or form fields). */
@@ -111,7 +110,7 @@ export class ImportPlanner {
    */
   async planReport(
     projectId: string,
-    file: UploadedReport,
+    file: { report: ParsedReport | null },
     flags: Flags,
     runFilter: RunRef | null,
   ): Promise<{ facts: ReportFacts; plan: ImportPlan }> {
@@ -246,5 +245,4 @@ export class ImportPlanner {
     plan.unmatched.sort((a, b) => a.order - b.order);
     return plan;
   }
-
 }

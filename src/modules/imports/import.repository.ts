@@ -26,6 +26,26 @@ export interface ImportRecordRow {
   created_at: Date;
 }
 
+/** An import record with its state (`GET /imports/{id}`, background imports). */
+export interface ImportJobRow {
+  id: string;
+  project_id: string;
+  test_run_id: string | null;
+  file_name: string;
+  size_bytes: string;
+  sha256: string;
+  status: 'queued' | 'running' | 'succeeded' | 'failed';
+  progress_processed: number;
+  progress_total: number | null;
+  started_at: Date | null;
+  finished_at: Date | null;
+  problem: Record<string, unknown> | null;
+  request: Record<string, unknown> | null;
+  summary: Record<string, unknown> | null;
+  created_by: string;
+  created_at: Date;
+}
+
 /**
  * SQL of the JUnit import: its reads (the target run, the candidates of matching, the run items of
  * a run-level filter; one query per kind, `= ANY($n)` for batches) and its own record
@@ -91,6 +111,7 @@ export class ImportRepository {
     return new Map(rows.map((r) => [r.test_case_id, r.id]));
   }
 
+  /** The record of a synchronous import: `succeeded`, started and finished when it was made. */
   async insertRecord(record: {
     id: string;
     projectId: string;
@@ -101,11 +122,13 @@ export class ImportRepository {
     summary: object;
     userId: string;
     createdAt: Date;
+    testcases: number;
   }): Promise<void> {
     await this.db.query(
       `INSERT INTO junit_imports (id, project_id, test_run_id, file_name, size_bytes, sha256, summary,
-                                  created_by, created_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8, $9)`,
+                                  created_by, created_at, status, progress_processed, progress_total,
+                                  started_at, finished_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8, $9, 'succeeded', $10, $10, $9, $9)`,
       [
         record.id,
         record.projectId,
@@ -116,11 +139,159 @@ export class ImportRepository {
         JSON.stringify(record.summary),
         record.userId,
         record.createdAt,
+        record.testcases,
       ],
     );
   }
 
-  /** A page of a run's import records, newest first (issue lists left out), and the total. */
+  // ---------------------------------------------------------------------------------------------
+  // Background imports (issue #18 §3)
+
+  /** The record of a background import, `queued` (its files are stored beside it). */
+  async insertQueued(record: {
+    id: string;
+    projectId: string;
+    runId: string | null;
+    fileName: string;
+    sizeBytes: number;
+    sha256: string;
+    request: object;
+    userId: string;
+    createdAt: Date;
+  }): Promise<void> {
+    await this.db.query(
+      `INSERT INTO junit_imports (id, project_id, test_run_id, file_name, size_bytes, sha256, summary,
+                                  created_by, created_at, status, request)
+       VALUES ($1, $2, $3, $4, $5, $6, '{}'::jsonb, $7, $8, 'queued', $9::jsonb)`,
+      [
+        record.id,
+        record.projectId,
+        record.runId,
+        record.fileName,
+        record.sizeBytes,
+        record.sha256,
+        record.userId,
+        record.createdAt,
+        JSON.stringify(record.request),
+      ],
+    );
+  }
+
+  /** One stored chunk of a background import's file (in the current transaction). */
+  async insertChunk(
+    importId: string,
+    projectId: string,
+    chunk: { fileIndex: number; seq: number; data: Buffer },
+  ): Promise<void> {
+    await this.db.query(
+      `INSERT INTO import_uploads (import_id, project_id, file_index, seq, data) VALUES ($1, $2, $3, $4, $5)`,
+      [importId, projectId, chunk.fileIndex, chunk.seq, chunk.data],
+    );
+  }
+
+  /** Stored chunks of one file from `fromSeq` on, in order (at most `limit`). */
+  async readChunks(
+    importId: string,
+    fileIndex: number,
+    fromSeq: number,
+    limit: number,
+  ): Promise<Array<{ seq: number; data: Buffer }>> {
+    return this.db.query<{ seq: number; data: Buffer }>(
+      `SELECT seq, data FROM import_uploads
+        WHERE import_id = $1 AND file_index = $2 AND seq >= $3
+        ORDER BY seq LIMIT $4`,
+      [importId, fileIndex, fromSeq, limit],
+    );
+  }
+
+  /** An import record with its state (any import, synchronous or background). */
+  async findImport(id: string): Promise<ImportJobRow | null> {
+    const rows = await this.db.query<ImportJobRow>(
+      `SELECT id, project_id, test_run_id, file_name, size_bytes::text AS size_bytes, sha256, status,
+              progress_processed, progress_total, started_at, finished_at, problem, request,
+              CASE WHEN status = 'succeeded' THEN summary END AS summary, created_by, created_at
+         FROM junit_imports WHERE id = $1`,
+      [id],
+    );
+    return rows[0] ?? null;
+  }
+
+  /**
+   * Serialises the attempts at one background import (until the transaction ends), then answers
+   * its state as seen under that lock.
+   */
+  async lockImport(id: string): Promise<string | null> {
+    await this.db.query(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [
+      `junit-import-job:${id}`,
+    ]);
+    const rows = await this.db.query<{ status: string }>(
+      `SELECT status FROM junit_imports WHERE id = $1`,
+      [id],
+    );
+    return rows[0]?.status ?? null;
+  }
+
+  /**
+   * An attempt starts (on its own, outside the import's transaction, so that it shows at once):
+   * `running`, progress reset. False when the import has ended (or is gone).
+   */
+  async markRunning(id: string): Promise<boolean> {
+    const rows = await this.db.dataSource.query<[unknown[], number]>(
+      `UPDATE junit_imports
+          SET status = 'running', started_at = now(), progress_processed = 0, progress_total = NULL
+        WHERE id = $1 AND status IN ('queued', 'running')`,
+      [id],
+    );
+    return rows[1] > 0;
+  }
+
+  /** Progress of a running import (on its own, outside the import's transaction). */
+  async setProgress(id: string, processed: number, total: number): Promise<void> {
+    await this.db.dataSource.query(
+      `UPDATE junit_imports SET progress_processed = $2, progress_total = $3
+        WHERE id = $1 AND status = 'running'`,
+      [id, processed, total],
+    );
+  }
+
+  /**
+   * A background import applied (in its transaction): `succeeded` with its target run, file facts
+   * and answer; its stored files are deleted.
+   */
+  async completeRecord(record: {
+    id: string;
+    runId: string;
+    fileName: string;
+    summary: object;
+    testcases: number;
+  }): Promise<void> {
+    await this.db.query(
+      `UPDATE junit_imports
+          SET status = 'succeeded', test_run_id = $2, file_name = $3, summary = $4::jsonb,
+              progress_processed = $5, progress_total = $5, finished_at = now(), request = NULL
+        WHERE id = $1`,
+      [record.id, record.runId, record.fileName, JSON.stringify(record.summary), record.testcases],
+    );
+    await this.db.query(`DELETE FROM import_uploads WHERE import_id = $1`, [record.id]);
+  }
+
+  /**
+   * A background import failed for good (in a transaction of its own): `failed` with its problem,
+   * its stored files deleted. Nothing happens to an import that has already ended.
+   */
+  async failRecord(id: string, problem: object): Promise<void> {
+    await this.db.dataSource.transaction(async (m) => {
+      await m.query(
+        `UPDATE junit_imports SET status = 'failed', problem = $2::jsonb, finished_at = now(),
+                request = NULL
+          WHERE id = $1 AND status IN ('queued', 'running')`,
+        [id, JSON.stringify(problem)],
+      );
+      await m.query(`DELETE FROM import_uploads WHERE import_id = $1`, [id]);
+    });
+  }
+
+  /** A page of a run's import records that succeeded, newest first (issue lists left out), and the total. */
   async listRecords(
     runId: string,
     limit: number,
@@ -136,13 +307,13 @@ export class ImportRepository {
                 j.created_by, coalesce(nullif(u.display_name, ''), u.username) AS created_by_name, j.created_at
            FROM junit_imports j
            LEFT JOIN users u ON u.id = j.created_by
-          WHERE j.test_run_id = $1
+          WHERE j.test_run_id = $1 AND j.status = 'succeeded'
           ORDER BY j.created_at DESC, j.id DESC
           LIMIT $2 OFFSET $3`,
         [runId, limit, offset],
       ),
       this.db.query<{ total: number }>(
-        `SELECT count(*)::int AS total FROM junit_imports WHERE test_run_id = $1`,
+        `SELECT count(*)::int AS total FROM junit_imports WHERE test_run_id = $1 AND status = 'succeeded'`,
         [runId],
       ),
     ]);

@@ -1,5 +1,12 @@
 import { Controller, Get, Param, Post, Req } from '@nestjs/common';
-import { ApiBody, ApiConsumes, ApiExtraModels, ApiTags } from '@nestjs/swagger';
+import {
+  ApiBody,
+  ApiConsumes,
+  ApiExtraModels,
+  ApiHeader,
+  ApiResponse,
+  ApiTags,
+} from '@nestjs/swagger';
 import type { Request } from 'express';
 import { Endpoint } from '../../common/access/endpoint.decorator';
 import { fromResource, PROJECTS, ProjectAccess } from '../../common/access/project-access';
@@ -10,12 +17,15 @@ import { Transactional } from '../../common/persistence/transaction.interceptor'
 import { Query } from '../../common/validation/request-parts';
 import { TEST_RUNS } from '../test-runs/test-runs.resource';
 import {
+  ImportJobDto,
   JUNIT_UPLOAD_SCHEMA,
   JunitImportDto,
   JunitImportQueryDto,
   JunitImportRecordDto,
   ListImportsQueryDto,
 } from './dto/import.dto';
+import { IMPORT_RETRY_DELAY_SECONDS } from './import-job';
+import { IMPORTS } from './imports.resource';
 import { ImportsService } from './imports.service';
 import {
   DEFAULT_MAX_TEXT_CHARS,
@@ -35,8 +45,41 @@ import {
 } from './results-json/results-json';
 
 const UPLOAD_RULES = [
-  'Body: `multipart/form-data` with one part `file` (the report); `dry_run` and `create_missing_cases` as query',
+  'Body: `multipart/form-data` with one or more parts `file` (the reports); `dry_run` and `create_missing_cases` as query',
   'parameters or form fields (`true`/`false`/`1`/`0`; both given and different → 422). Other parts or fields → 422.',
+  '',
+  '**Many files in one import** (issue #18 §2): every `file` part of the request (JUnit XML and results JSON mixed',
+  'freely, each sniffed on its own) forms ONE import: one transaction, one import record, one answer whose',
+  '`summary.files` lists each file (`name`, `testcases`, `passed`, `failed`, `skipped`) in request order. The results of',
+  'all files are matched and applied together (a test present in two files: the later result wins on the row). With',
+  "several files `source_filename` is the first one, `size_bytes` the sum and `sha256` the SHA-256 of the files' SHA-256",
+  'hex digests each followed by a line feed; a project import takes its run name from the first file (its report',
+  'name, else its file name). One refused file refuses the whole import and nothing of the others is applied: the',
+  'problem\'s `detail` names the file (`File "b.xml" (2 of 3) …`) and each message of `errors.file` starts with',
+  '`<file name>: `. At most MAX_UPLOAD_FILES `file` parts (default 1000) → 413 `too_many_files`; MAX_UPLOAD_BYTES',
+  '(default 64 MiB) holds for all files together → 413 `payload_too_large`.',
+  '',
+  '**gzip parts**: a part whose first bytes are the gzip magic bytes `1f 8b` (e.g. `TEST-a.xml.gz`) is decompressed as it',
+  'streams (never whole in memory); MAX_UPLOAD_BYTES counts the decompressed bytes (413 as soon as they pass it, so a',
+  'gzip bomb stops there); `size_bytes` and `sha256` are those of the decompressed content; a part that starts like gzip',
+  'but does not decompress → 422 `invalid_gzip`. The name decides nothing (a plain file named `.gz` is read as it is).',
+  '',
+  `**Background imports** (issue #18 §3): with the header \`Prefer: respond-async\` the request is answered \`202 Accepted\``,
+  'as soon as its body is read and stored, with `Location: /api/v1/imports/{id}`, `Preference-Applied: respond-async`',
+  'and the import record (`ImportJobDto`) in state `queued`; `GET /api/v1/imports/{id}` follows it (`queued` → `running`',
+  '→ `succeeded` with `result`, or `failed` with `problem`). Checked before the 202: the role and run (401/404/403,',
+  '409 `run_import_not_allowed`), the form (422), the limits (413), gzip (422); the content of the files (empty,',
+  'format, report) is checked by the job, and a refused file makes the import `failed` with the same problem the',
+  'synchronous import answers. The files are stored (decompressed) in PostgreSQL in the transaction that records the',
+  'import and enqueues its job (PostgreSQL job queue, pg-boss), and deleted when the job ends. The job runs on any',
+  'instance and applies the whole import in one transaction that also marks it `succeeded`: all or nothing, never',
+  'twice (a repeated delivery of a finished import does nothing). An instance that dies mid-import leaves nothing',
+  'applied; the job is retried from the start by another instance once it expires (IMPORT_JOB_EXPIRE_SECONDS, default',
+  `900, plus up to 2 minutes), or at once when the instance stops gracefully; unexpected failures are retried`,
+  `IMPORT_JOB_RETRIES times (default 3, after ${IMPORT_RETRY_DELAY_SECONDS} s, doubling), then the import is \`failed\` (500 \`internal_error\`).`,
+  'A dry run is never queued: with `dry_run=true` as a query parameter the preference is ignored and the preview',
+  'answered at once; `dry_run=true` as a form field with the header → 422. Without the header the import is',
+  'synchronous. With `Idempotency-Key` the stored answer is the 202 (status, `Location`, body), replayed as it was.',
   '',
   'Formats (reference §4.1), chosen from the content, never from the file name or content type: after leading',
   'whitespace and a byte order mark, `<` → JUnit XML, `{` or `[` → Karvio results JSON (below), anything else → 422',
@@ -54,7 +97,7 @@ const UPLOAD_RULES = [
   '(so nothing is read for a caller who may not import) → form fields and `file` part (422) → run state (409) →',
   'empty file (422) → format (422) → report content (422).',
   '',
-  'Refused, nothing changes: a body over MAX_UPLOAD_BYTES → 413 `payload_too_large` (answered as soon as the limit',
+  'Refused, nothing changes: files over MAX_UPLOAD_BYTES → 413 `payload_too_large` (answered as soon as the limit',
   'is passed, before the rest of the body is read); no `file` part → 422 `validation_error` (`errors.file`); an empty or whitespace-only',
   'file → 422 `empty_upload`; any other first character than `<`, `{`, `[` (e.g. plain text) → 422',
   '`unsupported_report_format` (`errors.file`); malformed XML, a root other than a test suite, any DTD/DOCTYPE/entity',
@@ -117,6 +160,13 @@ const UPLOAD_RULES = [
   'nothing at all (no import record either) and answers the same summary with `status: "preview"`.',
 ].join('\n');
 
+const PREFER_DESCRIPTION =
+  '`respond-async` (RFC 7240): run the import in the background — 202 with `Location: /api/v1/imports/{id}` ' +
+  'and `Preference-Applied: respond-async`; other preferences are ignored.';
+
+const ACCEPTED_DESCRIPTION =
+  'With `Prefer: respond-async`: the import record in state `queued` (follow `Location`).';
+
 @ApiTags('imports')
 @ApiExtraModels(JunitImportRecordDto)
 @Controller()
@@ -141,6 +191,8 @@ export class ImportsController {
     response: JunitImportDto,
     problems: [
       'payload_too_large',
+      'too_many_files',
+      'invalid_gzip',
       'unsupported_media_type',
       'empty_upload',
       'unsupported_report_format',
@@ -151,13 +203,15 @@ export class ImportsController {
   })
   @ApiConsumes('multipart/form-data')
   @ApiBody({ schema: JUNIT_UPLOAD_SCHEMA })
+  @ApiHeader({ name: 'Prefer', required: false, description: PREFER_DESCRIPTION })
+  @ApiResponse({ status: 202, type: ImportJobDto, description: ACCEPTED_DESCRIPTION })
   importIntoRun(
     @Param('id') id: string,
     @CurrentAccess() access: ProjectAccess,
     @CurrentUser() user: AuthenticatedUser,
     @Query() query: JunitImportQueryDto,
     @Req() req: Request,
-  ): Promise<JunitImportDto> {
+  ): Promise<JunitImportDto | ImportJobDto> {
     return this.imports.importIntoRun(access, user, id, query, req);
   }
 
@@ -182,6 +236,8 @@ export class ImportsController {
     response: JunitImportDto,
     problems: [
       'payload_too_large',
+      'too_many_files',
+      'invalid_gzip',
       'unsupported_media_type',
       'empty_upload',
       'unsupported_report_format',
@@ -192,20 +248,44 @@ export class ImportsController {
   })
   @ApiConsumes('multipart/form-data')
   @ApiBody({ schema: JUNIT_UPLOAD_SCHEMA })
+  @ApiHeader({ name: 'Prefer', required: false, description: PREFER_DESCRIPTION })
+  @ApiResponse({ status: 202, type: ImportJobDto, description: ACCEPTED_DESCRIPTION })
   importIntoProject(
     @CurrentAccess() access: ProjectAccess,
     @CurrentUser() user: AuthenticatedUser,
     @Query() query: JunitImportQueryDto,
     @Req() req: Request,
-  ): Promise<JunitImportDto> {
+  ): Promise<JunitImportDto | ImportJobDto> {
     return this.imports.importIntoProject(access, user, query, req);
+  }
+
+  @Get('imports/:id')
+  @Endpoint({
+    summary: 'An import and its state (background imports: queued, running, succeeded, failed)',
+    description: [
+      'Any import record: a background one (`Prefer: respond-async`) while it is `queued` or `running` (with its',
+      '`progress` in testcases: `total` once the files are read, `processed` growing as batches of 1,000 are',
+      "written — the writes themselves become visible only when the import's one transaction commits), then",
+      '`succeeded` with `summary` (the counters, with `files`) and `result` (the answer a synchronous import gives), or',
+      '`failed` with `problem` (the problem body the synchronous import would have answered; nothing was applied).',
+      'A synchronous import is `succeeded`, started and finished when it was made. `started_at` is the start of the',
+      'latest attempt (a retry after a crash starts again from the start). Poll it (a second apart, say); the',
+      'record stays after the job ends, its stored files do not.',
+    ].join('\n'),
+    minRole: 'viewer',
+    project: fromResource(IMPORTS),
+    response: ImportJobDto,
+  })
+  getImport(@Param('id') id: string): Promise<ImportJobDto> {
+    return this.imports.getImport(id);
   }
 
   @Get('test-runs/:id/imports')
   @Endpoint({
     summary: 'List the JUnit imports of a run',
     description:
-      'Real imports only (dry runs are never recorded), newest first, paged. Each record has the file name, size, ' +
+      'Real imports that succeeded (dry runs are never recorded; background imports once applied), newest first, ' +
+      'paged. Each record has the file name, size, ' +
       'SHA-256, the summary counters, who imported and when; the raw file is not kept.',
     minRole: 'viewer',
     project: fromResource(TEST_RUNS),

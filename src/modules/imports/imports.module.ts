@@ -5,6 +5,7 @@ import { SuitesModule } from '../suites/suites.module';
 import { TestCasesModule } from '../test-cases/test-cases.module';
 import { TestRunsModule } from '../test-runs/test-runs.module';
 import { JunitImportEntity } from './entities/junit-import.entity';
+import { ImportJobHooks, ImportJobRunner } from './import-job';
 import { ImportPlanner } from './import-plan';
 import { ImportRepository } from './import.repository';
 import { ImportsController } from './imports.controller';
@@ -19,7 +20,7 @@ import { ImportsService } from './imports.service';
     TestCasesModule,
   ],
   controllers: [ImportsController],
-  providers: [ImportsService, ImportPlanner, ImportRepository],
+  providers: [ImportsService, ImportPlanner, ImportRepository, ImportJobRunner, ImportJobHooks],
   exports: [ImportsService],
 })
 export class ImportsModule {}

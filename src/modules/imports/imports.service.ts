@@ -1,6 +1,9 @@
+import { createHash } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import type { Request } from 'express';
 import { ProjectAccess } from '../../common/access/project-access';
+import type { ProjectRole } from '../../common/access/roles';
+import { JobQueue } from '../../common/jobs/job-queue.service';
 import { AuthenticatedUser } from '../../common/auth/authenticated-user';
 import { AppException, FieldErrors } from '../../common/errors/app-exception';
 import { offsetOf, Page, pageOf } from '../../common/pagination/page';
@@ -15,6 +18,8 @@ import { CreateTestRunFields, UpdateTestRunDto } from '../test-runs/dto/test-run
 import { LockedRun, TestRunsService } from '../test-runs/test-runs.service';
 import {
   ImportCreatedCaseDto,
+  ImportFileSummaryDto,
+  ImportJobDto,
   ImportStatusCountsDto,
   ImportSummaryDto,
   JunitImportDto,
@@ -23,15 +28,31 @@ import {
   ListImportsQueryDto,
 } from './dto/import.dto';
 import { Flags, ImportPlan, ImportPlanner, ReportFacts, ResultMatch } from './import-plan';
-import { ImportRecordRow, ImportRepository, RunRef } from './import.repository';
+import {
+  ImportJobRow,
+  ImportRecordRow,
+  ImportRepository,
+  RunRef,
+} from './import.repository';
 import type { ParsedReport } from './junit/junit-parser';
 import { ResultsJsonError } from './results-json/results-json';
 import { pickTargetRun, targetRunName } from './target-run';
-import { FILE_PART, FORM_FIELDS, readJunitUpload, UploadedReport } from './upload';
+import {
+  baseName,
+  FILE_PART,
+  FORM_FIELDS,
+  readJunitUpload,
+  ReportReader,
+  UploadedReport,
+  UploadForm,
+  UploadLimits,
+} from './upload';
+import { READ_CHUNKS_PER_QUERY, StoredChunk, storingSink, UploadChunkQueue } from './upload-store';
 import {
   isEmptyRunMetadata,
   isRunMetadataFormField,
   parseRunMetadataForm,
+  RunMetadataForm,
 } from './run-metadata-form';
 
 /** `errors.file` of 422 `unsupported_report_format`. */
@@ -43,6 +64,136 @@ export const UNSUPPORTED_FORMAT_REASON =
  * batch of statements.
  */
 export const APPLY_BATCH = RESULTS_BATCH;
+
+/** The job queue of background imports. */
+export const IMPORT_JOB = 'junit-import';
+
+/** What a background import's job carries. */
+export interface ImportJobData {
+  importId: string;
+}
+
+/** Path of an import record (`Location` of a background import). */
+export const importPath = (id: string): string => `/api/v1/imports/${id}`;
+
+/** The `Prefer` token that asks for a background import (RFC 7240). */
+export const RESPOND_ASYNC = 'respond-async';
+
+/** Where an import goes: a run by id, or a project (the target run found by name, or created). */
+export type ImportTarget = { runId: string } | { projectLevel: true };
+
+/** What a background import stored next to its files: enough to run it on any instance. */
+export interface StoredImportRequest {
+  run_id: string | null;
+  create_missing_cases: boolean;
+  /** Run metadata form fields (issue #24), applied as in a synchronous import. */
+  run_metadata?: RunMetadataForm;
+  request_id: string;
+  access: { role: ProjectRole; is_admin: boolean };
+  user: {
+    id: string;
+    username: string;
+    display_name: string | null;
+    is_admin: boolean;
+    via: 'token' | 'api_key';
+  };
+  files: Array<{
+    name: string;
+    content_type: string | null;
+    size_bytes: number;
+    sha256: string;
+    gzip: boolean;
+  }>;
+}
+
+/** A background import being applied: its record, and where its progress goes. */
+export interface ImportJobContext {
+  id: string;
+  progress(processed: number, total: number): Promise<void>;
+}
+
+/** The checked files of an import, merged into one report (released by planning). */
+interface CheckedUpload {
+  report: ParsedReport | null;
+  fileName: string;
+  /** The first file's given name without a `.gz` suffix (the run name's fallback), or null. */
+  nameForRun: string | null;
+  contentType: string | null;
+  sizeBytes: number;
+  sha256: string;
+  files: ImportFileSummaryDto[];
+}
+
+/** True when the request asks for `respond-async` among its preferences (RFC 7240). */
+export function prefersAsync(header: string | string[] | undefined): boolean {
+  const values = Array.isArray(header) ? header : header === undefined ? [] : [header];
+  return values.some((value) =>
+    value.split(',').some((pref) => pref.split(';')[0]?.trim().toLowerCase() === RESPOND_ASYNC),
+  );
+}
+
+/**
+ * The SHA-256 recorded for several files: of their SHA-256 hex digests, each followed by a line
+ * feed, in request order; a single file keeps its own.
+ */
+export function combinedSha256(digests: string[]): string {
+  if (digests.length === 1) return digests[0] ?? '';
+  const hash = createHash('sha256');
+  for (const d of digests) hash.update(`${d}\n`);
+  return hash.digest('hex');
+}
+
+/** Per-file counts of `summary.files`. */
+export function fileSummary(name: string, report: ParsedReport): ImportFileSummaryDto {
+  const t = report.totals;
+  return {
+    name,
+    testcases: report.results.length,
+    passed: t.passed,
+    failed: t.failure + t.error + t.xpassed,
+    skipped: t.skipped + t.xfailed,
+  };
+}
+
+/** Several parsed reports as one: results in file order (positions shifted), counters summed. */
+export function mergeReports(reports: ParsedReport[]): ParsedReport {
+  const first = reports[0];
+  if (first === undefined) throw new Error('mergeReports: no report');
+  if (reports.length === 1) return first;
+  const merged: ParsedReport = {
+    ...first,
+    suites: 0,
+    testcase_elements: 0,
+    ignored_testcases: 0,
+    nameless_testcases: [],
+    results: [],
+    totals: { ...first.totals },
+    suite_logs: [],
+    truncated: false,
+  };
+  for (const key of Object.keys(merged.totals) as Array<keyof ParsedReport['totals']>) {
+    merged.totals[key] = 0;
+  }
+  let offset = 0;
+  for (const report of reports) {
+    merged.suites += report.suites;
+    merged.testcase_elements += report.testcase_elements;
+    merged.ignored_testcases += report.ignored_testcases;
+    merged.nameless_testcases.push(...report.nameless_testcases);
+    merged.suite_logs.push(...report.suite_logs);
+    merged.truncated ||= report.truncated;
+    for (const key of Object.keys(report.totals) as Array<keyof ParsedReport['totals']>) {
+      merged.totals[key] += report.totals[key];
+    }
+    let last = 0;
+    for (const result of report.results) {
+      merged.results.push({ ...result, index: result.index + offset });
+      last = Math.max(last, result.index + 1);
+    }
+    offset += last;
+  }
+  return merged;
+}
 
 /** A run the import writes into: as the import sees it, and its lock (taken once). */
 type LockedImportRun = RunRef & { lock: LockedRun };
@@ -85,29 +236,25 @@ export class ImportsService {
     private readonly runs: TestRunsService,
     private readonly results: RunResultsWriter,
     private readonly webhooks: WebhookEvents,
+    private readonly jobs: JobQueue,
   ) {}
 
-  /** `POST /test-runs/{id}/imports/junit`. */
+  private get limits(): UploadLimits {
+    return { maxBytes: this.config.maxUploadBytes, maxFiles: this.config.maxUploadFiles };
+  }
+
+  /** `POST /test-runs/{id}/imports/junit` (a background import with `Prefer: respond-async`). */
   async importIntoRun(
     access: ProjectAccess,
     user: AuthenticatedUser,
     runId: string,
     query: JunitImportQueryDto,
     req: Request,
-  ): Promise<JunitImportDto> {
-    const { file, flags } = await this.readRequest(query, req);
-    const run = await this.lockRun(runId);
-    this.checkReport(file);
-    // Run metadata form fields update the run the caller named (issue #24).
-    if (!flags.dryRun && !isEmptyRunMetadata(flags.runMetadata)) {
-      await this.runs.mergeMetadata(run.lock, flags.runMetadata ?? {});
-    }
-    const { facts, plan } = await this.planner.planReport(access.projectId, file, flags, run);
-    return this.finish(access, user, file, facts, flags, plan, {
-      run,
-      name: run.name,
-      matchMode: 'existing',
-    });
+  ): Promise<JunitImportDto | ImportJobDto> {
+    const target: ImportTarget = { runId };
+    if (this.inBackground(query, req)) return this.enqueue(access, user, target, query, req);
+    const { files, flags } = await this.readRequest(query, req);
+    return this.runImport(access, user, target, files, flags, null);
   }
 
   /** `POST /projects/{id}/imports/junit`: the target run is found by name, or created. */
@@ -116,25 +263,66 @@ export class ImportsService {
     user: AuthenticatedUser,
     query: JunitImportQueryDto,
     req: Request,
+  ): Promise<JunitImportDto | ImportJobDto> {
+    const target: ImportTarget = { projectLevel: true };
+    if (this.inBackground(query, req)) return this.enqueue(access, user, target, query, req);
+    const { files, flags } = await this.readRequest(query, req);
+    return this.runImport(access, user, target, files, flags, null);
+  }
+
+  /**
+   * Imports checked-or-not files (upload → check → plan → apply) in the current transaction: the
+   * request's, or a background import's (`job`: its record is completed instead of inserted).
+   */
+  async runImport(
+    access: ProjectAccess,
+    user: AuthenticatedUser,
+    target: ImportTarget,
+    files: UploadedReport[],
+    flags: Flags,
+    job: ImportJobContext | null,
   ): Promise<JunitImportDto> {
-    const { file, flags } = await this.readRequest(query, req);
-    const header = this.checkReport(file);
+    if ('runId' in target) {
+      const run = await this.lockRun(target.runId);
+      const upload = this.checkReports(files);
+      // Run metadata form fields update the run the caller named (issue #24).
+      if (!flags.dryRun && !isEmptyRunMetadata(flags.runMetadata)) {
+        await this.runs.mergeMetadata(run.lock, flags.runMetadata ?? {});
+      }
+      const { facts, plan } = await this.planner.planReport(access.projectId, upload, flags, run);
+      return this.finish(
+        access,
+        user,
+        upload,
+        facts,
+        flags,
+        plan,
+        {
+          run,
+          name: run.name,
+          matchMode: 'existing',
+        },
+        job,
+      );
+    }
+    const upload = this.checkReports(files);
+    const header = upload.report ?? { name: null, timestamp: null };
     // The recorded file name has a default; the run name falls back on `JUnit Import` instead.
-    const name = targetRunName(header.name, file.fileNameGiven ? file.fileName : null);
+    const name = targetRunName(header.name, upload.nameForRun);
     if (!flags.dryRun) await this.repo.lockRunName(access.projectId, name);
     const chosen = pickTargetRun(
       await this.repo.findOpenRunsByName(access.projectId, name),
       header.timestamp,
     );
-    let target: Target;
+    let runTarget: Target;
     if (chosen !== null) {
-      target = {
+      runTarget = {
         run: flags.dryRun ? chosen : await this.lockRun(chosen.id),
         name: chosen.name,
         matchMode: 'existing',
       };
     } else if (flags.dryRun) {
-      target = { run: null, name, matchMode: 'created' };
+      runTarget = { run: null, name, matchMode: 'created' };
     } else {
       const created = await this.runs.create(
         access,
@@ -142,10 +330,17 @@ export class ImportsService {
         // Run metadata form fields describe the run the import creates (issue #24).
         Object.assign(new CreateTestRunFields(), { name, ...flags.runMetadata }),
       );
-      target = { run: await this.lockRun(created.id), name, matchMode: 'created' };
+      runTarget = { run: await this.lockRun(created.id), name, matchMode: 'created' };
     }
-    const { facts, plan } = await this.planner.planReport(access.projectId, file, flags, null);
-    return this.finish(access, user, file, facts, flags, plan, target);
+    const { facts, plan } = await this.planner.planReport(access.projectId, upload, flags, null);
+    return this.finish(access, user, upload, facts, flags, plan, runTarget, job);
+  }
+
+  /** `GET /imports/{id}`: any import record with its state. */
+  async getImport(id: string): Promise<ImportJobDto> {
+    const row = await this.repo.findImport(id);
+    if (row === null) throw AppException.notFound('import_not_found', 'Import');
+    return toJobDto(row);
   }
 
   /** `GET /test-runs/{id}/imports`: the run's import records, newest first. */
@@ -164,8 +359,13 @@ export class ImportsService {
   private async readRequest(
     query: JunitImportQueryDto,
     req: Request,
-  ): Promise<{ file: UploadedReport; flags: Flags }> {
-    const form = await readJunitUpload(req, this.config.maxUploadBytes);
+  ): Promise<{ files: UploadedReport[]; flags: Flags }> {
+    const form = await readJunitUpload(req, this.limits);
+    return { files: form.files, flags: this.formFlags(form, query) };
+  }
+
+  /** The form's fields checked (422 on unknown or conflicting ones, or without a file). */
+  private formFlags(form: UploadForm, query: JunitImportQueryDto): Flags {
     const errors: FieldErrors = {};
     const values: Partial<Record<(typeof FORM_FIELDS)[number], boolean>> = {};
     for (const key of Object.keys(form.fields)) {
@@ -195,18 +395,172 @@ export class ImportsService {
     // Run metadata (issue #24): build, ci_provider, branch, commit_sha, job_url, pipeline_id, attribute.
     const runMetadata = parseRunMetadataForm(form.fields);
     Object.assign(errors, runMetadata.errors);
-    if (form.file === null && errors[FILE_PART] === undefined) {
+    if (form.files.length === 0 && errors[FILE_PART] === undefined) {
       errors[FILE_PART] = ['A "file" part with the report (JUnit XML or results JSON) is required'];
     }
-    if (Object.keys(errors).length > 0 || form.file === null) throw AppException.validation(errors);
+    if (Object.keys(errors).length > 0) throw AppException.validation(errors);
     return {
-      file: form.file,
-      flags: {
-        dryRun: values.dry_run ?? query.dry_run ?? false,
-        createMissing: values.create_missing_cases ?? query.create_missing_cases ?? false,
-        runMetadata: runMetadata.metadata,
-      },
+      dryRun: values.dry_run ?? query.dry_run ?? false,
+      createMissing: values.create_missing_cases ?? query.create_missing_cases ?? false,
+      runMetadata: runMetadata.metadata,
     };
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Background imports (issue #18 §3)
+
+  /** `Prefer: respond-async`, unless the query asks for a dry run (answered at once anyway). */
+  private inBackground(query: JunitImportQueryDto, req: Request): boolean {
+    return prefersAsync(req.headers.prefer) && query.dry_run !== true;
+  }
+
+  /**
+   * A background import's request, in its transaction: the run's state is checked (409), the files
+   * are stored as they arrive (decompressed), the form checked, the record inserted `queued` and
+   * the job enqueued — all committed together with the 202, or not at all.
+   */
+  private async enqueue(
+    access: ProjectAccess,
+    user: AuthenticatedUser,
+    target: ImportTarget,
+    query: JunitImportQueryDto,
+    req: Request,
+  ): Promise<ImportJobDto> {
+    if ('runId' in target) await this.lockRun(target.runId);
+    const id = uuidv7();
+    const queue = new UploadChunkQueue();
+    const reading = readJunitUpload(req, this.limits, (i) => storingSink(queue, i)).finally(() =>
+      queue.close(),
+    );
+    const storing = this.storeChunks(id, access.projectId, queue);
+    const [form] = await Promise.all([reading, storing]);
+    const flags = this.formFlags(form, query);
+    if (flags.dryRun) {
+      throw AppException.validation({
+        dry_run: [
+          'a background import (Prefer: respond-async) cannot be a dry run; give dry_run as a query parameter for an immediate preview',
+        ],
+      });
+    }
+    this.checkGzip(form.files);
+    const now = new Date();
+    const request: StoredImportRequest = {
+      run_id: 'runId' in target ? target.runId : null,
+      create_missing_cases: flags.createMissing,
+      run_metadata: flags.runMetadata,
+      request_id: req.requestId ?? '',
+      access: { role: access.role, is_admin: access.isAdmin },
+      user: {
+        id: user.id,
+        username: user.username,
+        display_name: user.displayName,
+        is_admin: user.isAdmin,
+        via: user.via,
+      },
+      files: form.files.map((f) => ({
+        name: f.givenName,
+        content_type: f.contentType,
+        size_bytes: f.sizeBytes,
+        sha256: f.sha256,
+        gzip: f.gzip,
+      })),
+    };
+    const first = form.files[0];
+    await this.repo.insertQueued({
+      id,
+      projectId: access.projectId,
+      runId: request.run_id,
+      fileName: baseName(first?.givenName, null),
+      sizeBytes: form.files.reduce((sum, f) => sum + f.sizeBytes, 0),
+      sha256: combinedSha256(form.files.map((f) => f.sha256)),
+      request,
+      userId: user.id,
+      createdAt: now,
+    });
+    await this.jobs.send<ImportJobData>(IMPORT_JOB, { importId: id });
+    const res = req.res;
+    if (res !== undefined) {
+      res.status(202);
+      res.setHeader('Location', importPath(id));
+      res.setHeader('Preference-Applied', RESPOND_ASYNC);
+    }
+    const row = await this.repo.findImport(id);
+    if (row === null) throw new Error('enqueue: the import record vanished');
+    return toJobDto(row);
+  }
+
+  /** Writes the chunks of the upload as they come (in the request's transaction). */
+  private async storeChunks(
+    importId: string,
+    projectId: string,
+    queue: UploadChunkQueue,
+  ): Promise<void> {
+    try {
+      for await (const chunk of queue) await this.repo.insertChunk(importId, projectId, chunk);
+    } catch (error) {
+      queue.fail();
+      throw error;
+    }
+  }
+
+  /**
+   * The stored files of a background import, read back in order and parsed like an upload
+   * (`request.files` gives their names and facts).
+   */
+  async readStoredFiles(importId: string, request: StoredImportRequest): Promise<UploadedReport[]> {
+    const files: UploadedReport[] = [];
+    for (const [index, meta] of request.files.entries()) {
+      const reader = new ReportReader();
+      let seq = 0;
+      for (;;) {
+        const chunks: Array<Pick<StoredChunk, 'seq' | 'data'>> = await this.repo.readChunks(
+          importId,
+          index,
+          seq,
+          READ_CHUNKS_PER_QUERY,
+        );
+        for (const chunk of chunks) await reader.write(chunk.data);
+        if (chunks.length < READ_CHUNKS_PER_QUERY) break;
+        seq = (chunks[chunks.length - 1]?.seq ?? seq) + 1;
+      }
+      const read = await reader.end();
+      files.push({
+        fileName: baseName(meta.name, read.format),
+        fileNameGiven: meta.name !== '',
+        givenName: meta.name,
+        contentType: meta.content_type,
+        sizeBytes: meta.size_bytes,
+        sha256: meta.sha256,
+        gzip: meta.gzip,
+        gzipError: null,
+        blank: read.format === null,
+        format: read.format,
+        report: read.report,
+        parseError: read.parseError,
+      });
+    }
+    return files;
+  }
+
+  /** The problem body recorded for a background import that failed (as the request would answer). */
+  problemBody(importId: string, requestId: string, error: AppException): Record<string, unknown> {
+    const body: Record<string, unknown> = {
+      type: `${this.config.errorBaseUrl}/${error.code}`,
+      title: error.title,
+      status: error.status,
+      detail: error.detail,
+      instance: importPath(importId),
+      code: error.code,
+      request_id: requestId,
+    };
+    if (
+      error.errors !== undefined &&
+      Object.keys(error.errors).length > 0 &&
+      error.status === 422
+    ) {
+      body.errors = error.errors;
+    }
+    return body;
   }
 
   /** Locks the run for the import; a completed or archived run takes no results (409). */
@@ -228,22 +582,62 @@ export class ImportsService {
     return { ...run, lock };
   }
 
+  /** A part that starts like gzip but does not decompress → 422 `invalid_gzip` (naming the file). */
+  private checkGzip(files: UploadedReport[]): void {
+    for (const [i, file] of files.entries()) {
+      if (file.gzipError === null) continue;
+      const where = fileLabel(file, i, files.length);
+      throw new AppException(
+        'invalid_gzip',
+        `${where.detail}is not a valid gzip file: ${file.gzipError}`,
+        { file: [`${where.prefix}${file.gzipError}`] },
+      );
+    }
+  }
+
   /**
-   * Empty upload, a format that is neither JUnit XML nor results JSON, an invalid report → 422
-   * (nothing changes). A testcase without a name is no reason to refuse a report (issue #22): the
-   * parser keeps it under a generated name and the answer lists it in `warnings`. Answers the
-   * report's name and timestamp (the parsed report stays on `file` for planning).
+   * Checks every file in request order and merges them into one report. The first refused file
+   * refuses the whole import (nothing of the others is applied): a part that does not decompress
+   * (422 `invalid_gzip`), an empty one (422 `empty_upload`), a format that is neither JUnit XML nor
+   * results JSON (422), an invalid report (422). With several files the problem names the file (its
+   * `detail`, and each message of `errors.file` starts with `<name>: `). A testcase without a name
+   * is no reason to refuse a report (issue #22): the parser keeps it under a generated name and the
+   * answer lists it in `warnings`.
    */
-  private checkReport(file: UploadedReport): Pick<ParsedReport, 'name' | 'timestamp'> {
+  private checkReports(files: UploadedReport[]): CheckedUpload {
+    this.checkGzip(files);
+    const reports: ParsedReport[] = [];
+    for (const [i, file] of files.entries()) {
+      reports.push(this.checkReport(file, fileLabel(file, i, files.length)));
+    }
+    const first = files[0];
+    if (first === undefined) throw new Error('checkReports: no file');
+    return {
+      report: mergeReports(reports),
+      fileName: first.fileName,
+      nameForRun: first.fileNameGiven ? first.fileName.replace(/\.gz$/i, '') : null,
+      contentType: first.contentType,
+      sizeBytes: files.reduce((sum, f) => sum + f.sizeBytes, 0),
+      sha256: combinedSha256(files.map((f) => f.sha256)),
+      files: files.map((f, i) => fileSummary(f.fileName, reports[i] as ParsedReport)),
+    };
+  }
+
+  private checkReport(
+    file: UploadedReport,
+    where: { detail: string; prefix: string },
+  ): ParsedReport {
     if (file.blank)
-      throw new AppException('empty_upload', 'The uploaded file is empty', {
-        file: ['empty file'],
-      });
+      throw new AppException(
+        'empty_upload',
+        where.detail ? `${where.detail}is empty` : 'The uploaded file is empty',
+        { file: [`${where.prefix}empty file`] },
+      );
     if (file.format === 'unsupported') {
       throw new AppException(
         'unsupported_report_format',
-        'The file is neither a JUnit XML report nor a Karvio results JSON report',
-        { file: [UNSUPPORTED_FORMAT_REASON] },
+        `${where.detail || 'The file '}is neither a JUnit XML report nor a Karvio results JSON report`,
+        { file: [`${where.prefix}${UNSUPPORTED_FORMAT_REASON}`] },
       );
     }
     if (file.format === 'tms_results_json' && (file.parseError !== null || file.report === null)) {
@@ -253,21 +647,21 @@ export class ImportsService {
           : [file.parseError?.message ?? 'unreadable report'];
       throw new AppException(
         'invalid_tms_results_json',
-        `The file is not an acceptable Karvio results JSON report: ${reasons[0] ?? ''}`,
-        { file: reasons },
+        `${where.detail || 'The file '}is not an acceptable Karvio results JSON report: ${reasons[0] ?? ''}`,
+        { file: reasons.map((r) => `${where.prefix}${r}`) },
       );
     }
     if (file.parseError !== null || file.report === null) {
       const message = file.parseError?.message ?? 'unreadable report';
       throw new AppException(
         'invalid_junit_xml',
-        `The file is not an acceptable JUnit XML report: ${message}`,
-        {
-          file: [message],
-        },
+        `${where.detail || 'The file '}is not an acceptable JUnit XML report: ${message}`,
+        { file: [`${where.prefix}${message}`] },
       );
     }
-    return { name: file.report.name, timestamp: file.report.timestamp };
+    const report = file.report;
+    file.report = null;
+    return report;
   }
   // ---------------------------------------------------------------------------------------------
   // Applying
@@ -275,11 +669,12 @@ export class ImportsService {
   private async finish(
     access: ProjectAccess,
     user: AuthenticatedUser,
-    file: UploadedReport,
+    file: CheckedUpload,
     facts: ReportFacts,
     flags: Flags,
     plan: ImportPlan,
     target: Target,
+    job: ImportJobContext | null,
   ): Promise<JunitImportDto> {
     const now = new Date();
     let createdCases: ImportCreatedCaseDto[];
@@ -294,10 +689,17 @@ export class ImportsService {
         suite_path: c.suite_path,
       }));
     } else {
-      const applied = await this.apply(access, user, target.run, plan, now);
+      const progress =
+        job === null
+          ? undefined
+          : async (applied: number) => {
+              await job.progress(facts.results - plan.matches.length + applied, facts.results);
+            };
+      await progress?.(0);
+      const applied = await this.apply(access, user, target.run, plan, now, progress);
       createdCases = applied.createdCases;
       updated = applied.updated;
-      recordId = uuidv7();
+      recordId = job?.id ?? uuidv7();
     }
     const summary: ImportSummaryDto = {
       total_cases: facts.results,
@@ -310,6 +712,7 @@ export class ImportsService {
       errors: 0,
       ignored: facts.ignoredTestcases,
       warnings: facts.warnings.length,
+      files: file.files,
     };
     const statuses: ImportStatusCountsDto = {
       passed: facts.totals.passed,
@@ -341,7 +744,15 @@ export class ImportsService {
       warnings: facts.warnings,
       created_at: now.toISOString(),
     };
-    if (recordId !== null && target.run !== null) {
+    if (recordId !== null && target.run !== null && job !== null) {
+      await this.repo.completeRecord({
+        id: recordId,
+        runId: target.run.id,
+        fileName: file.fileName,
+        summary: result,
+        testcases: facts.results,
+      });
+    } else if (recordId !== null && target.run !== null) {
       await this.repo.insertRecord({
         id: recordId,
         projectId: access.projectId,
@@ -352,6 +763,7 @@ export class ImportsService {
         summary: result,
         userId: user.id,
         createdAt: now,
+        testcases: facts.results,
       });
     }
     if (recordId !== null && target.run !== null) {
@@ -386,6 +798,7 @@ export class ImportsService {
     run: LockedImportRun,
     plan: ImportPlan,
     now: Date,
+    onProgress?: (applied: number) => Promise<void>,
   ): Promise<{ createdCases: ImportCreatedCaseDto[]; updated: number }> {
     const projectId = access.projectId;
 
@@ -458,7 +871,7 @@ export class ImportsService {
         else list.push(match);
       }
       await this.results.applyResults(run.lock, {
-        results: { byCase, executedById: user.id, finishedAt: now },
+        results: { byCase, executedById: user.id, finishedAt: now, onProgress },
         changedById: user.id,
       });
     }
@@ -482,6 +895,44 @@ export class ImportsService {
       Object.assign(new UpdateTestRunDto(), { status: 'in_progress' }),
     );
   }
+}
+
+/** How a problem names a file: nothing with one file, its name and position with several. */
+function fileLabel(
+  file: UploadedReport,
+  index: number,
+  count: number,
+): { detail: string; prefix: string } {
+  if (count === 1) return { detail: '', prefix: '' };
+  return {
+    detail: `File "${file.fileName}" (${index + 1} of ${count}) `,
+    prefix: `${file.fileName}: `,
+  };
+}
+
+function toJobDto(row: ImportJobRow): ImportJobDto {
+  const result = row.status === 'succeeded' ? (row.summary as unknown as JunitImportDto) : null;
+  const total = row.progress_total ?? (result ? result.summary.total_cases : null);
+  return {
+    id: row.id,
+    project_id: row.project_id,
+    test_run_id: row.test_run_id,
+    status: row.status,
+    progress: {
+      processed: result !== null && total !== null ? total : row.progress_processed,
+      total,
+    },
+    source_filename: row.file_name,
+    size_bytes: Number(row.size_bytes),
+    sha256: row.sha256,
+    created_by: row.created_by,
+    created_at: row.created_at.toISOString(),
+    started_at: (row.started_at ?? (result ? row.created_at : null))?.toISOString() ?? null,
+    finished_at: (row.finished_at ?? (result ? row.created_at : null))?.toISOString() ?? null,
+    summary: result?.summary ?? null,
+    result,
+    problem: row.status === 'failed' ? row.problem : null,
+  };
 }
 
 function toRecordDto(row: ImportRecordRow): JunitImportRecordDto {

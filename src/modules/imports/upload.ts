@@ -16,6 +16,7 @@
  */
 import { createHash } from 'node:crypto';
 import { PassThrough, type Readable, type Writable } from 'node:stream';
+import { createGunzip, type Gunzip } from 'node:zlib';
 import type { Request } from 'express';
 import multer from 'multer';
 import { AppException } from '../../common/errors/app-exception';
@@ -26,8 +27,10 @@ import { RUN_METADATA_FORM_VALUES_MAX } from './run-metadata-form';
 import { FormatSniffer, type SniffedFormat } from './report-format';
 import { parseResultsJson, ResultsJsonError, Utf8Text } from './results-json/results-json';
 
-/** Room for the multipart framing and the few small form fields next to the file. */
+/** Room for the multipart framing and the few small form fields next to the files. */
 export const MULTIPART_OVERHEAD_BYTES = 64 * 1024;
+/** Room for the framing of each further file part (boundary, headers with a long file name). */
+export const PART_OVERHEAD_BYTES = 1024;
 /** Name of the part that carries the report. */
 export const FILE_PART = 'file';
 /** Form fields accepted next to the file. */
@@ -52,10 +55,16 @@ export interface UploadedReport {
   fileName: string;
   /** False when the client gave no file name (`fileName` is then the default). */
   fileNameGiven: boolean;
+  /** The client's base name as given ('' when none). */
+  givenName: string;
+  /** True when the part was gzip (its bytes were decompressed; size and SHA-256 are of the content). */
+  gzip: boolean;
+  /** Why a gzip part did not decompress (→ 422 `invalid_gzip`), else null. */
+  gzipError: string | null;
   /** Content type of the part as sent, or null. */
   contentType: string | null;
   sizeBytes: number;
-  /** Lowercase hex SHA-256 of the bytes of the part. */
+  /** Lowercase hex SHA-256 of the bytes of the part (decompressed when it was gzip). */
   sha256: string;
   /** True when the part is empty or holds only whitespace (a leading byte order mark included). */
   blank: boolean;
@@ -69,8 +78,8 @@ export interface UploadedReport {
 export interface UploadForm {
   /** Text fields of the form (values as sent; repeated names give arrays). */
   fields: Record<string, unknown>;
-  /** The `file` part, or null when there was none. */
-  file: UploadedReport | null;
+  /** The `file` parts in request order (empty when there was none). */
+  files: UploadedReport[];
 }
 
 /** The client's base name, or '' when it gave none. */
@@ -79,7 +88,8 @@ function givenName(name: string | undefined): string {
   return base === MISSING_FILE_NAME ? '' : base;
 }
 
-function baseName(name: string | undefined, format: SniffedFormat | null): string {
+/** The recorded name of a file: the given base name, else the default of its format. */
+export function baseName(name: string | undefined, format: SniffedFormat | null): string {
   const base = givenName(name);
   if (base === '') {
     return format === 'tms_results_json' ? DEFAULT_JSON_FILE_NAME : DEFAULT_FILE_NAME;
@@ -88,7 +98,7 @@ function baseName(name: string | undefined, format: SniffedFormat | null): strin
 }
 
 /** What reading the bytes of a report gave. */
-interface ReadReport {
+export interface ReadReport {
   format: SniffedFormat | null;
   report: ParsedReport | null;
   parseError: ReportParseError | null;
@@ -172,7 +182,7 @@ function ignoringReader(): FormatReader {
  * format. Until the format is known (only whitespace and a byte order mark so far) the bytes are held
  * back and given to the reader first.
  */
-class ReportReader {
+export class ReportReader implements PartSink {
   private readonly sniffer = new FormatSniffer();
   private held: Buffer[] = [];
   private reader: FormatReader | null = null;
@@ -231,58 +241,171 @@ class ReportReader {
   }
 }
 
+/** Where the (decompressed) bytes of one part go: the format's reader, or the stored upload. */
+export interface PartSink {
+  /** Takes a chunk; a promise when the caller should wait before sending more (backpressure). */
+  write(chunk: Buffer): Promise<void> | null;
+  end(): Promise<ReadReport>;
+  abort(): void;
+}
+
+/** A sink per part (`index`: the part's position among the files, from 0). */
+export type SinkFactory = (index: number) => PartSink;
+
+/** The first bytes of a gzip stream (RFC 1952): a part starting with them is decompressed. */
+export const GZIP_MAGIC = Buffer.from([0x1f, 0x8b]);
+
+/** True when `bytes` start like gzip. */
+export function isGzip(bytes: Buffer): boolean {
+  return (
+    bytes.length >= GZIP_MAGIC.length && bytes[0] === GZIP_MAGIC[0] && bytes[1] === GZIP_MAGIC[1]
+  );
+}
+
 /**
- * multer storage engine: hashes and counts the part while the {@link ReportReader} sniffs and reads
- * it. One instance per request; the result is kept on the instance.
+ * multer storage engine: one part after another, each decompressed when it starts with the gzip
+ * magic bytes (as a stream), hashed and counted (after decompression) while its sink reads it (the
+ * {@link ReportReader} by default). The decompressed sizes of all parts together are held to
+ * `maxBytes` (413 as soon as the sum passes it). One instance per request; the results are kept on
+ * the instance, in part order.
  */
 export class JunitStreamStorage implements multer.StorageEngine {
-  result: UploadedReport | null = null;
+  readonly results: UploadedReport[] = [];
+  /** Decompressed bytes of all parts so far. */
+  totalBytes = 0;
 
-  /** Called as soon as the part grows past the size limit (before the rest of the body is read). */
+  /** Called as soon as the parts grow past the size limit (before the rest of the body is read). */
   onLimit: (() => void) | null = null;
+
+  private parts = 0;
+
+  constructor(
+    private readonly maxBytes: number,
+    private readonly sinkFor: SinkFactory = () => new ReportReader(),
+  ) {}
 
   _handleFile(
     _req: Request,
     file: Express.Multer.File,
     callback: (error?: Error | null, info?: Partial<Express.Multer.File>) => void,
   ): void {
+    const index = this.parts++;
     const source = file.stream;
     const hash = createHash('sha256');
-    const reader = new ReportReader();
+    const sink = this.sinkFor(index);
     let size = 0;
+    let head: Buffer | null = Buffer.alloc(0);
+    let gunzip: Gunzip | null = null;
+    let gzipError: string | null = null;
+    let over = false;
+    let sourceEnded = false;
+    let finished = false;
 
-    source.on('data', (chunk: Buffer) => {
+    const consume = (chunk: Buffer): Promise<void> | null => {
+      if (over || gzipError !== null) return null;
       hash.update(chunk);
       size += chunk.length;
-      const wait = reader.write(chunk);
+      this.totalBytes += chunk.length;
+      if (this.totalBytes > this.maxBytes) {
+        over = true;
+        sink.abort();
+        this.onLimit?.();
+        return null;
+      }
+      return sink.write(chunk);
+    };
+    const feed = (chunk: Buffer): void => {
+      if (gunzip !== null) {
+        if (gzipError === null && !gunzip.write(chunk)) {
+          source.pause();
+          gunzip.once('drain', () => source.resume());
+        }
+        return;
+      }
+      const wait = consume(chunk);
       if (wait !== null) {
         source.pause();
         void wait.then(() => source.resume());
       }
-    });
-    source.once('limit', () => this.onLimit?.());
-    source.once('error', (error: Error) => {
-      reader.abort();
-      callback(error);
-    });
-    source.once('end', () => {
-      reader.end().then(
-        (read) => {
-          this.result = {
-            fileName: baseName(file.originalname, read.format),
-            fileNameGiven: givenName(file.originalname) !== '',
-            contentType: file.mimetype ? file.mimetype : null,
-            sizeBytes: size,
-            sha256: hash.digest('hex'),
-            blank: read.format === null,
-            format: read.format,
-            report: read.report,
-            parseError: read.parseError,
+    };
+    const finish = (): void => {
+      if (finished) return;
+      finished = true;
+      const base = {
+        fileNameGiven: givenName(file.originalname) !== '',
+        givenName: givenName(file.originalname),
+        contentType: file.mimetype ? file.mimetype : null,
+        sizeBytes: size,
+        sha256: hash.digest('hex'),
+        gzip: gunzip !== null,
+        gzipError,
+      };
+      const read: Promise<ReadReport> =
+        over || gzipError !== null
+          ? Promise.resolve({ format: null, report: null, parseError: null })
+          : sink.end();
+      read.then(
+        (r) => {
+          this.results[index] = {
+            ...base,
+            fileName: baseName(file.originalname, r.format),
+            blank: r.format === null,
+            format: r.format,
+            report: r.report,
+            parseError: r.parseError,
           };
           callback(null, { size });
         },
         (error: unknown) => callback(error instanceof Error ? error : new Error(String(error))),
       );
+    };
+    const startGunzip = (): void => {
+      const z = createGunzip();
+      gunzip = z;
+      z.on('data', (chunk: Buffer) => {
+        const wait = consume(chunk);
+        if (wait !== null) {
+          z.pause();
+          void wait.then(() => z.resume());
+        }
+      });
+      z.once('end', finish);
+      z.once('error', (error: Error) => {
+        gzipError = `not a valid gzip stream: ${error.message}`;
+        sink.abort();
+        source.resume();
+        if (sourceEnded) finish();
+      });
+    };
+
+    source.on('data', (chunk: Buffer) => {
+      if (head !== null) {
+        // The first two bytes decide whether the part is gzip.
+        head = Buffer.concat([head, chunk]);
+        if (head.length < GZIP_MAGIC.length) return;
+        const first = head;
+        head = null;
+        if (isGzip(first)) startGunzip();
+        feed(first);
+        return;
+      }
+      feed(chunk);
+    });
+    source.once('limit', () => this.onLimit?.());
+    source.once('error', (error: Error) => {
+      sink.abort();
+      gunzip?.destroy();
+      callback(error);
+    });
+    source.once('end', () => {
+      sourceEnded = true;
+      if (head !== null) {
+        const rest = head;
+        head = null;
+        if (rest.length > 0) feed(rest);
+      }
+      if (gunzip !== null && gzipError === null) gunzip.end();
+      else finish();
     });
   }
 
@@ -302,7 +425,8 @@ interface MulterLikeError {
 }
 
 /** Turns multer / busboy failures into the contract's problems. */
-function uploadProblem(error: unknown, maxBytes: number): AppException | unknown {
+function uploadProblem(error: unknown, limits: UploadLimits): AppException | unknown {
+  const maxBytes = limits.maxBytes;
   const e = (error ?? {}) as MulterLikeError;
   const code = typeof e.code === 'string' ? e.code : '';
   const field = typeof e.field === 'string' && e.field !== '' ? e.field : null;
@@ -310,19 +434,21 @@ function uploadProblem(error: unknown, maxBytes: number): AppException | unknown
     case 'LIMIT_FILE_SIZE':
       return new AppException(
         'payload_too_large',
-        `The uploaded file is larger than the limit of ${maxBytes} bytes`,
+        `The uploaded files are larger than the limit of ${maxBytes} bytes (after decompression)`,
+      );
+    case 'LIMIT_FILE_COUNT':
+      return new AppException(
+        'too_many_files',
+        `An import takes at most ${limits.maxFiles} files (MAX_UPLOAD_FILES)`,
       );
     case 'LIMIT_UNEXPECTED_FILE':
-      return field === FILE_PART
-        ? AppException.validation({ file: ['Exactly one "file" part is accepted'] })
-        : AppException.validation({
-            [field ?? 'body']: ['Unknown field; the report goes in the "file" part'],
-          });
+      return AppException.validation({
+        [field ?? 'body']: ['Unknown field; the report goes in the "file" part'],
+      });
     case 'LIMIT_FIELD_VALUE':
       return AppException.validation({ [field ?? 'body']: ['Field value too long'] });
     case 'LIMIT_PART_COUNT':
     case 'LIMIT_FIELD_COUNT':
-    case 'LIMIT_FILE_COUNT':
     case 'LIMIT_FIELD_KEY':
     case 'LIMIT_FIELD_NESTING':
     case 'LIMIT_FIELD_ARRAY_INDEX':
@@ -343,59 +469,83 @@ function uploadProblem(error: unknown, maxBytes: number): AppException | unknown
   return error;
 }
 
+/** The limits of one import request (MAX_UPLOAD_BYTES, MAX_UPLOAD_FILES). */
+export interface UploadLimits {
+  /** Decompressed bytes of all files together. */
+  maxBytes: number;
+  /** `file` parts. */
+  maxFiles: number;
+}
+
+/** The largest raw body an import request may have: the files, plus the multipart framing. */
+export function maxBodyBytes(limits: UploadLimits): number {
+  return limits.maxBytes + MULTIPART_OVERHEAD_BYTES + limits.maxFiles * PART_OVERHEAD_BYTES;
+}
+
 /**
- * Reads the multipart body of an import request: the `file` part streamed into the parser, the
- * text fields collected. Throws 413 for a file over `maxBytes`, 422 for a malformed multipart body
- * or unexpected parts. A missing `file` part is not an error here (`file: null`).
+ * Reads the multipart body of an import request: each `file` part streamed (decompressed when it is
+ * gzip) into its sink — by default the parser of its format —, the text fields collected. Throws 413
+ * `payload_too_large` once the files' decompressed bytes pass `maxBytes`, 413 `too_many_files` past
+ * `maxFiles` parts, 422 for a malformed multipart body or unexpected parts. No `file` part is not an
+ * error here (`files: []`).
  */
-export async function readJunitUpload(req: Request, maxBytes: number): Promise<UploadForm> {
+export async function readJunitUpload(
+  req: Request,
+  limits: UploadLimits,
+  sinkFor?: SinkFactory,
+): Promise<UploadForm> {
+  const maxBytes = limits.maxBytes;
   const declared = Number(req.headers['content-length'] ?? NaN);
-  if (Number.isFinite(declared) && declared > maxBytes + MULTIPART_OVERHEAD_BYTES) {
+  if (Number.isFinite(declared) && declared > maxBodyBytes(limits)) {
     throw new AppException(
       'payload_too_large',
       `The request body (${declared} bytes) is larger than the upload limit of ${maxBytes} bytes`,
     );
   }
-  const storage = new JunitStreamStorage();
-  const feed = bodyFeed(req, maxBytes + MULTIPART_OVERHEAD_BYTES);
+  const storage = new JunitStreamStorage(maxBytes, sinkFor);
+  const feed = bodyFeed(req, maxBodyBytes(limits));
   const options: MulterOptions = {
     storage,
     defParamCharset: 'utf8',
     limits: {
       fileSize: maxBytes,
+      files: limits.maxFiles,
       // A client that sends the report as a plain form field named `file` (no filename, e.g.
       // `.attach('file', buffer)` in superagent) is served too: the field may be as large as a file.
       // Plus the run metadata fields (issue #24: build, ci_*, up to 50 `attribute`).
       fields: 4 + RUN_METADATA_FORM_VALUES_MAX,
       fieldSize: maxBytes,
       fieldNameSize: 100,
-      parts: 12 + RUN_METADATA_FORM_VALUES_MAX,
+      parts: limits.maxFiles + 12 + RUN_METADATA_FORM_VALUES_MAX,
       headerPairs: 50,
     },
     streamHandler: feed.start,
   };
-  const upload = multer(options).single(FILE_PART);
+  const upload = multer(options).array(FILE_PART);
   const res = req.res;
   if (res === undefined) throw new Error('readJunitUpload: request has no response object');
   await new Promise<void>((resolve, reject) => {
     // Over the limit: answer 413 at once; multer keeps discarding the rest of the body meanwhile.
-    storage.onLimit = () => reject(uploadProblem({ code: 'LIMIT_FILE_SIZE' }, maxBytes));
+    storage.onLimit = () => reject(uploadProblem({ code: 'LIMIT_FILE_SIZE' }, limits));
     upload(req, res, (error?: unknown) => {
       // multer is done with the body (on an error, once the request was read to its end).
       feed.stop();
       if (error === undefined || error === null) resolve();
-      else reject(uploadProblem(error, maxBytes));
+      else reject(uploadProblem(error, limits));
     });
   });
   const body: unknown = req.body;
   const fields: Record<string, unknown> =
     body !== null && typeof body === 'object' ? { ...(body as Record<string, unknown>) } : {};
   const textFile = fields[FILE_PART];
-  if (storage.result === null && typeof textFile === 'string') {
+  if (storage.results.length === 0 && typeof textFile === 'string') {
     delete fields[FILE_PART];
-    return { fields, file: await reportFromText(textFile) };
+    return {
+      fields,
+      files: [await reportFromText(textFile, (sinkFor ?? (() => new ReportReader()))(0))],
+    };
   }
-  return { fields, file: storage.result };
+  return { fields, files: storage.results };
 }
 
 /**
@@ -449,20 +599,22 @@ function bodyFeed(
 }
 
 /** The same checks as the streamed path, for a report sent as a text field (buffered, ≤ the limit). */
-async function reportFromText(text: string): Promise<UploadedReport> {
+async function reportFromText(text: string, sink: PartSink): Promise<UploadedReport> {
   let bytes: Buffer | null = Buffer.from(text, 'utf8');
   const sizeBytes = bytes.length;
   const sha256 = createHash('sha256').update(bytes).digest('hex');
-  const reader = new ReportReader();
-  await reader.write(bytes);
+  await sink.write(bytes);
   bytes = null; // the readers keep what they need
-  const read = await reader.end();
+  const read = await sink.end();
   return {
     fileName: baseName(undefined, read.format),
     fileNameGiven: false,
+    givenName: '',
     contentType: null,
     sizeBytes,
     sha256,
+    gzip: false,
+    gzipError: null,
     blank: read.format === null,
     format: read.format,
     report: read.report,

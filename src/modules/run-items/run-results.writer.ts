@@ -54,6 +54,8 @@ export interface ResultsInput {
   executedById: string;
   /** When every result finished (it started `duration_ms` earlier). */
   finishedAt: Date;
+  /** Told the number of results applied so far after each batch (a background import's progress). */
+  onProgress?: (applied: number) => Promise<void>;
 }
 
 /** What `applyResults` writes into one locked run. */
@@ -307,16 +309,22 @@ export class RunResultsWriter {
   ): Promise<void> {
     let batch: Array<[string, ResultInput[]]> = [];
     let batchResults = 0;
+    let applied = 0;
     for (const entry of results.byCase) {
       batch.push(entry);
       batchResults += entry[1].length;
       if (batchResults >= RESULTS_BATCH) {
         await this.applyResultBatch(run, batch, results, changedById, tally);
+        applied += batchResults;
+        await results.onProgress?.(applied);
         batch = [];
         batchResults = 0;
       }
     }
-    if (batch.length > 0) await this.applyResultBatch(run, batch, results, changedById, tally);
+    if (batch.length > 0) {
+      await this.applyResultBatch(run, batch, results, changedById, tally);
+      await results.onProgress?.(applied + batchResults);
+    }
   }
 
   /**

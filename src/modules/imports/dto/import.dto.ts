@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsBoolean } from 'class-validator';
+import { ProblemDto } from '../../../common/openapi/problem.dto';
 import { PageQueryDto } from '../../../common/pagination/page';
 import { OptionalNotNull, QueryBool } from '../../../common/validation/decorators';
 
@@ -39,12 +40,18 @@ export const JUNIT_UPLOAD_SCHEMA = {
   required: ['file'],
   properties: {
     file: {
-      type: 'string',
-      format: 'binary',
+      type: 'array',
+      items: { type: 'string', format: 'binary' },
+      maxItems: 1000,
       description:
-        'The report: JUnit XML (`<testsuites>` or `<testsuite>` root) or Karvio results JSON (an object ' +
-        'with a `cases` array), told apart by the first character. At most MAX_UPLOAD_BYTES ' +
-        '(default 64 MiB) → 413 beyond. XML is streamed into the parser, JSON read whole; never stored.',
+        'The reports, one `file` part each (issue #18 §2): JUnit XML (`<testsuites>` or `<testsuite>` root) ' +
+        'or Karvio results JSON (an object with a `cases` array), told apart by the first character, mixed ' +
+        'freely; all of them form one import. A part whose bytes start with the gzip magic bytes `1f 8b` ' +
+        '(e.g. `TEST-x.xml.gz`) is decompressed as it streams. At most MAX_UPLOAD_FILES parts (default ' +
+        '1000) → 413 `too_many_files` beyond; at most MAX_UPLOAD_BYTES (default 64 MiB) for all files ' +
+        'together, counted after decompression → 413 `payload_too_large` beyond. XML is streamed into the ' +
+        'parser, JSON read whole; a synchronous import never stores them (a background one keeps them ' +
+        'in the database until its job ends).',
     },
     dry_run: { type: 'boolean', default: false, description: 'Same as the query parameter.' },
     create_missing_cases: {
@@ -97,6 +104,23 @@ export class ImportTargetRunDto {
   @ApiProperty({ enum: ['existing', 'created'] }) match_mode: 'existing' | 'created';
 }
 
+/** One file of an import (`summary.files`). */
+export class ImportFileSummaryDto {
+  @ApiProperty({
+    example: 'TEST-com.example.LoginTest.xml',
+    description:
+      'File name as sent (its default, `junit.xml` or `report.json`, when none was given)',
+  })
+  name: string;
+  @ApiProperty({
+    description: 'Tests of this file (repeated testcases of one test folded into one)',
+  })
+  testcases: number;
+  @ApiProperty({ description: 'Final status passed (flaky ones included)' }) passed: number;
+  @ApiProperty({ description: 'Final status failure, error or xpassed' }) failed: number;
+  @ApiProperty({ description: 'Final status skipped or xfailed' }) skipped: number;
+}
+
 export class ImportSummaryDto {
   @ApiProperty({
     description: 'Tests in the report (repeated testcases of one test folded into one)',
@@ -122,6 +146,13 @@ export class ImportSummaryDto {
   ignored: number;
   @ApiProperty({ description: 'Number of entries in `warnings`' })
   warnings: number;
+  @ApiProperty({
+    type: [ImportFileSummaryDto],
+    description:
+      'Each file of the import, in request order, with its own counts (a test present in two files is ' +
+      'counted in both, and its last result wins on the row).',
+  })
+  files: ImportFileSummaryDto[];
 }
 
 export class ImportStatusCountsDto {
@@ -145,12 +176,27 @@ export class JunitImportDto {
   id: string | null;
   @ApiProperty({ type: String, nullable: true, format: 'uuid' }) test_run_id: string | null;
   @ApiProperty({ type: ImportTargetRunDto }) target_run: ImportTargetRunDto;
-  @ApiProperty({ example: 'TEST-com.example.LoginTest.xml' }) source_filename: string;
+  @ApiProperty({
+    example: 'TEST-com.example.LoginTest.xml',
+    description:
+      'The file name; with several files, the first one (all are listed in `summary.files`)',
+  })
+  source_filename: string;
   @ApiProperty({ type: String, nullable: true, example: 'application/xml' }) source_content_type:
     | string
     | null;
-  @ApiProperty({ example: 2048 }) size_bytes: number;
-  @ApiProperty({ example: 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855' })
+  @ApiProperty({
+    example: 2048,
+    description:
+      'Bytes of the file (of all files together), counted after decompression of gzip parts',
+  })
+  size_bytes: number;
+  @ApiProperty({
+    example: 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855',
+    description:
+      'SHA-256 of the file (after decompression); with several files, the SHA-256 of their SHA-256 hex ' +
+      'digests, each followed by a line feed, in request order',
+  })
   sha256: string;
   @ApiProperty() dry_run: boolean;
   @ApiProperty({ enum: ['completed', 'partial', 'preview'] }) status:
@@ -215,4 +261,75 @@ export class JunitImportRecordDto {
   @ApiProperty({ format: 'uuid' }) created_by: string;
   @ApiProperty({ type: String, nullable: true }) created_by_name: string | null;
   @ApiProperty({ format: 'date-time' }) created_at: string;
+}
+
+export class ImportProgressDto {
+  @ApiProperty({
+    description:
+      'Testcases handled so far: those that match nothing once the import is planned, then the applied ones ' +
+      "as each batch of 1,000 is written (in the import's transaction: nothing is visible before it commits)",
+  })
+  processed: number;
+  @ApiProperty({
+    type: Number,
+    nullable: true,
+    description: 'Testcases of all files (repeated ones folded); null until the files are read',
+  })
+  total: number | null;
+}
+
+/** `GET /imports/{id}` and the 202 of a background import. */
+export class ImportJobDto {
+  @ApiProperty({ format: 'uuid' }) id: string;
+  @ApiProperty({ format: 'uuid' }) project_id: string;
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    format: 'uuid',
+    description: 'The target run: given for a run import; for a project import null until applied',
+  })
+  test_run_id: string | null;
+  @ApiProperty({
+    enum: ['queued', 'running', 'succeeded', 'failed'],
+    description:
+      '`queued` (waiting for a worker), `running` (an attempt is under way; a retry after a crash starts ' +
+      'again from the start), `succeeded` (applied, completely and once: `result`), `failed` (nothing ' +
+      'applied: `problem`). A synchronous import is `succeeded` from the start.',
+  })
+  status: 'queued' | 'running' | 'succeeded' | 'failed';
+  @ApiProperty({ type: ImportProgressDto }) progress: ImportProgressDto;
+  @ApiProperty({ example: 'TEST-com.example.LoginTest.xml' }) source_filename: string;
+  @ApiProperty({ description: 'Bytes of all files (after decompression)' }) size_bytes: number;
+  @ApiProperty() sha256: string;
+  @ApiProperty({ format: 'uuid' }) created_by: string;
+  @ApiProperty({ format: 'date-time' }) created_at: string;
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    format: 'date-time',
+    description: 'Start of the latest attempt; null while queued',
+  })
+  started_at: string | null;
+  @ApiProperty({ type: String, nullable: true, format: 'date-time' }) finished_at: string | null;
+  @ApiProperty({
+    type: ImportSummaryDto,
+    nullable: true,
+    description: 'The counters of the import (with `files`) once it succeeded, else null',
+  })
+  summary: ImportSummaryDto | null;
+  @ApiProperty({
+    type: JunitImportDto,
+    nullable: true,
+    description: 'Once succeeded: the answer the synchronous import gives (same fields); else null',
+  })
+  result: JunitImportDto | null;
+  @ApiProperty({
+    type: ProblemDto,
+    nullable: true,
+    description:
+      'Once failed: the problem that failed it, as the synchronous import would have answered it (e.g. 422 ' +
+      '`invalid_junit_xml` naming the file, 409 `run_import_not_allowed`); 500 `internal_error` after ' +
+      'IMPORT_JOB_RETRIES failed attempts. Else null.',
+  })
+  problem: Record<string, unknown> | null;
 }
