@@ -17,10 +17,11 @@ import {
 } from './render';
 
 /**
- * Files sent per import request. The server takes one `file` part per request today; once it
- * accepts several (issue #18 §2), raising this sends every file in one request, one import.
+ * Files sent per import request: the server takes several `file` parts as one import (issue #18
+ * §2), up to its MAX_UPLOAD_FILES (default 1000), so every file goes in one request; only a larger
+ * set is split into several imports of this many files.
  */
-export const FILES_PER_REQUEST = 1;
+export const FILES_PER_REQUEST = 1000;
 /** Page size of the lists `tms` walks (the API's maximum). */
 export const PAGE_SIZE = 200;
 /** Pause between two looks at a background import (`--async --wait`). */
@@ -287,7 +288,8 @@ async function waitForImport(api: Api, location: string, io: Io): Promise<unknow
       return isImportResult(inner) ? inner : record;
     }
     if (record.status === 'failed') {
-      throw new ApiError(422, record.problem ?? record.error ?? record);
+      const problem = (record.problem ?? record) as { status?: unknown };
+      throw new ApiError(typeof problem.status === 'number' ? problem.status : 422, problem);
     }
     await io.sleep(POLL_INTERVAL_MS);
   }

@@ -251,6 +251,71 @@ describe('tms (the command-line client) against a test server', () => {
     },
   );
 
+  it('import sends every file in one request: one import listing each file', async () => {
+    const projectId = await t.createProject();
+    const a = file('multi-a.xml', report('Multi', { one: 'pass', two: 'fail' }));
+    const b = file('multi-b.xml', report('Multi', { three: 'pass' }));
+    const o = await tms([
+      'import',
+      a,
+      b,
+      '--project',
+      projectId,
+      '--create-missing-cases',
+      '--json',
+    ]);
+    expect(o.code).toBe(0);
+    const body = JSON.parse(o.stdout) as { summary: { total_cases: number; files: Json[] } };
+    expect(body.summary.total_cases).toBe(3);
+    expect(body.summary.files.map((f) => f.name)).toEqual(['multi-a.xml', 'multi-b.xml']);
+    const imports = await t.db.query(
+      'SELECT count(*)::int AS n FROM junit_imports WHERE project_id = $1',
+      [projectId],
+    );
+    expect(imports[0].n).toBe(1);
+  });
+
+  it('import --async --wait: a background import followed to its end (GET /imports/{id})', async () => {
+    const projectId = await t.createProject();
+    const a = file('bg-a.xml', report('Background', { one: 'pass', two: 'fail' }));
+    const b = file('bg-b.xml', report('Background', { three: 'pass' }));
+    const args = ['import', a, b, '--project', projectId, '--create-missing-cases', '--async'];
+    const waited = await tms([...args, '--wait', '--json']);
+    expect(waited.code).toBe(0);
+    const body = JSON.parse(waited.stdout) as Json;
+    expect(body).toMatchObject({
+      status: 'completed',
+      summary: expect.objectContaining({ total_cases: 3, created_test_cases: 3 }),
+      statuses: expect.objectContaining({ passed: 2, failure: 1 }),
+    });
+    const records = await t.db.query('SELECT id, status FROM junit_imports WHERE project_id = $1', [
+      projectId,
+    ]);
+    expect(records).toEqual([{ id: body.id, status: 'succeeded' }]);
+    // The table too, and --fail-on-failures on the waited result.
+    const gated = await tms([...args, '--wait', '--fail-on-failures']);
+    expect(gated.code).toBe(1);
+    expect(gated.stdout).toMatch(/bg-a\.xml\s+completed\s+3\s+2\s+1\s/);
+    // Without --wait: queued, the record's location on stderr.
+    const c = file('bg-c.xml', report('Background', { four: 'pass' }));
+    const queued = await tms(['import', c, '--project', projectId, '--async']);
+    expect(queued.code).toBe(0);
+    expect(queued.stderr).toMatch(/bg-c\.xml: queued at \/api\/v1\/imports\/[0-9a-f-]{36}/);
+  });
+
+  it('import --async --wait of a refused report: exit 2 with the problem of the failed import', async () => {
+    const projectId = await t.createProject();
+    const broken = file('bg-broken.xml', '<testsuite name="x"><testcase');
+    const o = await tms(['import', broken, '--project', projectId, '--async', '--wait']);
+    expect(o.code).toBe(2);
+    expect(o.stderr).toMatch(/tms: .+ \(422 invalid_junit_xml\)/);
+    noStack(o);
+    const records = await t.db.query('SELECT status FROM junit_imports WHERE project_id = $1', [
+      projectId,
+    ]);
+    expect(records).toEqual([{ status: 'failed' }]);
+  });
+
   it('an unreachable server: exit 3 after the retries', async () => {
     const closed = createServer();
     await new Promise<void>((r) => closed.listen(0, '127.0.0.1', () => r()));
