@@ -64,17 +64,30 @@ export interface UploadResult {
 }
 
 /**
- * POSTs the file as multipart part `file` with node:http (no client-side timeout: a large import
- * may take longer than fetch's default header timeout).
+ * POSTs the files as multipart parts `file` of one request (one import: issue #18 §2) with
+ * node:http (no client-side timeout: a large import may take longer than fetch's default header
+ * timeout).
  */
-export async function uploadJunit(url: string, token: string, path: string): Promise<UploadResult> {
-  const data = await readFile(path);
+export async function uploadJunit(
+  url: string,
+  token: string,
+  paths: string | string[],
+): Promise<UploadResult> {
   const boundary = `----tms-bench-${Date.now().toString(16)}`;
-  const head = Buffer.from(
-    `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${basename(path)}"\r\n` +
-      `Content-Type: application/xml\r\n\r\n`,
-  );
-  const tail = Buffer.from(`\r\n--${boundary}--\r\n`);
+  const parts: Buffer[] = [];
+  for (const path of typeof paths === 'string' ? [paths] : paths) {
+    parts.push(
+      Buffer.from(
+        `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${basename(path)}"\r\n` +
+          `Content-Type: application/xml\r\n\r\n`,
+      ),
+      await readFile(path),
+      Buffer.from('\r\n'),
+    );
+  }
+  const head = Buffer.alloc(0);
+  const data = Buffer.concat(parts);
+  const tail = Buffer.from(`--${boundary}--\r\n`);
   const u = new URL(url);
   const t0 = performance.now();
   return new Promise<UploadResult>((resolve, reject) => {

@@ -617,12 +617,31 @@ class Bench {
     await this.importOnce('junit-import-small', sizes.junitSmall, 'small');
     await this.importOnce('junit-reimport-small', sizes.junitSmall, 'small');
     await this.importOnce('junit-import-large', sizes.junitLarge, 'large');
+    // A Surefire directory in one request (issue #18 §2): 300 files of 100 testcases, one import.
+    await this.importOnce('junit-import-300-files', 300 * 100, 'surefire', 300);
   }
 
-  private async importOnce(name: string, testcases: number, family: string): Promise<void> {
+  /** Imports `testcases` new testcases, in one file or in `files` files of one request. */
+  private async importOnce(
+    name: string,
+    testcases: number,
+    family: string,
+    files = 1,
+  ): Promise<void> {
     if (!this.selected(name)) return;
-    const file = join(this.tmp, `junit-${family}-${testcases}.xml`);
-    const fileBytes = await writeJunitReport(file, testcases, family);
+    const file =
+      files === 1
+        ? join(this.tmp, `junit-${family}-${testcases}.xml`)
+        : Array.from({ length: files }, (_, i) => join(this.tmp, `TEST-${family}-${i}.xml`));
+    let fileBytes = 0;
+    for (const [i, path] of (typeof file === 'string' ? [file] : file).entries()) {
+      // One family per file: each file's classnames are its own (no two files share a test).
+      fileBytes += await writeJunitReport(
+        path,
+        testcases / files,
+        files === 1 ? family : `${family}${i}`,
+      );
+    }
     const run = await this.call(this.app, {
       method: 'POST',
       path: '/api/v1/test-runs',
