@@ -51,6 +51,7 @@ describe('dashboard in a headless browser (issue #21)', () => {
   let page: Page;
   const consoleErrors: string[] = [];
   const timings: Array<{ page: string; dom_content_loaded_ms: number; load_ms: number; content_ms: number }> = [];
+  const axeFindings: Record<string, unknown> = {};
   const seeded = { runIds: [] as string[], envId: '', productId: '' };
 
   function ok(res: { status: number; body: unknown }, status = 200): Json {
@@ -60,6 +61,10 @@ describe('dashboard in a headless browser (issue #21)', () => {
 
   async function seed(): Promise<void> {
     const lead = f.lead.token;
+    // Readable names for the screenshots.
+    ok(await t.req('patch', `${API}/projects/${f.projectId}`, lead).send({ name: 'Web shop', description: 'The online shop: API, web front end and payments' }));
+    ok(await t.req('patch', `${API}/users/${f.viewer.id}`, t.adminToken).send({ display_name: 'Quinn Viewer' }));
+    ok(await t.req('patch', `${API}/users/${f.tester.id}`, t.adminToken).send({ display_name: 'Tess Tester' }));
     const env = ok(
       await t.req('post', `${API}/environments`, lead).send({
         project_id: f.projectId,
@@ -179,6 +184,8 @@ describe('dashboard in a headless browser (issue #21)', () => {
 
   afterAll(async () => {
     if (timings.length > 0) writeFileSync(join(OUTPUT, 'timings.json'), JSON.stringify(timings, null, 2) + '\n');
+    // Every axe finding, the minor and moderate ones included (only serious and critical fail).
+    if (Object.keys(axeFindings).length > 0) writeFileSync(join(OUTPUT, 'axe.json'), JSON.stringify(axeFindings, null, 2) + '\n');
     await browser?.close();
     await t?.close();
     if (webDir) rmSync(webDir, { recursive: true, force: true });
@@ -193,6 +200,7 @@ describe('dashboard in a headless browser (issue #21)', () => {
     const violations = await page.evaluate<Array<{ id: string; impact: string; targets: string[] }>>(`
       axe.run(document, { resultTypes: ['violations'] }).then((result) =>
         result.violations.map((v) => ({ id: v.id, impact: v.impact, targets: v.nodes.map((n) => n.target.join(' ')) })))`);
+    axeFindings[name] = violations;
     expect(violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')).toEqual([]);
     expect(consoleErrors).toEqual([]);
   }
@@ -278,9 +286,23 @@ describe('dashboard in a headless browser (issue #21)', () => {
     consoleErrors.length = 0; // the refusal above is logged as a CSP error, on purpose
 
     await open('projects', '#/projects', () => heading('Projects').waitFor());
-    const name = ok(await t.req('get', `${API}/projects/${f.projectId}`, f.viewer.token)).name as string;
-    await expect(page.getByRole('link', { name, exact: true }).count()).resolves.toBe(1);
+    await expect(page.getByRole('link', { name: 'Web shop', exact: true }).count()).resolves.toBe(1);
     await checkPage('projects');
+
+    // Keyboard only: a page opens with focus on its heading, the next Tab reaches its first link
+    // (the project), Enter opens it; the skip link (before the header) moves focus to the content.
+    await expect(page.locator(':focus').textContent()).resolves.toBe('Projects');
+    await page.keyboard.press('Tab');
+    await expect(page.locator(':focus').textContent()).resolves.toBe('Web shop');
+    await page.keyboard.press('Enter');
+    await heading('Test runs').waitFor();
+    await page.getByRole('link', { name: 'Test Management' }).focus();
+    await page.keyboard.press('Shift+Tab');
+    await expect(page.locator(':focus').textContent()).resolves.toBe('Skip to content');
+    await page.keyboard.press('Enter');
+    await expect(page.locator(':focus').getAttribute('id')).resolves.toBe('main');
+    await page.keyboard.press('Tab');
+    await expect(page.locator(':focus').textContent()).resolves.toBe('Projects');
   });
 
   it("shows a project's runs with filters and the pass-rate trend", async () => {
