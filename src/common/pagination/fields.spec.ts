@@ -41,6 +41,11 @@ describe('fields (sparse fields)', () => {
       { 'query.fields': [expect.stringContaining('unknown names: foo, bar (known: id, name')] },
     ],
     [
+      'a value too long',
+      { fields: `id,${' '.repeat(2000)}` },
+      { 'query.fields': [expect.stringContaining('at most 2000 characters')] },
+    ],
+    [
       'too many names',
       { fields: Array.from({ length: 101 }, (_, i) => `f${i}`).join(',') },
       { 'query.fields': ['fields must name at most 100 fields'] },

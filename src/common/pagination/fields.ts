@@ -3,6 +3,9 @@ import { Transform } from 'class-transformer';
 import { ValidateBy } from 'class-validator';
 import { QUERY_VALUES_MAX } from './page';
 
+/** Longest `fields` value, in characters (every field of the largest object fits several times). */
+export const FIELDS_MAX_LENGTH = 2000;
+
 /**
  * `fields=a,b,…` (sparse fields): comma-separated top-level field names of the answered object (the
  * parameter may also repeat). Names are trimmed; a blank value means every field (as without it).
@@ -10,7 +13,8 @@ import { QUERY_VALUES_MAX } from './page';
 export function parseFieldsParam(value: unknown): unknown {
   if (value === undefined) return undefined;
   const values = Array.isArray(value) ? value : [value];
-  if (!values.every((v) => typeof v === 'string')) return value;
+  // Refused whole (a string is not a list of names): not a string, or longer than the bound.
+  if (!values.every((v) => typeof v === 'string' && v.length <= FIELDS_MAX_LENGTH)) return value;
   const names = (values as string[])
     .flatMap((v) => v.split(','))
     .map((n) => n.trim())
@@ -43,7 +47,7 @@ export function FieldsParam(allowed: readonly string[], what: string): PropertyD
         defaultMessage: (args) => {
           const value = args?.value as unknown;
           if (!Array.isArray(value) || !value.every((v) => typeof v === 'string')) {
-            return 'fields must be a comma-separated list of field names';
+            return `fields must be a comma-separated list of field names of at most ${FIELDS_MAX_LENGTH} characters`;
           }
           if (value.length > QUERY_VALUES_MAX) {
             return `fields must name at most ${QUERY_VALUES_MAX} fields`;
@@ -57,6 +61,7 @@ export function FieldsParam(allowed: readonly string[], what: string): PropertyD
     })(target, key);
     ApiPropertyOptional({
       type: String,
+      maxLength: FIELDS_MAX_LENGTH,
       example: allowed.slice(0, 3).join(','),
       description:
         `Sparse fields: a comma-separated list of top-level fields of ${what} to answer; they ` +
