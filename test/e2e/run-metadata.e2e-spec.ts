@@ -3,6 +3,7 @@ import type { Response as AgentResponse } from 'superagent';
 import type { Response } from 'supertest';
 import { parseStringPromise } from 'xml2js';
 import { createTestApp, expectProblem, RoleFixture, TestApp } from '../support/test-app';
+import { waitFor } from '../support/wait-for';
 
 /**
  * Run metadata from CI (issue #24 item 5): `attributes` and `ci` on create, PATCH and every run
@@ -485,6 +486,61 @@ describe('Run metadata from CI (issue #24 item 5)', () => {
         },
         attributes: { team: 'payments', os: 'mac', shard: '2' },
       });
+    });
+
+    it('a background import (Prefer: respond-async) applies them when its job runs', async () => {
+      const g = await t.roleFixture();
+      const finished = async (id: string): Promise<Json> => {
+        let body: Json = {};
+        await waitFor(
+          async () => {
+            body = (await t.req('get', api(`/imports/${id}`), g.viewer.token)).body as Json;
+            return body.status === 'succeeded' || body.status === 'failed';
+          },
+          { timeoutMs: 20_000, intervalMs: 100, what: `import ${id} to end` },
+        );
+        return body;
+      };
+      let req = t
+        .req('post', api(`/projects/${g.projectId}/imports/junit`), g.tester.token)
+        .set('Prefer', 'respond-async');
+      for (const [name, value] of [
+        ['branch', 'main'],
+        ['commit_sha', SHA_B],
+        ['attribute', 'team:payments'],
+      ])
+        req = req.field(name, value);
+      const queued = await req.attach('file', REPORT, 'background.xml');
+      expect(queued.status).toBe(202);
+      expect(await finished(queued.body.id as string)).toMatchObject({ status: 'succeeded' });
+      const page = await ok(
+        await t.req('get', api(`/test-runs?project_id=${g.projectId}&branch=main`), g.viewer.token),
+        200,
+      );
+      expect(page.items).toHaveLength(1);
+      expect((page.items as Json[])[0]).toMatchObject({
+        ci: { branch: 'main', commit_sha: SHA_B },
+        attributes: { team: 'payments' },
+      });
+
+      // Into a run: merged when the job runs; a bad field is refused at once (nothing queued).
+      const runId = String((page.items as Json[])[0].id);
+      const bad = await t
+        .req('post', api(`/test-runs/${runId}/imports/junit`), g.tester.token)
+        .set('Prefer', 'respond-async')
+        .field('commit_sha', 'nope')
+        .attach('file', REPORT, 'background.xml');
+      expect(expectProblem(bad, 422, 'validation_error').errors).toHaveProperty(['commit_sha']);
+      const into = await t
+        .req('post', api(`/test-runs/${runId}/imports/junit`), g.tester.token)
+        .set('Prefer', 'respond-async')
+        .field('attribute', 'shard:2')
+        .attach('file', REPORT, 'background.xml');
+      expect(into.status).toBe(202);
+      expect(await finished(into.body.id as string)).toMatchObject({ status: 'succeeded' });
+      expect(
+        await ok(await t.req('get', api(`/test-runs/${runId}`), g.viewer.token), 200),
+      ).toMatchObject({ attributes: { team: 'payments', shard: '2' } });
     });
 
     it('a dry run with them changes nothing; blank fields are not given', async () => {
