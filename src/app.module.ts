@@ -7,15 +7,16 @@ import { CommonModule } from './common/common.module';
 import { IdempotencyModule } from './common/idempotency/idempotency.module';
 import { JobsModule } from './common/jobs/jobs.module';
 import { RolesGuard } from './common/access/roles.guard';
-import { AppLogger, createRootLogger, ROOT_LOGGER } from './common/http/logging';
+import type { Logger } from 'pino';
+import { AppLogger, ROOT_LOGGER, rootLoggerOf } from './common/http/logging';
 import { dataSourceOptions } from './database/data-source-options';
 import { FEATURE_MODULES } from './modules';
 
 @Module({})
 export class AppModule {
-  /** `logStream` replaces stdout as the log destination (tests capture logs with it). */
-  static forRoot(config: AppConfig, databaseUrl: string, logStream?: Writable): DynamicModule {
-    const logger = createRootLogger(config, logStream);
+  /** `log`: the root logger, or a stream replacing stdout as the log destination (tests). */
+  static forRoot(config: AppConfig, databaseUrl: string, log?: Writable | Logger): DynamicModule {
+    const logger = rootLoggerOf(config, log);
     return {
       module: AppModule,
       imports: [

@@ -1,62 +1,119 @@
 import 'reflect-metadata';
 import type { Server } from 'node:http';
-import { createApp, prepareDatabase } from './bootstrap';
-import { ConfigError, loadConfig } from './config/config';
-import { EmbeddedHandle, startEmbeddedPostgres } from './database/embedded-postgres';
+import type { Logger } from 'pino';
+import { createRootLogger } from './common/http/logging';
+import { ConfigError, loadConfig, type LogFormat, logFormatOf } from './config/config';
+import type * as Bootstrap from './bootstrap';
+import type * as Embedded from './database/embedded-postgres';
+import type { EmbeddedHandle } from './database/embedded-postgres';
 import { EmbeddedPostgresError } from './database/embedded-root';
 
-function say(msg: string): void {
-  process.stdout.write(JSON.stringify({ level: 'info', time: Date.now(), msg }) + '\n');
+/**
+ * Every line the process writes goes through this one pino logger (JSON, or pretty with
+ * LOG_FORMAT=pretty). Until the configuration is loaded it is an `info` logger in the requested
+ * format (JSON when LOG_FORMAT itself is wrong), so a refused configuration is a log line too.
+ */
+let log: Logger = createRootLogger({ logLevel: 'info', logFormat: earlyLogFormat() });
+
+function earlyLogFormat(): LogFormat {
+  try {
+    return logFormatOf(process.env);
+  } catch {
+    return 'json';
+  }
+}
+
+/** Node's own warnings and a crash are log lines, not free text on stderr. */
+function routeProcessOutput(): void {
+  process.removeAllListeners('warning');
+  process.on('warning', (w: Error & { code?: string }) =>
+    log.warn({ warning: w.name, code: w.code }, w.message),
+  );
+  process.on('uncaughtException', (err) => {
+    log.fatal({ err }, `Uncaught exception: ${err.message}`);
+    void stopEmbedded().finally(() => process.exit(1));
+  });
+}
+
+/** `host:port/database` of a PostgreSQL URL: never its user name or password. */
+function databaseLabel(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.hostname}:${u.port || '5432'}${u.pathname}`;
+  } catch {
+    return 'the configured database';
+  }
 }
 
 async function main(): Promise<void> {
+  routeProcessOutput();
   let config;
   try {
     config = loadConfig(process.env);
   } catch (err) {
     if (err instanceof ConfigError) {
-      process.stderr.write(`Configuration error: ${err.message}\n`);
+      log.fatal(`Configuration error: ${err.message}`);
       process.exit(1);
     }
     throw err;
   }
+  log = createRootLogger(config);
+  // The application is loaded once the configuration is known good, so a refused one exits at once
+  // (loading it takes seconds). `require`: a dynamic import() would be an ES module import here.
+  /* eslint-disable @typescript-eslint/no-require-imports */
+  const { createApp, prepareDatabase } = require('./bootstrap') as typeof Bootstrap;
+  const { startEmbeddedPostgres } = require('./database/embedded-postgres') as typeof Embedded;
+  /* eslint-enable @typescript-eslint/no-require-imports */
+  // The boot and shutdown lines are written whatever LOG_LEVEL says (as before: the generated
+  // administrator password is printed once, and only then).
+  const boot = log.isLevelEnabled('info') ? log : log.child({}, { level: 'info' });
 
-  for (const warning of config.warnings) {
-    process.stdout.write(JSON.stringify({ level: 'warn', time: Date.now(), msg: warning }) + '\n');
-  }
+  for (const warning of config.warnings) boot.warn(warning);
 
+  // Boot sequence, in this order: the database, its migrations, the application, "Listening" last.
   let databaseUrl = config.databaseUrl;
   if (!databaseUrl) {
-    say(
+    boot.info(
       `Starting embedded PostgreSQL on 127.0.0.1:${config.embeddedPgPort} (data in ${config.dataDir}/pg)`,
     );
     try {
       embedded = await startEmbeddedPostgres({
         dataDir: config.dataDir,
         port: config.embeddedPgPort,
+        // The server's own output (initdb, postgres) as debug lines.
+        onLog: (line) => log.debug({ source: 'postgres' }, line),
       });
     } catch (err) {
       if (err instanceof EmbeddedPostgresError) {
-        process.stderr.write(`Embedded PostgreSQL: ${err.message}\n`);
+        boot.fatal(`Embedded PostgreSQL: ${err.message}`);
         process.exit(1);
       }
       throw err;
     }
-    for (const note of embedded.notes) say(note);
+    for (const note of embedded.notes) boot.info(note);
     databaseUrl = embedded.url;
+    boot.info(`Embedded PostgreSQL started on 127.0.0.1:${config.embeddedPgPort}`);
+  } else {
+    boot.info(`Connecting to the database at ${databaseLabel(databaseUrl)}`);
   }
 
-  await prepareDatabase(config, databaseUrl, say);
-  const app = await createApp(config, databaseUrl);
+  const { applied } = await prepareDatabase(config, databaseUrl, (msg) => boot.info(msg));
+  boot.info(
+    { migrations_applied: applied.length },
+    applied.length === 0
+      ? 'Database migrations: the schema is up to date'
+      : `Database migrations: applied ${applied.length} (${applied[applied.length - 1]} last)`,
+  );
+  const app = await createApp(config, databaseUrl, log);
 
   let stopping = false;
   const shutdown = async (signal: string) => {
     if (stopping) return;
     stopping = true;
-    say(`${signal} received: finishing in-flight requests and shutting down`);
+    boot.info(`${signal} received: finishing in-flight requests and shutting down`);
     // A request that never ends must not keep the process alive forever.
     setTimeout(() => {
-      say(`In-flight requests still running after ${SHUTDOWN_GRACE_MS} ms: exiting anyway`);
+      boot.warn(`In-flight requests still running after ${SHUTDOWN_GRACE_MS} ms: exiting anyway`);
       void stopEmbedded().finally(() => process.exit(1));
     }, SHUTDOWN_GRACE_MS).unref();
     // Keep-alive connections that fall idle after their last answer are closed right away.
@@ -68,10 +125,10 @@ async function main(): Promise<void> {
       await app.close();
     } catch (err) {
       code = 1;
-      process.stderr.write(`Shutdown failed: ${describe(err)}\n`);
+      boot.error({ err }, `Shutdown failed: ${describe(err)}`);
     } finally {
       await stopEmbedded();
-      say('Stopped');
+      boot.info('Stopped');
       process.exit(code);
     }
   };
@@ -83,7 +140,7 @@ async function main(): Promise<void> {
   }
 
   await app.listen(config.port, config.host);
-  say(
+  boot.info(
     `Listening on http://${config.host}:${config.port} — API under /api/v1, docs at /docs and /redoc`,
   );
 }
@@ -99,11 +156,11 @@ async function stopEmbedded(): Promise<void> {
 }
 
 function describe(err: unknown): string {
-  return err instanceof Error ? (err.stack ?? err.message) : String(err);
+  return err instanceof Error ? err.message : String(err);
 }
 
 main().catch(async (err: unknown) => {
-  process.stderr.write(`Startup failed: ${describe(err)}\n`);
+  log.fatal({ err }, `Startup failed: ${describe(err)}`);
   // Do not leave the embedded database running behind a failed start.
   await stopEmbedded();
   process.exit(1);

@@ -27,6 +27,7 @@ export interface EmbeddedOptions {
   dataDir: string;
   port: number;
   database?: string;
+  /** Receives the output of initdb and of the server, one line at a time (none by default). */
   onLog?: (line: string) => void;
   /** Extra server flags (tests turn durability off for speed). */
   postgresFlags?: string[];
@@ -99,8 +100,9 @@ export async function startEmbeddedPostgres(opts: EmbeddedOptions): Promise<Embe
       '--builtin-locale=C.UTF-8',
     ],
     postgresFlags: opts.postgresFlags ?? [],
-    onLog: (m: string) => log(String(m).trim()),
-    onError: (m: unknown) => log(String(m instanceof Error ? m.message : m).trim()),
+    // The server writes several lines at once: one `onLog` call per line.
+    onLog: (m: string) => eachLine(String(m), log),
+    onError: (m: unknown) => eachLine(String(m instanceof Error ? m.message : m), log),
   });
   try {
     if (!existsSync(join(databaseDir, 'PG_VERSION'))) {
@@ -142,6 +144,14 @@ export async function startEmbeddedPostgres(opts: EmbeddedOptions): Promise<Embe
 }
 
 const localRequire = createRequire(__filename);
+
+/** Calls `fn` with each non-blank line of `text`, trimmed. */
+function eachLine(text: string, fn: (line: string) => void): void {
+  for (const line of text.split('\n')) {
+    const t = line.trim();
+    if (t !== '') fn(t);
+  }
+}
 
 /** The directory of the platform package's PostgreSQL binaries. */
 function binariesDir(): string {

@@ -34,7 +34,7 @@ describe('embedded PostgreSQL as root below a private directory', () => {
       await waitForMain(s, () => s.output().includes('Listening on'), 150_000, 'the service');
       expect(s.output()).not.toMatch(/EACCES/);
       // As root (as the tests run here) the cluster moved where the postgres user can reach it.
-      const moved = new RegExp(`cannot enter ${privateDir}: the embedded cluster of DATA_DIR ${dataDir} lives in (\\S+)`).exec(s.output());
+      const moved = new RegExp(`cannot enter ${privateDir}: the embedded cluster of DATA_DIR ${dataDir} lives in ([^\\s"]+)`).exec(s.output());
       expect(moved).not.toBeNull();
       dirs.push(join(moved![1], '..'));
       expect(firstClosedDirectory(moved![1])).toBeNull();

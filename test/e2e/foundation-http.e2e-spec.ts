@@ -42,7 +42,7 @@ describe('foundation: HTTP behaviour', () => {
     all.some(
       (l) =>
         (l.msg === 'request completed' || l.msg === 'request errored') &&
-        JSON.stringify(l).includes(`"request_id":"${id}"`),
+        JSON.stringify(l).includes(`"req_id":"${id}"`),
     );
 
   beforeAll(async () => {
@@ -340,7 +340,7 @@ describe('foundation: HTTP behaviour', () => {
         await send().set('X-Request-Id', id);
         const mine = (await logged((all) => finished(all.slice(before), id))).slice(before);
         expect(mine.length).toBeGreaterThan(0);
-        for (const line of mine) expect(JSON.stringify(line)).toContain(`"request_id":"${id}"`);
+        for (const line of mine) expect(JSON.stringify(line)).toContain(`"req_id":"${id}"`);
       }
     });
 
@@ -360,7 +360,7 @@ describe('foundation: HTTP behaviour', () => {
       for (const [id] of sent) {
         const completions = mine.filter(
           (l) =>
-            l.msg === 'request completed' && JSON.stringify(l).includes(`"request_id":"${id}"`),
+            l.msg === 'request completed' && JSON.stringify(l).includes(`"req_id":"${id}"`),
         );
         expect([id, completions.length]).toEqual([id, 1]);
       }

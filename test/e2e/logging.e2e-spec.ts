@@ -5,7 +5,10 @@ import { DEFAULT_PASSWORD } from '../support/constants';
 import { createTestApp, TestApp } from '../support/test-app';
 import { waitFor } from '../support/wait-for';
 
-/** Structured logs carry the request id and never a password, token or API key (CONTRACT §2, issue 2). */
+/**
+ * Structured logs (pino-http's completion line) carry the request id and never a password, token
+ * or API key (CONTRACT §2, issue 2; issue #24 §3).
+ */
 describe('structured logs', () => {
   let t: TestApp;
   const lines: string[] = [];
@@ -35,7 +38,10 @@ describe('structured logs', () => {
     const parsed = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
     const mine = parsed.filter((l) => JSON.stringify(l).includes('log-check-1'));
     expect(mine.length).toBeGreaterThan(0);
-    expect(mine[0]).toMatchObject({ req: { request_id: 'log-check-1', method: 'GET', url: '/api/v1/auth/me' } });
+    expect(mine[0]).toMatchObject({ req_id: 'log-check-1', req: { method: 'GET', url: '/api/v1/auth/me' } });
+    // pino-http's line carries no headers at all, and the key once.
+    expect(Object.keys(mine[0].req as object).sort()).toEqual(['method', 'url']);
+    expect(lines.find((l) => l.includes('log-check-1'))?.match(/"req_id"/g)).toHaveLength(1);
     expect(parsed.some((l) => JSON.stringify(l).includes('log-check-2'))).toBe(true);
 
     const all = lines.join('\n');
@@ -80,7 +86,8 @@ describe('structured logs', () => {
     expect(JSON.parse(mine()[0])).toMatchObject({
       level: 40,
       msg: 'request aborted',
-      req: { request_id: 'log-abort-1', method: 'POST', url: '/api/v1/projects' },
+      req_id: 'log-abort-1',
+      req: { method: 'POST', url: '/api/v1/projects' },
     });
   });
 });

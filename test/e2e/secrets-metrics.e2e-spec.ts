@@ -29,7 +29,8 @@ describe('operations: secrets and the metrics exposure', () => {
     const s = startMain({ DATABASE_URL: 'postgres://u@127.0.0.1:1/x', AUTH_SECRET: secret });
     expect(await s.exited).toBe(1);
     expect(s.output()).toMatch(message);
-    expect(s.output()).toMatch(/^Configuration error: /m);
+    // One JSON log line (issue #24 §3), at fatal.
+    expect(s.output()).toMatch(/^\{"level":60,.*"msg":"Configuration error: /m);
     // The refused value itself is never printed.
     expect(s.output()).not.toContain(secret);
   });

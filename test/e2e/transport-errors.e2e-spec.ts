@@ -411,7 +411,7 @@ describe('transport errors: Content-Encoding and requests Node refuses', () => {
         expect(lines).toHaveLength(1);
         expect(JSON.parse(lines[0])).toMatchObject({
           level: 30,
-          request_id: body.request_id,
+          req_id: body.request_id,
           err_code: 'HPE_HEADER_OVERFLOW',
           status: 431,
         });

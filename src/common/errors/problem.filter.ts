@@ -62,7 +62,7 @@ export class ProblemFilter implements ExceptionFilter {
     const problem = this.toProblem(exception, req);
     if (res.headersSent) {
       // A streamed download failed midway: nothing more can be said to the client.
-      this.logger.error({ err: exception, request_id: req.requestId }, 'error after headers were sent');
+      this.logger.error({ err: exception, req_id: req.requestId }, 'error after headers were sent');
       res.destroy();
       return;
     }
@@ -208,7 +208,7 @@ export class ProblemFilter implements ExceptionFilter {
     if (isOutage(exception) || isOutage(e.driverError)) return this.outage(make, exception, req);
 
     this.logger.error(
-      { err: exception, request_id: req.requestId, method: req.method, path: req.originalUrl?.split('?')[0] },
+      { err: exception, req_id: req.requestId, method: req.method, path: req.originalUrl?.split('?')[0] },
       'unexpected failure',
     );
     return make('internal_error', 'An unexpected error occurred; quote the request id when reporting it');
@@ -224,7 +224,7 @@ export class ProblemFilter implements ExceptionFilter {
     req: Request,
     detail = 'The database is unavailable; retry later',
   ) {
-    this.logger.error({ err: exception, request_id: req.requestId }, 'database unavailable');
+    this.logger.error({ err: exception, req_id: req.requestId }, 'database unavailable');
     return make('database_unavailable', detail, undefined, { 'Retry-After': String(DATABASE_RETRY_AFTER_SECONDS) });
   }
 }

@@ -116,7 +116,7 @@ export function installClientErrorHandler(
     const code = clientErrorCode(err);
     const requestId = randomUUID();
     opts.logger.info(
-      { request_id: requestId, err_code: err.code, status: ERROR_CATALOGUE[code].status },
+      { req_id: requestId, err_code: err.code, status: ERROR_CATALOGUE[code].status },
       'request refused by the HTTP parser',
     );
     socket.end(rawProblemResponse(code, opts.errorBaseUrl, requestId), () => socket.destroy());
@@ -124,7 +124,7 @@ export function installClientErrorHandler(
 
   server.on('connect', (req: IncomingMessage, socket: Duplex) => {
     const requestId = requestIdOf(req.headers['x-request-id']);
-    opts.logger.info({ request_id: requestId, method: req.method, status: 405 }, 'request refused: CONNECT');
+    opts.logger.info({ req_id: requestId, method: req.method, status: 405 }, 'request refused: CONNECT');
     socket.on('error', () => undefined);
     if (!socket.writable) {
       socket.destroy();
@@ -140,7 +140,7 @@ export function installClientErrorHandler(
     const path = (req.url ?? '').split('?')[0];
     const body = transportProblem('expectation_failed', opts.errorBaseUrl, requestId, path);
     opts.logger.info(
-      { request_id: requestId, method: req.method, status: 417 },
+      { req_id: requestId, method: req.method, status: 417 },
       'request refused: unsupported Expect',
     );
     res.writeHead(417, {

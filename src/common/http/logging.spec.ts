@@ -1,8 +1,8 @@
 import { Writable } from 'node:stream';
-import type { Request, Response } from 'express';
+import type { Request } from 'express';
 import type { AppConfig } from '../../config/config';
 import { requestContext } from '../persistence/request-context';
-import { AppLogger, createRootLogger, logCompletion } from './logging';
+import { AppLogger, createRootLogger } from './logging';
 
 function capture(level: AppConfig['logLevel']) {
   const lines: Array<Record<string, unknown>> = [];
@@ -16,68 +16,86 @@ function capture(level: AppConfig['logLevel']) {
   return { logger, lines, flush: () => new Promise((r) => setImmediate(r)) };
 }
 
-const req = (url: string) =>
-  ({ requestId: 'rid-1', method: 'GET', originalUrl: url, url }) as unknown as Request;
-const res = (statusCode: number) => ({ statusCode }) as Response;
-
-describe('logCompletion', () => {
-  it('writes one line in pino-http shape, without the query string', async () => {
+describe('createRootLogger', () => {
+  it('adds req_id to every line written while a request is handled, and only then', async () => {
     const { logger, lines, flush } = capture('info');
-    logCompletion(logger, req('/api/v1/test-runs?project_id=secret-ish'), res(200), 12.4);
-    await flush();
-    expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatchObject({
-      level: 30,
-      msg: 'request completed',
-      req: { request_id: 'rid-1', method: 'GET', url: '/api/v1/test-runs' },
-      res: { statusCode: 200 },
-      responseTime: 12,
+    logger.info('outside');
+    requestContext.run({ req: { requestId: 'rid-ctx' } as Request, validated: new Map() }, () => {
+      logger.info('inside');
+      logger.child({ context: 'child' }).warn({ detail: 'x' }, 'in a child');
+      // A line that names its request keeps that id (and the key appears once).
+      logger.info({ req_id: 'named' }, 'named');
     });
+    await flush();
+    expect(lines[0]).not.toHaveProperty('req_id');
+    expect(lines[1]).toMatchObject({ msg: 'inside', req_id: 'rid-ctx' });
+    expect(lines[2]).toMatchObject({
+      msg: 'in a child',
+      req_id: 'rid-ctx',
+      context: 'child',
+      detail: 'x',
+    });
+    expect(lines[3]).toMatchObject({ msg: 'named', req_id: 'named' });
+    expect(raw(lines[3]).match(/"req_id"/g)).toHaveLength(1);
   });
 
-  it('logs 5xx at error, and nothing below the configured level', async () => {
-    const { logger, lines, flush } = capture('warn');
-    logCompletion(logger, req('/api/v1/projects'), res(200), 1);
-    logCompletion(logger, req('/api/v1/projects'), res(404), 1);
-    logCompletion(logger, req('/api/v1/projects'), res(503), 1);
+  it('writes level as pino’s number, time and msg on every line', async () => {
+    const { logger, lines, flush } = capture('trace');
+    logger.trace('t');
+    logger.fatal('f');
     await flush();
-    expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatchObject({ level: 50, msg: 'request errored', res: { statusCode: 503 } });
-  });
-
-  it('logs a request the client abandoned at warn', async () => {
-    const { logger, lines, flush } = capture('warn');
-    logCompletion(logger, req('/api/v1/test-runs/1/imports/junit'), res(200), 900, true);
-    await flush();
-    expect(lines).toEqual([
-      expect.objectContaining({ level: 40, msg: 'request aborted', responseTime: 900 }),
+    expect(lines.map((l) => [l.level, typeof l.time, l.msg])).toEqual([
+      [10, 'number', 't'],
+      [60, 'number', 'f'],
     ]);
   });
 
-  it('does not log probes and scrapes', async () => {
+  it.each([
+    [{ password: 'p4ssw0rd-secret' }],
+    [{ body: { password: 'p4ssw0rd-secret', new_password: 'p4ssw0rd-secret' } }],
+    [{ headers: { authorization: 'Bearer p4ssw0rd-secret' } }],
+    [
+      {
+        req: {
+          headers: {
+            authorization: 'p4ssw0rd-secret',
+            cookie: 'p4ssw0rd-secret',
+            'x-api-key': 'p4ssw0rd-secret',
+          },
+        },
+      },
+    ],
+    [{ access_token: 'p4ssw0rd-secret' }],
+  ])('censors credentials in logged objects: %j', async (obj) => {
     const { logger, lines, flush } = capture('info');
-    logCompletion(logger, req('/healthz'), res(200), 1);
-    logCompletion(logger, req('/metrics'), res(200), 1);
+    logger.info(obj, 'with a credential');
     await flush();
-    expect(lines).toHaveLength(0);
+    expect(raw(lines[0])).not.toContain('p4ssw0rd-secret');
+    expect(raw(lines[0])).toContain('[redacted]');
   });
 });
+
+const raw = (line: Record<string, unknown>) => JSON.stringify(line);
 
 describe('AppLogger', () => {
   it('maps Nest calls like nestjs-pino: context last, object merged, message next', async () => {
     const { logger, lines, flush } = capture('debug');
     const app = new AppLogger(logger);
-    app.log('Mapped route', 'RouterExplorer');
-    app.error({ request_id: 'r2', detail: 'x' }, 'database unavailable', 'ProblemFilter');
+    app.log('Nest application successfully started', 'NestApplication');
+    app.error({ req_id: 'r2', detail: 'x' }, 'database unavailable', 'ProblemFilter');
     app.warn('plain');
     app.verbose('too fine');
     await flush();
-    expect(lines[0]).toMatchObject({ level: 30, msg: 'Mapped route', context: 'RouterExplorer' });
+    expect(lines[0]).toMatchObject({
+      level: 30,
+      msg: 'Nest application successfully started',
+      context: 'NestApplication',
+    });
     expect(lines[1]).toMatchObject({
       level: 50,
       msg: 'database unavailable',
       context: 'ProblemFilter',
-      request_id: 'r2',
+      req_id: 'r2',
       detail: 'x',
     });
     expect(lines[2]).toMatchObject({ level: 40, msg: 'plain' });
@@ -102,6 +120,21 @@ describe('AppLogger', () => {
       app.log('inside', 'UsersService'),
     );
     await flush();
-    expect(lines[0]).toMatchObject({ msg: 'inside', request_id: 'in-flight', context: 'UsersService' });
+    expect(lines[0]).toMatchObject({ msg: 'inside', req_id: 'in-flight', context: 'UsersService' });
+  });
+
+  it.each([
+    ['RouterExplorer', 'Mapped {/api/v1/projects, GET} route'],
+    ['RoutesResolver', 'ProjectsController {/api/v1/projects}:'],
+    ['InstanceLoader', 'AppModule dependencies initialized'],
+  ])('writes Nest’s %s lines at debug, not info', async (context, message) => {
+    const atInfo = capture('info');
+    new AppLogger(atInfo.logger).log(message, context);
+    await atInfo.flush();
+    expect(atInfo.lines).toHaveLength(0);
+    const atDebug = capture('debug');
+    new AppLogger(atDebug.logger).log(message, context);
+    await atDebug.flush();
+    expect(atDebug.lines).toEqual([expect.objectContaining({ level: 20, msg: message, context })]);
   });
 });

@@ -9,7 +9,7 @@ import {
   requestContentCoding,
   unsupportedContentEncoding,
 } from './content-encoding';
-import { logCompletion } from './logging';
+import { createHttpLogger } from './logging';
 import { MetricsService } from './metrics.service';
 import { allowedMethodsFor, routeTemplateFor } from './route-table';
 
@@ -18,11 +18,13 @@ const REQUEST_ID_RE = /^[\x21-\x7e]{1,128}$/;
 /**
  * Outermost middleware, one layer for everything every request needs: the request id (reused from
  * `X-Request-Id` when it is 1..128 visible ASCII characters, else generated), echoed on every
- * response; the per-request async context; and, when the response is done, its metrics sample and
- * its one completion log line (a single `close` listener; a request the client abandoned is logged
- * as aborted and not sampled).
+ * response; the per-request async context (which gives every line logged while the request is
+ * handled its `req_id`); when the response is done, its metrics sample (a single `close`
+ * listener; a request the client abandoned is not sampled); and its one completion log line,
+ * written by pino-http (`createHttpLogger`).
  */
 export function requestMiddleware(logger: Logger, metrics: MetricsService) {
+  const httpLogger = createHttpLogger(logger);
   return (req: Request, res: Response, next: NextFunction): void => {
     const start = process.hrtime.bigint();
     const id = requestIdOf(req.headers['x-request-id']);
@@ -30,12 +32,11 @@ export function requestMiddleware(logger: Logger, metrics: MetricsService) {
     res.setHeader('X-Request-Id', id);
     // 'close' follows 'finish' for every answered request, and comes alone when the client left first.
     res.once('close', () => {
+      if (!res.writableFinished) return;
       const seconds = Number(process.hrtime.bigint() - start) / 1e9;
-      const aborted = !res.writableFinished;
-      if (!aborted) metrics.observe(req.method, routeLabel(req), res.statusCode, seconds);
-      logCompletion(logger, req, res, seconds * 1000, aborted);
+      metrics.observe(req.method, routeLabel(req), res.statusCode, seconds);
     });
-    requestContext.run({ req, validated: new Map() }, next);
+    requestContext.run({ req, validated: new Map() }, httpLogger, req, res, next);
   };
 }
 

@@ -23,7 +23,7 @@ export class ServerLog {
   readonly stream = new Writable({
     write: (chunk: Buffer, _enc, cb) => {
       for (const line of chunk.toString('utf8').split('\n')) {
-        const id = /"request_id":"([^"]+)"/.exec(line)?.[1];
+        const id = /"req_id":"([^"]+)"/.exec(line)?.[1];
         if (!id) continue;
         const lines = this.byRequest.get(id) ?? [];
         lines.push(line);
