@@ -6,8 +6,17 @@
  */
 import type { FieldErrors } from '../../common/errors/app-exception';
 import {
+  ATTRIBUTE_KEY_MAX_LENGTH,
+  ATTRIBUTE_KEY_RULE,
+  ATTRIBUTE_VALUE_MAX_LENGTH,
+  CI_BRANCH_MAX_LENGTH,
+  CI_JOB_URL_MAX_LENGTH,
+  CI_PIPELINE_ID_MAX_LENGTH,
+  CI_PROVIDER_MAX_LENGTH,
   ciFieldProblem,
   CiField,
+  COMMIT_SHA_MAX_LENGTH,
+  COMMIT_SHA_MIN_LENGTH,
   MAX_RUN_ATTRIBUTES,
   parseAttributePair,
   RunAttributes,
@@ -122,3 +131,64 @@ export function isEmptyRunMetadata(m: RunMetadataForm | undefined): boolean {
     m === undefined || (m.build === undefined && m.ci === undefined && m.attributes === undefined)
   );
 }
+
+/** The OpenAPI schema of the run metadata form fields (merged into the upload's). */
+export const RUN_METADATA_FORM_SCHEMA = {
+  build: {
+    type: 'string',
+    maxLength: BUILD_FORM_MAX_LENGTH,
+    example: 'main #871 (9fceb02d0ae5)',
+    description:
+      'Run metadata (issue #24; every metadata field at most once, blank = not given): the ' +
+      '`build` of the run. On `POST /projects/{id}/imports/junit` these fields describe the run the ' +
+      'import creates (a run found by name keeps its own); on `POST /test-runs/{id}/imports/junit` ' +
+      'they update the run: `build` and each given `ci` field replace its value, each attribute is ' +
+      'set (other attributes kept; more than 50 in all → 422 on `attribute`). A dry run writes none.',
+  },
+  ci_provider: {
+    type: 'string',
+    maxLength: CI_PROVIDER_MAX_LENGTH,
+    example: 'github-actions',
+    description: '`ci.provider` of the run (free text)',
+  },
+  branch: {
+    type: 'string',
+    maxLength: CI_BRANCH_MAX_LENGTH,
+    example: 'main',
+    description: '`ci.branch` of the run',
+  },
+  commit_sha: {
+    type: 'string',
+    minLength: COMMIT_SHA_MIN_LENGTH,
+    maxLength: COMMIT_SHA_MAX_LENGTH,
+    pattern: '^[0-9a-fA-F]{7,64}$',
+    example: '9fceb02d0ae598e95dc970b74767f19372d61af8',
+    description: '`ci.commit_sha`: 7 to 64 hexadecimal digits (stored lowercase)',
+  },
+  job_url: {
+    type: 'string',
+    format: 'uri',
+    maxLength: CI_JOB_URL_MAX_LENGTH,
+    example: 'https://github.com/acme/shop/actions/runs/9876543210',
+    description: '`ci.job_url`: an absolute http:// or https:// URL',
+  },
+  pipeline_id: {
+    type: 'string',
+    maxLength: CI_PIPELINE_ID_MAX_LENGTH,
+    example: '9876543210',
+    description: '`ci.pipeline_id`',
+  },
+  attribute: {
+    type: 'array',
+    maxItems: MAX_RUN_ATTRIBUTES,
+    items: {
+      type: 'string',
+      maxLength: ATTRIBUTE_KEY_MAX_LENGTH + 1 + ATTRIBUTE_VALUE_MAX_LENGTH,
+    },
+    example: ['team:payments', 'os:linux'],
+    description:
+      `Repeatable \`key:value\` (split at the first \`:\`): an attribute of the run. Keys ` +
+      `${ATTRIBUTE_KEY_RULE}; values at most ${ATTRIBUTE_VALUE_MAX_LENGTH} characters; a key at ` +
+      `most once; at most ${MAX_RUN_ATTRIBUTES}.`,
+  },
+} as const;

@@ -3,6 +3,7 @@ import { IsBoolean } from 'class-validator';
 import { ProblemDto } from '../../../common/openapi/problem.dto';
 import { PageQueryDto } from '../../../common/pagination/page';
 import { OptionalNotNull, QueryBool } from '../../../common/validation/decorators';
+import { RUN_METADATA_FORM_SCHEMA } from '../run-metadata-form';
 
 /** `dry_run` / `create_missing_cases` as query parameters (they may also come as form fields). */
 export class JunitImportQueryDto {
@@ -59,6 +60,7 @@ export const JUNIT_UPLOAD_SCHEMA = {
       default: false,
       description: 'Same as the query parameter.',
     },
+    ...RUN_METADATA_FORM_SCHEMA,
   },
 };
 
