@@ -46,7 +46,9 @@ import {
 
 const UPLOAD_RULES = [
   'Body: `multipart/form-data` with one or more parts `file` (the reports); `dry_run` and `create_missing_cases` as query',
-  'parameters or form fields (`true`/`false`/`1`/`0`; both given and different → 422). Other parts or fields → 422.',
+  'parameters or form fields (`true`/`false`/`1`/`0`; both given and different → 422); run metadata form fields',
+  '(issue #24: `build`, `ci_provider`, `branch`, `commit_sha`, `job_url`, `pipeline_id`, repeatable `attribute=key:value`;',
+  'see the body schema). Other parts or fields → 422.',
   '',
   '**Many files in one import** (issue #18 §2): every `file` part of the request (JUnit XML and results JSON mixed',
   'freely, each sniffed on its own) forms ONE import: one transaction, one import record, one answer whose',
