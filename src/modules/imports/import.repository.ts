@@ -1,4 +1,10 @@
 import { Injectable } from '@nestjs/common';
+import {
+  KeysetOrder,
+  KeysetRequest,
+  keysetAfter,
+  keysetColumns,
+} from '../../common/pagination/keyset';
 import { Db } from '../../common/persistence/db.service';
 import { RUN_ITEMS_BY_CASE_SQL } from '../run-items/run-items.repository';
 import type { RunStatus } from '../test-runs/run-status';
@@ -291,12 +297,22 @@ export class ImportRepository {
     });
   }
 
-  /** A page of a run's import records that succeeded, newest first (issue lists left out), and the total. */
+  /**
+   * A page of a run's import records that succeeded, newest first (issue lists left out), and the
+   * total; with `keyset` (`cursor`, order IMPORT_KEYSET_ORDER) the records after the cursor's, an
+   * index range walk on ix_junit_imports_run_created, and no total (null).
+   */
   async listRecords(
     runId: string,
     limit: number,
     offset: number,
-  ): Promise<{ rows: ImportRecordRow[]; total: number }> {
+    keyset?: KeysetRequest,
+  ): Promise<{ rows: ImportRecordRow[]; total: number | null }> {
+    const params: unknown[] = [runId, keyset ? keyset.limit : limit, keyset ? 0 : offset];
+    const after = keyset?.after
+      ? ` AND ${keysetAfter(keyset.order, keyset.after, (v) => `$${params.push(v)}`)}`
+      : '';
+    const keys = keyset ? `, ${keysetColumns(keyset.order)}` : '';
     const [rows, count] = await Promise.all([
       this.db.query<ImportRecordRow>(
         `SELECT j.id, j.project_id, j.test_run_id, j.file_name, j.size_bytes::text AS size_bytes, j.sha256,
@@ -304,19 +320,30 @@ export class ImportRepository {
                                    'statuses', j.summary->'statuses',
                                    'source_content_type', j.summary->'source_content_type',
                                    'match_mode', j.summary->'target_run'->'match_mode') AS summary,
-                j.created_by, coalesce(nullif(u.display_name, ''), u.username) AS created_by_name, j.created_at
+                j.created_by, coalesce(nullif(u.display_name, ''), u.username) AS created_by_name, j.created_at${keys}
            FROM junit_imports j
            LEFT JOIN users u ON u.id = j.created_by
-          WHERE j.test_run_id = $1 AND j.status = 'succeeded'
+          WHERE j.test_run_id = $1 AND j.status = 'succeeded'${after}
           ORDER BY j.created_at DESC, j.id DESC
           LIMIT $2 OFFSET $3`,
-        [runId, limit, offset],
+        params,
       ),
-      this.db.query<{ total: number }>(
-        `SELECT count(*)::int AS total FROM junit_imports WHERE test_run_id = $1 AND status = 'succeeded'`,
-        [runId],
-      ),
+      keyset
+        ? Promise.resolve([])
+        : this.db.query<{ total: number }>(
+            `SELECT count(*)::int AS total FROM junit_imports WHERE test_run_id = $1 AND status = 'succeeded'`,
+            [runId],
+          ),
     ]);
-    return { rows, total: count[0]?.total ?? 0 };
+    return { rows, total: keyset ? null : (count[0]?.total ?? 0) };
   }
 }
+
+/** The order of a run's import records (newest first, ties by id) as a keyset (`cursor`). */
+export const IMPORT_KEYSET_ORDER: KeysetOrder = {
+  keys: [
+    { sql: 'j.created_at', type: 'timestamptz' },
+    { sql: 'j.id', type: 'uuid' },
+  ],
+  dir: 'DESC',
+};

@@ -1,4 +1,4 @@
-import { Controller, Get, Param, Post, Req } from '@nestjs/common';
+import { Controller, Get, Param, Post, Req, Res } from '@nestjs/common';
 import {
   ApiBody,
   ApiConsumes,
@@ -7,12 +7,15 @@ import {
   ApiResponse,
   ApiTags,
 } from '@nestjs/swagger';
-import type { Request } from 'express';
+import type { Request, Response } from 'express';
 import { Endpoint } from '../../common/access/endpoint.decorator';
 import { fromResource, PROJECTS, ProjectAccess } from '../../common/access/project-access';
 import { AuthenticatedUser } from '../../common/auth/authenticated-user';
 import { CurrentAccess, CurrentUser } from '../../common/auth/current-user.decorator';
-import { Page, PageSchema } from '../../common/pagination/page';
+import { Page } from '../../common/pagination/page';
+import { CURSOR_PAGING_NOTE, PageOrCursorSchema } from '../../common/pagination/cursor-query';
+import { CursorPage } from '../../common/pagination/keyset';
+import { withNextLink } from '../../common/pagination/link';
 import { Transactional } from '../../common/persistence/transaction.interceptor';
 import { Query } from '../../common/validation/request-parts';
 import { TEST_RUNS } from '../test-runs/test-runs.resource';
@@ -288,15 +291,19 @@ export class ImportsController {
     description:
       'Real imports that succeeded (dry runs are never recorded; background imports once applied), newest first, ' +
       'paged. Each record has the file name, size, ' +
-      'SHA-256, the summary counters, who imported and when; the raw file is not kept.',
+      'SHA-256, the summary counters, who imported and when; the raw file is not kept. ' +
+      CURSOR_PAGING_NOTE,
     minRole: 'viewer',
     project: fromResource(TEST_RUNS),
-    response: { schema: PageSchema('JunitImportRecordDto') },
+    response: { schema: PageOrCursorSchema('JunitImportRecordDto') },
+    problems: ['invalid_cursor'],
   })
-  list(
+  async list(
     @Param('id') id: string,
     @Query() q: ListImportsQueryDto,
-  ): Promise<Page<JunitImportRecordDto>> {
-    return this.imports.list(id, q);
+    @Req() req: Request,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<Page<JunitImportRecordDto> | CursorPage<JunitImportRecordDto>> {
+    return withNextLink(req, res, await this.imports.list(id, q));
   }
 }

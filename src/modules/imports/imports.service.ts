@@ -7,6 +7,8 @@ import { JobQueue } from '../../common/jobs/job-queue.service';
 import { AuthenticatedUser } from '../../common/auth/authenticated-user';
 import { AppException, FieldErrors } from '../../common/errors/app-exception';
 import { offsetOf, Page, pageOf } from '../../common/pagination/page';
+import { CursorCodec, cursorScope } from '../../common/pagination/cursor';
+import { CursorPage, KeysetPaging } from '../../common/pagination/keyset';
 import { uuidv7 } from '../../common/persistence/ids';
 import { WebhookEvents } from '../webhooks/webhook-events.service';
 import { APP_CONFIG, AppConfig } from '../../config/config';
@@ -29,6 +31,7 @@ import {
 } from './dto/import.dto';
 import { Flags, ImportPlan, ImportPlanner, ReportFacts, ResultMatch } from './import-plan';
 import {
+  IMPORT_KEYSET_ORDER,
   ImportJobRow,
   ImportRecordRow,
   ImportRepository,
@@ -237,6 +240,7 @@ export class ImportsService {
     private readonly results: RunResultsWriter,
     private readonly webhooks: WebhookEvents,
     private readonly jobs: JobQueue,
+    private readonly cursors: CursorCodec,
   ) {}
 
   private get limits(): UploadLimits {
@@ -344,13 +348,28 @@ export class ImportsService {
   }
 
   /** `GET /test-runs/{id}/imports`: the run's import records, newest first. */
-  async list(runId: string, q: ListImportsQueryDto): Promise<Page<JunitImportRecordDto>> {
+  async list(
+    runId: string,
+    q: ListImportsQueryDto,
+  ): Promise<Page<JunitImportRecordDto> | CursorPage<JunitImportRecordDto>> {
+    const keyset =
+      q.cursor === undefined
+        ? undefined
+        : new KeysetPaging(
+            this.cursors,
+            cursorScope('run-imports', { test_run_id: runId }),
+            IMPORT_KEYSET_ORDER,
+            q.cursor,
+            q.page_size,
+          );
     const { rows, total } = await this.repo.listRecords(
       runId,
       q.page_size,
       offsetOf(q.page, q.page_size),
+      keyset?.request,
     );
-    return pageOf(rows.map(toRecordDto), q.page, q.page_size, total);
+    if (keyset) return keyset.page(rows, toRecordDto);
+    return pageOf(rows.map(toRecordDto), q.page, q.page_size, total ?? 0);
   }
 
   // ---------------------------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsBoolean } from 'class-validator';
 import { ProblemDto } from '../../../common/openapi/problem.dto';
-import { PageQueryDto } from '../../../common/pagination/page';
+import { CursorPageQueryDto } from '../../../common/pagination/cursor-query';
 import { OptionalNotNull, QueryBool } from '../../../common/validation/decorators';
 import { RUN_METADATA_FORM_SCHEMA } from '../run-metadata-form';
 
@@ -33,7 +33,7 @@ export class JunitImportQueryDto {
   create_missing_cases?: boolean;
 }
 
-export class ListImportsQueryDto extends PageQueryDto {}
+export class ListImportsQueryDto extends CursorPageQueryDto {}
 
 /** OpenAPI schema of the multipart body. */
 export const JUNIT_UPLOAD_SCHEMA = {
