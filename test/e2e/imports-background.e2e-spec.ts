@@ -340,6 +340,88 @@ describe('JUnit import: background imports (issue #18 §3)', () => {
     });
   });
 
+  describe('a worker stuck past the expiry (IMPORT_JOB_EXPIRE_SECONDS)', () => {
+    /** An app of its own: its queue expires background imports after 2 s. */
+    let u: TestApp;
+    const stuck: INestApplication[] = [];
+    beforeAll(async () => {
+      u = await createTestApp({ JOB_WORKERS: 'false', IMPORT_JOB_EXPIRE_SECONDS: '2' });
+    });
+    afterAll(async () => {
+      for (const w of stuck) await w.close();
+      await u.close();
+    });
+
+    it('is retried by the queue; the retry waits for it and applies nothing twice', async () => {
+      const projectId = await u.createProject();
+      const run = await u
+        .req('post', '/api/v1/test-runs', u.adminToken)
+        .send({ project_id: projectId, name: 'expiry' });
+      const runId = run.body.id as string;
+      const worker = async (): Promise<INestApplication> => {
+        const app = await createApp(
+          { ...u.config, jobs: { ...u.config.jobs, workers: true } },
+          u.databaseUrl,
+        );
+        await app.init();
+        stuck.push(app);
+        return app;
+      };
+      // Worker A stalls inside the import's transaction (just before its commit) far longer than
+      // the expiry; the job queue then gives the job up on A and retries it.
+      const a = await worker();
+      let reached = 0;
+      let wake: () => void = () => undefined;
+      const woken = new Promise<void>((resolve) => {
+        wake = resolve;
+      });
+      a.get(ImportJobHooks).beforeCommit = async () => {
+        reached += 1;
+        await woken;
+      };
+      const res = await u
+        .req('post', runUrl(runId), u.adminToken)
+        .set('Prefer', 'respond-async')
+        .attach('file', xml('slow', 7), 'slow.xml');
+      expect(res.status).toBe(202);
+      await waitFor(() => reached === 1, { timeoutMs: 15_000, what: 'worker A inside the import' });
+      await worker(); // B
+      // The retry (on A or B) waits for the stalled attempt's transaction (the import's record,
+      // which that transaction has marked succeeded, and its lock).
+      await waitFor(
+        async () => {
+          const [row] = await u.db.query(
+            `SELECT count(*)::int AS n FROM pg_stat_activity
+              WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+          );
+          return row.n > 0;
+        },
+        { timeoutMs: 15_000, intervalMs: 100, what: 'the retry to wait for the stalled attempt' },
+      );
+      wake(); // A goes on and commits; the retry then finds the import succeeded and does nothing.
+      await waitFor(
+        async () => {
+          const [job] = await u.db.query(
+            `SELECT state FROM ${JOB_QUEUE_SCHEMA}.job WHERE name = $1 AND data->>'importId' = $2`,
+            [IMPORT_JOB, res.body.id],
+          );
+          return job?.state === 'completed';
+        },
+        { timeoutMs: 15_000, intervalMs: 100, what: 'the retry to complete' },
+      );
+      const done = (await u.req('get', `/api/v1/imports/${res.body.id}`, u.adminToken)).body;
+      expect(done).toMatchObject({ status: 'succeeded', progress: { processed: 7, total: 7 } });
+      const rows = await u.db.query(
+        `SELECT w.execution_count FROM run_item_rows w JOIN run_items ri ON ri.id = w.run_item_id
+          WHERE ri.test_run_id = $1`,
+        [runId],
+      );
+      expect(rows).toHaveLength(7);
+      expect(rows.every((r: { execution_count: number }) => r.execution_count === 1)).toBe(true);
+      expect(reached).toBe(1);
+    });
+  });
+
   describe('with a worker running', () => {
     let worker: INestApplication;
     beforeAll(async () => {

@@ -1364,7 +1364,10 @@ describe('JUnit import (CONTRACT §6)', () => {
         'errors',
         'ignored',
         'warnings',
+        'files',
       ]);
+      expect(doc.paths['/api/v1/imports/{id}'].get.responses['200']).toBeDefined();
+      expect(runImport.responses['202']).toBeDefined();
       const exportOp = doc.paths['/api/v1/test-runs/{id}/export'].get;
       const format = exportOp.parameters.find((p: { name: string }) => p.name === 'format');
       expect(format.schema.enum).toEqual(['json', 'xml', 'junit', 'csv', 'pdf']);

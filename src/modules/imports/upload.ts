@@ -1,18 +1,20 @@
 /**
- * Multipart upload of a test report, streamed straight into its reader (CONTRACT §6).
+ * Multipart upload of test reports, streamed straight into their readers (CONTRACT §6, issue #18 §2).
  *
- * multer reads the `multipart/form-data` body with a custom storage engine: the bytes of the `file`
- * part are hashed (SHA-256) and counted as they arrive, and the format is sniffed from the first
- * significant character (`report-format.ts`): a JUnit XML report is piped into the streaming sax
- * parser (never buffered whole); a Karvio results JSON report is decoded as UTF-8 into one text as
- * it arrives (the bytes are not kept) and parsed once complete; anything else is only counted.
- * multer's `fileSize` limit (MAX_UPLOAD_BYTES) aborts the upload as soon as the part grows past the
- * limit (413); a request whose declared Content-Length is already beyond what the limit allows is
- * refused before anything is read.
+ * multer reads the `multipart/form-data` body with a custom storage engine: each `file` part (one or
+ * more; MAX_UPLOAD_FILES at most, 413 `too_many_files` beyond) is decompressed as a stream when it
+ * starts with the gzip magic bytes, then hashed (SHA-256) and counted as it arrives, and its format
+ * sniffed from the first significant character (`report-format.ts`): a JUnit XML report is piped
+ * into the streaming sax parser (never buffered whole); a Karvio results JSON report is decoded as
+ * UTF-8 into one text as it arrives (the bytes are not kept) and parsed once complete; anything else
+ * is only counted. A background import gives another sink per part (`upload-store.ts`: chunks for
+ * PostgreSQL). MAX_UPLOAD_BYTES holds for the decompressed bytes of all parts together: the upload
+ * is refused (413) as soon as they pass it; a request whose declared Content-Length is already
+ * beyond what the limits allow is refused before anything is read.
  *
  * Parse failures are not thrown here: they are recorded and the rest of the part is still consumed
  * (for the size limit and the hash), so that the service decides in the contract's order what to
- * answer (request shape → run state → empty upload → unsupported format → invalid report).
+ * answer (request shape → run state → gzip → empty upload → unsupported format → invalid report).
  */
 import { createHash } from 'node:crypto';
 import { PassThrough, type Readable, type Writable } from 'node:stream';
