@@ -434,8 +434,8 @@ export class ImportsService {
   }
 
   /**
-   * A background import's request, in its transaction: the run's state is checked (409), the files
-   * are stored as they arrive (decompressed), the form checked, the record inserted `queued` and
+   * A background import's request, in its transaction: the files are stored as they arrive
+   * (decompressed), the form and the run's state (409) checked, the record inserted `queued` and
    * the job enqueued — all committed together with the 202, or not at all.
    */
   private async enqueue(
@@ -445,7 +445,6 @@ export class ImportsService {
     query: JunitImportQueryDto,
     req: Request,
   ): Promise<ImportJobDto> {
-    if ('runId' in target) await this.lockRun(target.runId);
     const id = uuidv7();
     const queue = new UploadChunkQueue();
     const reading = readJunitUpload(req, this.limits, (i) => storingSink(queue, i)).finally(() =>
@@ -461,6 +460,7 @@ export class ImportsService {
         ],
       });
     }
+    if ('runId' in target) await this.checkRunOpen(target.runId);
     this.checkGzip(form.files);
     const now = new Date();
     const request: StoredImportRequest = {
@@ -506,6 +506,22 @@ export class ImportsService {
     const row = await this.repo.findImport(id);
     if (row === null) throw new Error('enqueue: the import record vanished');
     return toJobDto(row);
+  }
+
+  /**
+   * The run of a background import takes results (409 `run_import_not_allowed` when completed or
+   * archived), checked in the synchronous import's order (after the form) and without locking it:
+   * the job locks it when it applies the import (and checks again).
+   */
+  private async checkRunOpen(runId: string): Promise<void> {
+    const run = await this.repo.findRun(runId);
+    if (run === null) throw AppException.notFound('test_run_not_found', 'Test run');
+    if (run.status === 'completed' || run.status === 'archived') {
+      throw new AppException(
+        'run_import_not_allowed',
+        `The run is ${run.status}; its items and results can no longer change; results cannot be imported into it`,
+      );
+    }
   }
 
   /** Writes the chunks of the upload as they come (in the request's transaction). */
