@@ -9,23 +9,11 @@ import { Empty, PageTitle, Show, StatusBadge } from '../ui';
 export const FLAKY_WINDOW = 30;
 const FLAKY_PAGE_SIZE = 25;
 
-interface Ranked extends FlakyCase {
-  history: CaseHistoryItem[];
-}
-
-async function loadFlaky(projectId: string): Promise<{ total: number; items: Ranked[] }> {
-  const page = await getJson<Page<FlakyCase>>('/test-cases/flaky', { project_id: projectId, window: FLAKY_WINDOW, page_size: FLAKY_PAGE_SIZE });
-  // One history request per listed case (at most a page of them), all at once.
-  const histories = await Promise.all(
-    page.items.map((c) =>
-      getJson<Page<CaseHistoryItem>>(`/test-cases/${c.test_case_id}/history`, { window: FLAKY_WINDOW, page_size: FLAKY_WINDOW }),
-    ),
-  );
-  return { total: page.total, items: page.items.map((c, i) => ({ ...c, history: histories[i].items })) };
-}
-
 export function FlakyPage({ projectId }: { projectId: string }) {
-  const flaky = useLoad(`flaky:${projectId}`, () => loadFlaky(projectId));
+  // The ranking shows at once; each strip then loads its case's history (one request per case).
+  const flaky = useLoad(`flaky:${projectId}`, () =>
+    getJson<Page<FlakyCase>>('/test-cases/flaky', { project_id: projectId, window: FLAKY_WINDOW, page_size: FLAKY_PAGE_SIZE }),
+  );
   return (
     <>
       <ProjectNav projectId={projectId} current="flaky" />
@@ -78,7 +66,7 @@ export function FlakyPage({ projectId }: { projectId: string }) {
                       <StatusBadge status={c.last_status} />
                     </td>
                     <td>
-                      <HistoryStrip title={c.title} history={c.history} />
+                      <CaseHistory testCaseId={c.test_case_id} title={c.title} />
                     </td>
                   </tr>
                 ))}
@@ -88,6 +76,17 @@ export function FlakyPage({ projectId }: { projectId: string }) {
         }
       </Show>
     </>
+  );
+}
+
+function CaseHistory({ testCaseId, title }: { testCaseId: string; title: string }) {
+  const history = useLoad(`history:${testCaseId}`, () =>
+    getJson<Page<CaseHistoryItem>>(`/test-cases/${testCaseId}/history`, { window: FLAKY_WINDOW, page_size: FLAKY_WINDOW }),
+  );
+  return (
+    <Show value={history} what="the history">
+      {(p) => <HistoryStrip title={title} history={p.items} />}
+    </Show>
   );
 }
 

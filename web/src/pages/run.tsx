@@ -10,6 +10,9 @@ import { CHANGE_CLASSES, type Page, type Problem, type RunCase, type RunComparis
 import { Empty, Figures, PageTitle, Pager, ProblemMessage, Show, StatusBadge } from '../ui';
 
 const ITEMS_PAGE_SIZE = 100;
+/** What the page shows of the run (sparse fields: not its environment snapshot). */
+const RUN_FIELDS =
+  'id,project_id,name,status,environment_id,environment_name,environment_revision_number,build,ci,created_by_name,created_at,summary,status_breakdown';
 const COMPARE_PAGE_SIZE = 200;
 const EXPORT_FORMATS = [
   ['csv', 'CSV'],
@@ -20,7 +23,7 @@ const EXPORT_FORMATS = [
 ] as const;
 
 export function RunPage({ runId, query }: { runId: string; query: URLSearchParams }) {
-  const run = useLoad(`run:${runId}`, () => getJson<TestRun>(`/test-runs/${runId}`));
+  const run = useLoad(`run:${runId}`, () => getJson<TestRun>(`/test-runs/${runId}`, { fields: RUN_FIELDS }));
   const comparing = query.get('compare') === 'previous';
   const failingOnly = query.get('failing') === '1';
   const page = Math.max(1, Number(query.get('page')) || 1);

@@ -11,7 +11,8 @@ import { Empty, PageTitle, Pager, Show, StatusBadge } from '../ui';
 
 /** Runs in the pass-rate trend (the newest ones matching the filters). */
 export const TREND_RUNS = 50;
-const PAGE_SIZE = 25;
+/** The fields the list shows (sparse fields: no environment snapshot is read or sent). */
+const LIST_FIELDS = 'id,name,status,environment_id,environment_name,environment_revision_number,build,ci,summary,created_at';
 const FILTERS = ['status', 'environment_id', 'build', 'branch'] as const;
 type Filters = Record<(typeof FILTERS)[number], string>;
 
@@ -22,9 +23,13 @@ export function RunsPage({ projectId, query }: { projectId: string; query: URLSe
   const apiQuery: Record<string, QueryValue> = { project_id: projectId, ...filters, sort_by: 'created_at', sort_order: 'desc' };
   const key = JSON.stringify(apiQuery);
 
-  const runs = useLoad(`${key}|${page}`, () => getJson<Page<TestRun>>('/test-runs', { ...apiQuery, page, page_size: PAGE_SIZE }));
-  const trend = useLoad(key, () => getJson<Page<TestRun>>('/test-runs', { ...apiQuery, page: 1, page_size: TREND_RUNS }));
-  const environments = useLoad(`envs:${projectId}`, () =>
+  // The table's first page is the trend's runs: one request (a second one on later pages).
+  const list = (p: number) => () => getJson<Page<TestRun>>('/test-runs', { ...apiQuery, fields: LIST_FIELDS, page: p, page_size: TREND_RUNS });
+  const runs = useLoad(`${key}|${page}`, list(page));
+  const laterTrend = useLoad(page === 1 ? null : key, list(1));
+  const trend = page === 1 ? runs : laterTrend;
+  // The environment filter's choices, after the runs (environments come with their topologies).
+  const environments = useLoad(runs.state === 'loading' ? null : `envs:${projectId}`, () =>
     getJson<Page<Environment>>('/environments', { project_id: projectId, page_size: 200, include_archived: true }),
   );
 
