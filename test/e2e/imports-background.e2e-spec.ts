@@ -30,7 +30,8 @@ describe('JUnit import: background imports (issue #18 §3)', () => {
   const workers: INestApplication[] = [];
 
   beforeAll(async () => {
-    t = await createTestApp({ JOB_WORKERS: 'false' });
+    // Webhooks may point at this host (the import.failed event; deliveries themselves are not checked).
+    t = await createTestApp({ JOB_WORKERS: 'false', WEBHOOK_ALLOW_PRIVATE: 'true' });
     f = await t.roleFixture();
   });
   afterAll(async () => {
@@ -455,9 +456,13 @@ describe('JUnit import: background imports (issue #18 §3)', () => {
       expect(sync.body.summary.files).toEqual(done.summary.files);
     });
 
-    it('fails an import whose file is refused, with the problem naming the file; nothing applied', async () => {
+    it('fails an import whose file is refused, with the problem naming the file; nothing applied; emits import.failed', async () => {
       const projectId = await newProject();
       const runId = await createRun(projectId);
+      const hook = await t
+        .req('post', `/api/v1/projects/${projectId}/webhooks`, f.lead.token)
+        .send({ url: 'http://127.0.0.1:9/hook', events: ['import.failed'] });
+      expect(hook.status).toBe(201);
       const before = await snapshot(projectId, runId);
       const res = await enqueue(runUrl(runId), [
         [xml('ok', 2), 'ok.xml'],
@@ -477,6 +482,12 @@ describe('JUnit import: background imports (issue #18 §3)', () => {
       });
       expect(done.problem.detail).toContain('"broken.xml" (2 of 2)');
       expect(done.problem.errors.file[0]).toMatch(/^broken\.xml: /);
+      const events = await t.db.query(
+        `SELECT type, body FROM webhook_events WHERE project_id = $1 ORDER BY created_at`,
+        [projectId],
+      );
+      expect(events.map((e: { type: string }) => e.type)).toEqual(['import.failed']);
+      expect(JSON.parse(events[0].body).data).toEqual(done);
       expect(done.finished_at).not.toBeNull();
       const after = await snapshot(projectId, runId);
       expect({ ...after, imports: before.imports }).toEqual(before);

@@ -40,8 +40,8 @@ export class ImportJobHooks {
  * stored files are deleted in that same transaction. So an attempt applies everything or nothing,
  * and a retry starts from the start.
  *
- * A refused import (4xx: an invalid file, a closed run) is marked `failed` with that problem and not
- * retried. Any other failure (a lost connection, a crash) is retried by the job queue
+ * A refused import (4xx: an invalid file, a closed run) is marked `failed` with that problem (and
+ * the webhook event `import.failed` emitted with the record) and not retried. Any other failure (a lost connection, a crash) is retried by the job queue
  * (IMPORT_JOB_RETRIES times, after {@link IMPORT_RETRY_DELAY_SECONDS} s, doubling); the last one
  * marks the import `failed` with 500 `internal_error`. An instance that dies mid-import loses its
  * transaction (nothing applied); the job queue hands the job to another instance once it expires
@@ -89,22 +89,38 @@ export class ImportJobRunner implements OnModuleInit {
       );
     } catch (error) {
       if (error instanceof AppException && error.status < 500) {
-        await this.repo.failRecord(id, this.imports.problemBody(id, request.request_id, error));
+        await this.fail(id, record.project_id, request, error);
         return;
       }
       if (job.retryCount >= this.config.importJobs.retryLimit) {
         this.logger.error(`background import ${id} failed for good: ${String(error)}`);
-        await this.repo.failRecord(
+        await this.fail(
           id,
-          this.imports.problemBody(
-            id,
-            request.request_id,
-            new AppException('internal_error', 'The import failed; nothing of it was applied'),
-          ),
+          record.project_id,
+          request,
+          new AppException('internal_error', 'The import failed; nothing of it was applied'),
         );
       }
       throw error;
     }
+  }
+
+  /** Marks the import failed and emits `import.failed`, in a transaction of their own. */
+  private async fail(
+    id: string,
+    projectId: string,
+    request: StoredImportRequest,
+    error: AppException,
+  ): Promise<void> {
+    await this.dataSource.transaction((manager) =>
+      requestContext.run({ req: jobRequest(id, request), validated: new Map(), manager }, () =>
+        this.imports.failImport(
+          id,
+          projectId,
+          this.imports.problemBody(id, request.request_id, error),
+        ),
+      ),
+    );
   }
 
   private async apply(id: string, projectId: string, request: StoredImportRequest): Promise<void> {

@@ -282,19 +282,18 @@ export class ImportRepository {
   }
 
   /**
-   * A background import failed for good (in a transaction of its own): `failed` with its problem,
-   * its stored files deleted. Nothing happens to an import that has already ended.
+   * A background import failed for good (in the current transaction): `failed` with its problem,
+   * its stored files deleted. False (nothing changes) when the import has already ended or is gone.
    */
-  async failRecord(id: string, problem: object): Promise<void> {
-    await this.db.dataSource.transaction(async (m) => {
-      await m.query(
-        `UPDATE junit_imports SET status = 'failed', problem = $2::jsonb, finished_at = now(),
-                request = NULL
-          WHERE id = $1 AND status IN ('queued', 'running')`,
-        [id, JSON.stringify(problem)],
-      );
-      await m.query(`DELETE FROM import_uploads WHERE import_id = $1`, [id]);
-    });
+  async failRecord(id: string, problem: object): Promise<boolean> {
+    const [, updated] = await this.db.query<unknown>(
+      `UPDATE junit_imports SET status = 'failed', problem = $2::jsonb, finished_at = now(),
+              request = NULL
+        WHERE id = $1 AND status IN ('queued', 'running')`,
+      [id, JSON.stringify(problem)],
+    );
+    await this.db.query(`DELETE FROM import_uploads WHERE import_id = $1`, [id]);
+    return Number(updated) > 0;
   }
 
   /**

@@ -577,6 +577,17 @@ export class ImportsService {
     return files;
   }
 
+  /**
+   * Marks a background import `failed` with its problem (in the current transaction) and emits the
+   * `import.failed` webhook event with the record as `GET /imports/{id}` answers it. Nothing happens
+   * to an import that has already ended.
+   */
+  async failImport(id: string, projectId: string, problem: Record<string, unknown>): Promise<void> {
+    if (!(await this.repo.failRecord(id, problem))) return;
+    const row = await this.repo.findImport(id);
+    if (row !== null) await this.webhooks.emit(projectId, 'import.failed', () => toJobDto(row));
+  }
+
   /** The problem body recorded for a background import that failed (as the request would answer). */
   problemBody(importId: string, requestId: string, error: AppException): Record<string, unknown> {
     const body: Record<string, unknown> = {
