@@ -41,11 +41,13 @@ export class ImportJobHooks {
  * and a retry starts from the start.
  *
  * A refused import (4xx: an invalid file, a closed run) is marked `failed` with that problem (and
- * the webhook event `import.failed` emitted with the record) and not retried. Any other failure (a lost connection, a crash) is retried by the job queue
- * (IMPORT_JOB_RETRIES times, after {@link IMPORT_RETRY_DELAY_SECONDS} s, doubling); the last one
- * marks the import `failed` with 500 `internal_error`. An instance that dies mid-import loses its
- * transaction (nothing applied); the job queue hands the job to another instance once it expires
- * (IMPORT_JOB_EXPIRE_SECONDS), or at once when the instance stops gracefully.
+ * the webhook event `import.failed` emitted with the record) and not retried. Any other failure (a
+ * lost connection, a crash) is retried by the job queue (IMPORT_JOB_RETRIES times, after
+ * {@link IMPORT_RETRY_DELAY_SECONDS} s, doubling); the last one marks the import `failed` with 500
+ * `internal_error`. An instance that dies mid-import loses its transaction (nothing applied); the
+ * job queue hands the job to another instance once it expires (IMPORT_JOB_EXPIRE_SECONDS, plus up
+ * to the queue's 2-minute maintenance interval). An attempt still running past the expiry is
+ * retried as well: the retry waits for its transaction and then does nothing if it succeeded.
  */
 @Injectable()
 export class ImportJobRunner implements OnModuleInit {
