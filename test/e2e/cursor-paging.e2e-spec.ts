@@ -497,6 +497,33 @@ describe('cursor paging (issue #19 §3)', () => {
     });
   });
 
+  it('the OpenAPI document describes cursor, the cursor page, invalid_cursor and the Link header', async () => {
+    const doc = await t.req('get', '/openapi.json');
+    expect(doc.status).toBe(200);
+    for (const path of [
+      '/api/v1/test-runs',
+      '/api/v1/run-cases',
+      '/api/v1/test-cases',
+      '/api/v1/environments',
+      '/api/v1/test-runs/{id}/imports',
+    ]) {
+      const op = doc.body.paths[path].get as {
+        parameters: Array<{ name: string; in: string; description?: string }>;
+        responses: Record<string, { headers?: Record<string, unknown>; content?: unknown }>;
+        description: string;
+      };
+      const cursor = op.parameters.find((p) => p.name === 'cursor' && p.in === 'query');
+      expect(cursor?.description).toContain('invalid_cursor');
+      expect(op.responses['200'].headers).toHaveProperty('Link');
+      expect(JSON.stringify(op.responses['200'].content)).toContain('next_cursor');
+      expect(JSON.stringify(op.responses['422'] ?? op.responses)).toContain('invalid_cursor');
+    }
+    // A list without cursor paging documents no Link.
+    expect(doc.body.paths['/api/v1/datasets'].get.responses['200'].headers).not.toHaveProperty(
+      'Link',
+    );
+  });
+
   describe('a keyset page is an index range walk, as cheap deep in a large list as at its start', () => {
     let g: RoleFixture;
     let bigRun: string;

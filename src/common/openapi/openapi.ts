@@ -3,6 +3,7 @@ import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import { ERROR_CATALOGUE } from '../errors/error-codes';
 import { documentBodyProblems } from './body-problems-docs';
 import { documentConditionalRequests } from './conditional-docs';
+import { documentCursorLinks } from '../pagination/cursor-docs';
 import { documentIdempotency } from './idempotency-docs';
 import { API_KEY_HEADER, API_KEY_SCHEME, BEARER_SCHEME } from './security-schemes';
 
@@ -93,6 +94,7 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
   documentBodyProblems(document);
   documentIdempotency(document);
   documentConditionalRequests(document);
+  documentCursorLinks(document);
   return document;
 }
 
