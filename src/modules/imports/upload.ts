@@ -311,6 +311,14 @@ export class JunitStreamStorage implements multer.StorageEngine {
       if (this.totalBytes > this.maxBytes) {
         over = true;
         sink.abort();
+        // Decompress no further (a gzip bomb costs no more CPU); the rest of the part is discarded.
+        const z = gunzip;
+        if (z !== null) {
+          gunzip = null;
+          z.removeAllListeners('data');
+          z.destroy();
+          source.resume();
+        }
         this.onLimit?.();
         return null;
       }
