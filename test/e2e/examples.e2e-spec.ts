@@ -3,8 +3,9 @@ import { join } from 'node:path';
 import { createTestApp, RoleFixture, TestApp } from '../support/test-app';
 
 /**
- * The sample reports the README's walkthrough imports (examples/junit/) import cleanly, one request
- * per file, into one run, with the figures examples/junit/README.md states.
+ * The sample reports the README's walkthrough imports (examples/junit/) import cleanly, in one
+ * request as the walkthrough sends them, into one run, with the figures examples/junit/README.md
+ * states.
  */
 describe('examples/junit: the README walkthrough reports', () => {
   let t: TestApp;
@@ -32,16 +33,22 @@ describe('examples/junit: the README walkthrough reports', () => {
       .send({ project_id: f.projectId, name: 'Walkthrough', build: '1.4.2' });
     expect(run.status).toBe(201);
     const runId = run.body.id as string;
-    for (const name of files) {
-      const res = await t
-        .req('post', `/api/v1/test-runs/${runId}/imports/junit?create_missing_cases=true`, f.tester.token)
-        .attach('file', readFileSync(join(dir, name)), name);
-      expect({ name, status: res.status, warnings: res.body.warnings }).toEqual({
-        name,
-        status: 201,
-        warnings: [],
-      });
-    }
+    let upload = t.req(
+      'post',
+      `/api/v1/test-runs/${runId}/imports/junit?create_missing_cases=true`,
+      f.tester.token,
+    );
+    for (const name of files) upload = upload.attach('file', readFileSync(join(dir, name)), name);
+    const res = await upload;
+    expect(res.status).toBe(201);
+    expect(res.body.warnings).toEqual([]);
+    expect(
+      (res.body.summary.files as Array<{ name: string; testcases: number }>).map((x) => [x.name, x.testcases]),
+    ).toEqual([
+      ['jest-junit.xml', 3],
+      ['pytest.xml', 3],
+      ['surefire-TEST-com.example.checkout.CartTest.xml', 4],
+    ]);
     const got = await t.req('get', `/api/v1/test-runs/${runId}`, f.tester.token);
     expect(got.status).toBe(200);
     expect(got.body.summary).toMatchObject({
