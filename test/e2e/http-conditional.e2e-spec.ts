@@ -532,5 +532,20 @@ describe('HTTP conditional requests: ETag, If-None-Match, If-Match', () => {
         expect(now.body[field]).toBe((winner.body as Json)[field]);
       }
     });
+
+    it('the same for a run case (the lock is its run, the one every change of its items takes)', async () => {
+      const { item } = await runWithItem();
+      const path = `/run-cases/${String(item.id)}`;
+      const etag = await etagOf(path);
+      const answers = await Promise.all(
+        [1, 2].map((i) => write('patch', path, { comment: `writer ${i}` }, etag)),
+      );
+      expect(answers.map((a) => a.status).sort()).toEqual([200, 412]);
+      const winner = answers.find((a) => a.status === 200) as Response;
+      const loser = answers.find((a) => a.status === 412) as Response;
+      const now = await get(path);
+      expect(loser.headers.etag).toBe(now.headers.etag);
+      expect(now.body.comment).toBe((winner.body as Json).comment);
+    });
   });
 });
