@@ -35,10 +35,24 @@ const VARY = {
 
 /**
  * Documents conditional GETs on every GET that answers 200: the `If-None-Match` parameter, the
- * `ETag` and `Vary` headers of the 200, and the 304.
+ * `ETag` and `Vary` headers of the 200, and the 304; and the `ETag` header of the 412 of every
+ * write that honours `If-Match`.
  */
 export function documentConditionalRequests(document: OpenAPIObject): void {
   for (const item of Object.values(document.paths ?? {})) {
+    // Writes with If-Match (@Endpoint ifMatch): their 412 carries the current ETag.
+    for (const write of [item.put, item.patch, item.delete]) {
+      const failed = write?.responses?.['412'];
+      const honours = write?.parameters?.some((p) => 'name' in p && p.name === 'If-Match');
+      if (failed === undefined || !('description' in failed) || honours !== true) continue;
+      failed.headers = {
+        ...(failed.headers ?? {}),
+        ETag: {
+          description: 'The current ETag of the resource (compare it with the one sent)',
+          schema: { type: 'string', example: '"3q2-7wH1xX0aV9Zc8kQ2bA"' },
+        },
+      };
+    }
     const op = item.get;
     const ok = op?.responses?.['200'];
     if (op === undefined || ok === undefined || !('description' in ok)) continue;
