@@ -147,6 +147,20 @@ describe('HTTP conditional requests: ETag, If-None-Match, If-Match', () => {
       expect(cached.status).toBe(304);
     });
 
+    it('a 304 keeps the Cache-Control of the 200 (the favicon), and Cache-Control: no-cache does not prevent it', async () => {
+      const first = await t.req('get', '/favicon.ico');
+      expect(first.status).toBe(200);
+      const etag = first.headers.etag as string;
+      expect(etag).toMatch(STRONG_ETAG);
+      const again = await t
+        .req('get', '/favicon.ico')
+        .set('If-None-Match', etag)
+        .set('Cache-Control', 'no-cache');
+      expect(again.status).toBe(304);
+      expect(again.headers['cache-control']).toBe(first.headers['cache-control']);
+      expect(again.headers.etag).toBe(etag);
+    });
+
     it('writes and problems carry no ETag; If-None-Match never turns a 404 into a 304', async () => {
       const tc = await created('/test-cases', { title: t.unique('Case ') });
       const patched = await write('patch', `/test-cases/${String(tc.id)}`, { title: 'New title' });
