@@ -4,7 +4,8 @@
  * middleware does per response). The page is what `GET /test-runs` answers at the bench's scale:
  * 50 runs, each with the 200-node environment snapshot of its own environment (the bench's
  * `list-runs-large` page), and the same page without snapshots (`fields` without
- * `environment_snapshot`). Run: `npx ts-node bench/compression-levels.ts` (not part of `npm run bench`).
+ * `environment_snapshot`). Run: `npm run build && node dist/bench/compression-levels.js` (not part of
+ * `npm run bench`; about a minute on one core).
  */
 import { performance } from 'node:perf_hooks';
 import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
