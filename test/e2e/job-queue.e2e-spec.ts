@@ -21,7 +21,7 @@ const QUEUE = 'test-echo';
 
 /** What every instance's handler saw, shared by the instances of this file. */
 const runs: Array<{ instance: string; id: string; value: number }> = [];
-/** A job with `block: true` waits here until released (or until its instance stops). */
+/** Ends the blocking job's first attempt (called only after its instance stopped). */
 let release: (() => void) | null = null;
 
 interface EchoJob {
@@ -49,9 +49,10 @@ class EchoWorker implements OnModuleInit {
   private async run(job: QueuedJob<EchoJob>): Promise<void> {
     if (job.data.block === true && job.retryCount === 0) {
       runs.push({ instance: `${this.instance}:started`, id: job.id, value: job.data.value });
-      await new Promise<void>((_resolve, reject) => {
-        release = () => reject(new Error('released'));
+      await new Promise<void>((resolve) => {
+        release = resolve;
       });
+      return; // this attempt's instance has stopped: it ends without a result of its own
     }
     if (job.data.failOnce === true && job.retryCount === 0) {
       runs.push({ instance: `${this.instance}:failed`, id: job.id, value: job.data.value });
@@ -167,11 +168,13 @@ describe('JobQueue (pg-boss) on two instances', () => {
     });
     const first = runs.find((r) => r.value === 3001)!.instance.split(':')[0];
     const stopping = first === 'a' ? a : b;
-    // The instance running it stops; its handler fails, and the job goes back to the queue.
-    const stopped = stopping.close();
+    // The instance running it stops while the job still runs: after its grace period pg-boss fails
+    // the job back to the queue (the pool must still be open then), and the other instance runs it.
+    await stopping.close();
     closed.add(stopping);
+    // The stopped instance's handler ends late: what it reports must go nowhere (the pool is
+    // closed), and the job must still run to its end on the other instance, once.
     release?.();
-    await stopped;
     await waitFor(() => runs.some((r) => r.value === 3001 && !r.instance.endsWith(':started')), {
       what: 'the retried job to finish on the other instance',
       timeoutMs: 20_000,

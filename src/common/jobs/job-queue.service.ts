@@ -1,9 +1,9 @@
 import {
+  BeforeApplicationShutdown,
   Inject,
   Injectable,
   Logger,
   OnApplicationBootstrap,
-  OnApplicationShutdown,
 } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import PgBoss from 'pg-boss';
@@ -61,10 +61,11 @@ interface Registration {
  * its job: the transactional outbox pattern without a second table.
  */
 @Injectable()
-export class JobQueue implements OnApplicationBootstrap, OnApplicationShutdown {
+export class JobQueue implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger('JobQueue');
   private readonly registrations = new Map<string, Registration>();
   private boss: PgBoss | null = null;
+  private stopped = false;
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
@@ -80,7 +81,13 @@ export class JobQueue implements OnApplicationBootstrap, OnApplicationShutdown {
   async onApplicationBootstrap(): Promise<void> {
     const pool = poolOf(this.dataSource);
     const boss = new PgBoss({
-      db: { executeSql: (text, values) => pool.query(text, values) },
+      db: {
+        // Once stopped, the statement pg-boss still sends for a handler that outlived the stop (it
+        // completes or fails the job without awaiting the answer) is never sent and never
+        // answered: the pool is closing, and pg-boss already failed that job back to the queue.
+        executeSql: (text, values) =>
+          this.stopped ? new Promise<never>(() => undefined) : pool.query(text, values),
+      },
       schema: JOB_QUEUE_SCHEMA,
       schedule: false,
       supervise: true,
@@ -94,13 +101,18 @@ export class JobQueue implements OnApplicationBootstrap, OnApplicationShutdown {
     }
   }
 
-  async onApplicationShutdown(): Promise<void> {
+  /**
+   * Stops the workers before Nest closes the modules (TypeORM ends the pool in its own
+   * onApplicationShutdown): running jobs get a few seconds to finish, then pg-boss fails them back
+   * to the queue while the pool still works, and another instance retries them. The pool is the
+   * application's, so pg-boss must not close it.
+   */
+  async beforeApplicationShutdown(): Promise<void> {
     const boss = this.boss;
     if (boss === null) return;
     this.boss = null;
-    // Jobs still running here are failed back to the queue (and retried elsewhere); the pool is
-    // the application's, so pg-boss must not close it.
     await boss.stop({ graceful: true, close: false, wait: true, timeout: 5_000 });
+    this.stopped = true;
   }
 
   /**
