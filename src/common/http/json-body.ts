@@ -18,7 +18,8 @@ export function jsonPartsLength(parts: readonly JsonPart[]): number {
  * handler that already holds serialised JSON (a run's cached snapshot bytes, a cached graph) sends
  * it without parsing it or copying it into one string. Status 200 unless set before, Content-Type
  * `application/json; charset=utf-8` and Content-Length as Express's `res.json` sets them; no body
- * for HEAD. The parts go out corked (one writev); only Node's public `http.ServerResponse` API.
+ * for HEAD. The parts go out corked (one writev), uncorked before `end`; only Node's public
+ * `http.ServerResponse` API.
  * A 200 to a GET or HEAD carries its strong `ETag` (`partsEtag`) and is answered 304 without a body
  * when `If-None-Match` matches it, as `res.send` answers through `expressEtag`.
  */
@@ -40,5 +41,8 @@ export function sendJsonParts(res: ServerResponse, parts: readonly JsonPart[]): 
     if (typeof part === 'string') res.write(part, 'utf8');
     else res.write(part);
   }
+  // Uncorked before end: with response compression the parts went to the compressor, whose output
+  // is written to this response later; a response still corked then would never drain.
+  res.uncork();
   res.end();
 }
