@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import pino from 'pino';
 import { installClientErrorHandler } from '../../src/common/http/client-errors';
-import { MULTIPART_OVERHEAD_BYTES } from '../../src/modules/imports/upload';
+import { maxBodyBytes } from '../../src/modules/imports/upload';
 import { fixture } from '../support/import-fixture';
 import { TEST_ADMIN } from '../support/constants';
 import { createTestApp, expectProblem, RoleFixture, TestApp } from '../support/test-app';
@@ -259,8 +259,10 @@ describe('transport errors: Content-Encoding and requests Node refuses', () => {
 
     it('the decoded body is bounded: a bomb outside the file part is 413', async () => {
       // Bytes before the first boundary are ignored by the multipart parser, so only the bound on
-      // the decoded body (MAX_UPLOAD_BYTES plus the multipart overhead) refuses them.
-      const padding = Buffer.alloc(t.config.maxUploadBytes + MULTIPART_OVERHEAD_BYTES + 1, 0x20);
+      // the decoded body (MAX_UPLOAD_BYTES plus the multipart framing of MAX_UPLOAD_FILES parts)
+      // refuses them.
+      const bound = maxBodyBytes({ maxBytes: t.config.maxUploadBytes, maxFiles: t.config.maxUploadFiles });
+      const padding = Buffer.alloc(bound + 1, 0x20);
       const { type, body } = multipart(report, padding);
       const bomb = gzipSync(body, { level: 9 });
       expect(bomb.length).toBeLessThan(body.length / 100);
@@ -474,7 +476,8 @@ describe('uploads without a Content-Length (chunked)', () => {
     const report = fixture('basic.xml');
     // Bytes before the first boundary are skipped by the multipart parser: only the bound on the
     // whole body refuses them (a declared Content-Length would have been refused up front).
-    const padding = Buffer.alloc(MAX_UPLOAD + MULTIPART_OVERHEAD_BYTES + 1, 0x20);
+    const bound = maxBodyBytes({ maxBytes: MAX_UPLOAD, maxFiles: t.config.maxUploadFiles });
+    const padding = Buffer.alloc(bound + 1, 0x20);
     const padded = multipart(report, padding);
     const before = await count();
     const res = await chunkedPost(`/api/v1/projects/${f.projectId}/imports/junit`, padded.type, padded.body);
