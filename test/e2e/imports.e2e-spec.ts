@@ -1330,7 +1330,19 @@ describe('JUnit import (CONTRACT §6)', () => {
         type: 'array',
         items: { type: 'string', format: 'binary' },
       });
-      expect(Object.keys(body.properties)).toEqual(['file', 'dry_run', 'create_missing_cases']);
+      expect(Object.keys(body.properties)).toEqual([
+        'file',
+        'dry_run',
+        'create_missing_cases',
+        // the run's CI metadata (issue #24 §5)
+        'build',
+        'ci_provider',
+        'branch',
+        'commit_sha',
+        'job_url',
+        'pipeline_id',
+        'attribute',
+      ]);
       expect(runImport.parameters.map((p: { name: string }) => p.name)).toEqual(
         expect.arrayContaining(['id', 'dry_run', 'create_missing_cases']),
       );

@@ -295,7 +295,12 @@ describe('GET /test-runs: filters, search, sorting, paging', () => {
       .send({ project_id: g.projectId, name: 'With a large snapshot', environment_id: env.body.id })
       .expect(201);
 
-    const got = await t.req('get', `/api/v1/test-runs/${String(run.body.id)}`, g.viewer.token).expect(200);
+    // Uncompressed (a compressed answer is chunked, without Content-Length; the compression tests
+    // cover that path).
+    const got = await t
+      .req('get', `/api/v1/test-runs/${String(run.body.id)}`, g.viewer.token)
+      .set('Accept-Encoding', 'identity')
+      .expect(200);
     expect(got.headers['content-type']).toBe('application/json; charset=utf-8');
     expect(Number(got.headers['content-length'])).toBe(Buffer.byteLength(got.text));
     expect(got.body.environment_snapshot).toEqual(revision.body.full_snapshot);
@@ -307,6 +312,7 @@ describe('GET /test-runs: filters, search, sorting, paging', () => {
 
     const list = await t
       .req('get', `/api/v1/test-runs?project_id=${g.projectId}`, g.viewer.token)
+      .set('Accept-Encoding', 'identity')
       .expect(200);
     expect(Number(list.headers['content-length'])).toBe(Buffer.byteLength(list.text));
     expect(list.body.items).toHaveLength(1);
