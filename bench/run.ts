@@ -161,7 +161,11 @@ class Bench {
   private async call(server: Server, r: RequestShape): Promise<{ status: number; body: unknown }> {
     const res = await fetch(server.url + r.path, {
       method: r.method,
-      headers: { authorization: `Bearer ${this.token}`, 'content-type': 'application/json' },
+      headers: {
+        authorization: `Bearer ${this.token}`,
+        'content-type': 'application/json',
+        ...r.headers,
+      },
       body: r.body,
     });
     const text = await res.text();
