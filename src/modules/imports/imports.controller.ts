@@ -162,9 +162,11 @@ const UPLOAD_RULES = [
   '`users:admin` addresses the row that the binding `users` generated for its row `admin`.',
   '',
   'A real import is one transaction: cases, suites, run items, rows (one row per result label; execution count',
-  '+1, executed by the caller, finished now), item roll-ups and history, run counters, the run start',
+  '+1, executed by the caller, finished now), item roll-ups, run counters, the run start',
   '(`not_started` → `in_progress`) and the import record are written together or not at all. A dry run writes',
-  'nothing at all (no import record either) and answers the same summary with `status: "preview"`.',
+  'nothing at all (no import record either) and answers the same summary with `status: "preview"`. An import',
+  'writes no run-case history records (reference §4.10): the rows and the items hold the results; history',
+  'records the changes made through the run-case endpoints.',
 ].join('\n');
 
 const PREFER_DESCRIPTION =

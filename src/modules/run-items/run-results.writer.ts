@@ -9,7 +9,6 @@ import { planRowWrites } from './row-plan';
 import {
   CaseRecord,
   DEFAULT_ROW_SNAPSHOT,
-  HistoryEntry,
   ItemRollUpWrite,
   NewItem,
   NewRow,
@@ -95,9 +94,10 @@ interface NewItemRows {
   rows: NewRow[];
   /** The item's comment. */
   comment: string | null;
-  /** The row result its history record copies when the item's status is not the initial one. */
-  cause?: RowCause;
 }
+
+/** Passed to the roll-up instead of the causes: write no history records (imported results). */
+const NO_HISTORY = Symbol('no history');
 
 /** Whether the run's counters must be rolled up once the work is done. */
 interface Tally {
@@ -236,9 +236,10 @@ export class RunResultsWriter {
   }
 
   /**
-   * Inserts items and their expanded rows in bulk (with `options.results`, in their final state:
-   * the roll-up, and a history record for an item whose status is not the initial one, instead of
-   * being inserted untested and updated afterwards); returns the new item ids in case order.
+   * Inserts items and their expanded rows in bulk (with `options.results`, in their final state,
+   * rolled up, instead of being inserted untested and updated afterwards); returns the new item ids
+   * in case order. New items leave no history record: untested ones keep their initial status, and
+   * imported results write none (reference §4.10).
    */
   private async insertItems(
     run: LockedRun,
@@ -256,8 +257,6 @@ export class RunResultsWriter {
     );
     const items: NewItem[] = [];
     const rows: Array<{ itemId: string; row: NewRow }> = [];
-    const moved: HistoryEntry[] = [];
-    const causes = new Map<string, RowCause>();
     for (const c of cases) {
       const id = uuidv7();
       const e = expanded.get(c.id);
@@ -267,7 +266,6 @@ export class RunResultsWriter {
         scenario_label: r.scenario_label,
         row_snapshot: JSON.stringify(r.row_snapshot),
       }));
-      const initial = rollUpRunItem(planned.map((): RunItemStatus => 'untested')).status;
       const stored = options.results?.(c.id, planned) ?? {
         rows: planned.map((r) => ({ ...r, result: null })),
         comment: null,
@@ -286,14 +284,9 @@ export class RunResultsWriter {
         comment: stored.comment,
         snapshot: JSON.stringify(e?.dataset_snapshot ?? { bindings: [] }),
       });
-      if (rollUp.status !== initial) {
-        moved.push({ id, from: initial, status: rollUp.status });
-        if (stored.cause) causes.set(id, stored.cause);
-      }
     }
     await this.repo.insertItems(run, assigneeId, items, cases);
     await this.repo.insertNewItemRows(run.projectId, rows);
-    await this.repo.insertHistory(run.projectId, options.changedById ?? null, moved, causes);
     return items.map((i) => i.id);
   }
 
@@ -398,16 +391,14 @@ export class RunResultsWriter {
     await this.repo.writeResultsIntoRows(updates, executedById, now);
     await this.repo.insertRowsWithResults(run.projectId, inserts, executedById, now);
 
-    const causes = new Map<string, RowCause>();
-    for (const [itemId, last] of lastRow) {
-      causes.set(itemId, rowCause(last.rowId, last.write, executedById, now));
-    }
+    // Imported results leave no history records (reference §4.10): the rows and the item record
+    // them, and a history row would repeat them (issue #23).
     await this.rollUp(
       run.projectId,
       itemIds,
       changedById,
       tally,
-      causes,
+      NO_HISTORY,
       new Map([...lastRow].map(([id, last]) => [id, last.write.comment])),
     );
   }
@@ -427,7 +418,7 @@ export class RunResultsWriter {
     itemIds: string[],
     changedById: string | null,
     tally: Tally,
-    causes: Map<string, RowCause> = new Map(),
+    causes: Map<string, RowCause> | typeof NO_HISTORY = new Map(),
     comments: Map<string, string | null> = new Map(),
   ): Promise<void> {
     if (itemIds.length === 0) return;
@@ -471,7 +462,7 @@ export class RunResultsWriter {
     await this.repo.updateRollUps(changed);
     const moved = changed.filter((c) => c.status !== c.from);
     if (moved.length === 0) return;
-    await this.repo.insertHistory(projectId, changedById, moved, causes);
+    if (causes !== NO_HISTORY) await this.repo.insertHistory(projectId, changedById, moved, causes);
     tally.counters = true;
   }
 }
@@ -491,21 +482,6 @@ function labelled(results: ResultInput[], now: Date): Array<{ label: string; pay
   }));
 }
 
-/** The result a row write leaves in its item's history when it changes the item's status. */
-function rowCause(rowId: string, write: RowWrite, userId: string, now: Date): RowCause {
-  return {
-    rowId,
-    comment: write.comment,
-    defectIds: [],
-    actualResult: null,
-    systemOut: write.system_out,
-    systemErr: write.system_err,
-    executedById: userId,
-    startedAt: write.started_at,
-    finishedAt: now,
-    durationMs: write.duration_ms,
-  };
-}
 
 /**
  * The rows of an item that results add to the run, as they are to be stored: the same plan as for
@@ -566,9 +542,5 @@ function storedRows(
     });
     last = { rowId: id, write: ins.payload };
   }
-  return {
-    rows,
-    comment: last?.write.comment ?? null,
-    cause: last ? rowCause(last.rowId, last.write, userId, now) : undefined,
-  };
+  return { rows, comment: last?.write.comment ?? null };
 }
