@@ -228,8 +228,9 @@ describe('JUnit import endpoints: Karvio results JSON (reference §4.5)', () => 
       expect(first.body.summary).toMatchObject({
         total_cases: 3,
         created_test_cases: 3,
-        matched_by_automation_id: 2,
-        matched_by_name: 1,
+        // created cases are counted once, as created (issue #24 §8)
+        matched_by_automation_id: 0,
+        matched_by_name: 0,
         updated: 3,
       });
       const created = first.body.created_cases as Array<Record<string, unknown>>;

@@ -144,7 +144,8 @@ describe('JUnit import (CONTRACT §6)', () => {
         sha256: expect.stringMatching(/^[0-9a-f]{64}$/),
         summary: {
           total_cases: 4,
-          matched_by_automation_id: 4,
+          // each case counted once, under the way it was found or made (issue #24 §8)
+          matched_by_automation_id: 0,
           matched_by_name: 0,
           created_test_cases: 4,
           updated: 4,
@@ -287,6 +288,26 @@ describe('JUnit import (CONTRACT §6)', () => {
       });
       const rows = await rowsOfRun(runId);
       expect(rows.map((r) => r.execution_count)).toEqual([2, 2, 2, 2]);
+    });
+
+    it('counts each case once: found cases as matched, the ones it creates as created only', async () => {
+      const ownRun = await createRun(await newProject());
+      await importInto(ownRun, fixture('basic.xml'), 'basic.xml', '?create_missing_cases=true');
+      const extra = fixture('basic.xml')
+        .toString('utf8')
+        .replace(
+          '</testsuites>',
+          '<testsuite name="new"><testcase classname="tests.NewTest" name="test_new"/></testsuite></testsuites>',
+        );
+      const res = await importInto(ownRun, Buffer.from(extra), 'basic.xml', '?create_missing_cases=true');
+      expect(res.status).toBe(201);
+      expect(res.body.summary).toMatchObject({
+        total_cases: 5,
+        matched_by_automation_id: 4,
+        matched_by_name: 0,
+        created_test_cases: 1,
+        updated: 5,
+      });
     });
 
     it('lists the real imports of the run, newest first, paged', async () => {
@@ -724,7 +745,7 @@ describe('JUnit import (CONTRACT §6)', () => {
         id: null,
         dry_run: true,
         status: 'preview',
-        summary: { total_cases: 4, created_test_cases: 4, updated: 0, matched_by_automation_id: 4 },
+        summary: { total_cases: 4, created_test_cases: 4, updated: 0, matched_by_automation_id: 0 },
       });
       expect(viaQuery.body.created_cases[0]).toEqual({
         id: null,

@@ -749,8 +749,12 @@ export class ImportsService {
     }
     const summary: ImportSummaryDto = {
       total_cases: facts.results,
-      matched_by_automation_id: plan.matches.filter((m) => m.by === 'automation_id').length,
-      matched_by_name: plan.matches.filter((m) => m.by === 'name').length,
+      // Each case once, under the way it was found or made (issue #24 §8): results that landed on a
+      // case this import creates count in created_test_cases only, not also as matched.
+      matched_by_automation_id: plan.matches.filter(
+        (m) => m.by === 'automation_id' && 'existing' in m.ref,
+      ).length,
+      matched_by_name: plan.matches.filter((m) => m.by === 'name' && 'existing' in m.ref).length,
       created_test_cases: plan.cases.length,
       updated,
       unmatched: plan.unmatched.length,

@@ -128,9 +128,18 @@ export class ImportSummaryDto {
     description: 'Tests in the report (repeated testcases of one test folded into one)',
   })
   total_cases: number;
-  @ApiProperty() matched_by_automation_id: number;
-  @ApiProperty() matched_by_name: number;
-  @ApiProperty({ description: 'Cases created (dry run: cases that would be created)' })
+  @ApiProperty({
+    description:
+      'Results matched to an existing case by automation id. Each case is counted once, under the way it ' +
+      'was found or made: results that land on a case this import creates count in `created_test_cases` ' +
+      'only (the reference counted them here too; issue #24 §8 decided otherwise).',
+  })
+  matched_by_automation_id: number;
+  @ApiProperty({
+    description: 'Results matched to an existing case by suite path and title, or by title (see `matched_by_automation_id`).',
+  })
+  matched_by_name: number;
+  @ApiProperty({ description: 'Cases created (dry run: cases that would be created); not also counted as matched' })
   created_test_cases: number;
   @ApiProperty({ description: 'Results written to run rows (0 in a dry run)' }) updated: number;
   @ApiProperty() unmatched: number;
