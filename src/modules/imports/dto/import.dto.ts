@@ -136,10 +136,14 @@ export class ImportSummaryDto {
   })
   matched_by_automation_id: number;
   @ApiProperty({
-    description: 'Results matched to an existing case by suite path and title, or by title (see `matched_by_automation_id`).',
+    description:
+      'Results matched to an existing case by suite path and title, or by title (see `matched_by_automation_id`).',
   })
   matched_by_name: number;
-  @ApiProperty({ description: 'Cases created (dry run: cases that would be created); not also counted as matched' })
+  @ApiProperty({
+    description:
+      'Cases created (dry run: cases that would be created); not also counted as matched',
+  })
   created_test_cases: number;
   @ApiProperty({ description: 'Results written to run rows (0 in a dry run)' }) updated: number;
   @ApiProperty() unmatched: number;
