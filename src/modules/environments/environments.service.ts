@@ -38,7 +38,12 @@ import {
   StoredEdge,
   StoredEntity,
 } from './environments.repository';
-import { diffRevisions, revisionDiffResponse, RevisionSnapshotLike } from './revision-diff';
+import {
+  DIFFED_ENVIRONMENT_FIELDS,
+  diffRevisions,
+  revisionDiffResponse,
+  RevisionSnapshotLike,
+} from './revision-diff';
 import { WebhookEvents } from '../webhooks/webhook-events.service';
 
 /** The revision a new one replaces, for the drift counts of `environment.revision_created`. */
@@ -433,17 +438,7 @@ function asValidation<T>(fn: () => T): T {
 }
 
 /** The environment fields answered from the current revision's `environment` section. */
-const SECTION_FIELDS = [
-  'name',
-  'kind',
-  'status',
-  'description',
-  'tags',
-  'use_cases',
-  'schema_version',
-  'meta',
-  'extra',
-];
+const SECTION_FIELDS: readonly string[] = DIFFED_ENVIRONMENT_FIELDS;
 
 /** How much of the snapshot a list with these `fields` reads (topology is the large part). */
 function snapshotNeeded(selection: FieldSelection): 'full' | 'environment' | 'none' {
