@@ -543,6 +543,7 @@ describe('JUnit import: background imports (issue #18 §3)', () => {
       expect(second.status).toBe(202);
       expect(second.headers['idempotent-replayed']).toBe('true');
       expect(second.headers.location).toBe(first.headers.location);
+      expect(second.headers['preference-applied']).toBe('respond-async');
       expect(second.body).toEqual(first.body);
       await finished(first.body.id);
       const [{ n }] = await t.db.query(

@@ -264,6 +264,9 @@ export class IdempotencyService {
     const headers: Record<string, string> = {};
     const location = res.getHeader('location');
     if (typeof location === 'string') headers.Location = location;
+    // A background import's 202 says which preference it applied (RFC 7240); the replay must too.
+    const applied = res.getHeader('preference-applied');
+    if (typeof applied === 'string') headers['Preference-Applied'] = applied;
     if (result === undefined || result === null) {
       return { stored: { status: res.statusCode, headers, body: Buffer.alloc(0) }, send: result };
     }
