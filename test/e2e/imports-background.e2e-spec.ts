@@ -423,6 +423,86 @@ describe('JUnit import: background imports (issue #18 §3)', () => {
     });
   });
 
+  describe('a last attempt whose worker dies (IMPORT_JOB_RETRIES=0)', () => {
+    let u: TestApp;
+    const apps: INestApplication[] = [];
+    beforeAll(async () => {
+      u = await createTestApp({
+        JOB_WORKERS: 'false',
+        IMPORT_JOB_EXPIRE_SECONDS: '2',
+        IMPORT_JOB_RETRIES: '0',
+      });
+    });
+    afterAll(async () => {
+      for (const w of apps) await w.close();
+      await u.close();
+    });
+
+    it('ends failed through the dead-letter queue: nothing applied, the upload deleted', async () => {
+      const projectId = await u.createProject();
+      const run = await u
+        .req('post', '/api/v1/test-runs', u.adminToken)
+        .send({ project_id: projectId, name: 'abandoned' });
+      const runId = run.body.id as string;
+      const worker = async (): Promise<INestApplication> => {
+        const app = await createApp(
+          { ...u.config, jobs: { ...u.config.jobs, workers: true } },
+          u.databaseUrl,
+        );
+        await app.init();
+        apps.push(app);
+        return app;
+      };
+      // Worker A stalls inside the import's only attempt and never finishes it.
+      const a = await worker();
+      let reached = 0;
+      a.get(ImportJobHooks).beforeCommit = async () => {
+        reached += 1;
+        await new Promise<void>(() => undefined);
+      };
+      const res = await u
+        .req('post', runUrl(runId), u.adminToken)
+        .set('Prefer', 'respond-async')
+        .attach('file', xml('lost', 5), 'lost.xml');
+      expect(res.status).toBe(202);
+      const id = res.body.id as string;
+      await waitFor(() => reached === 1, { timeoutMs: 15_000, what: 'worker A inside the import' });
+      // The queue gives the attempt up at its expiry: no retry is left, so the job has failed.
+      await waitFor(
+        async () => {
+          const [job] = await u.db.query(
+            `SELECT state FROM ${JOB_QUEUE_SCHEMA}.job WHERE name = $1 AND data->>'importId' = $2`,
+            [IMPORT_JOB, id],
+          );
+          return job?.state === 'failed';
+        },
+        { timeoutMs: 15_000, intervalMs: 100, what: 'the job to fail at its expiry' },
+      );
+      // A dies: its connection goes, and with it the open transaction (nothing committed).
+      await u.db.query(
+        `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+          WHERE datname = current_database() AND state = 'idle in transaction'`,
+      );
+      await worker(); // B runs the dead-letter job (A may too)
+      await waitFor(
+        async () => (await u.req('get', `/api/v1/imports/${id}`, u.adminToken)).body.status === 'failed',
+        { timeoutMs: 15_000, intervalMs: 100, what: 'the import to be marked failed' },
+      );
+      const got = (await u.req('get', `/api/v1/imports/${id}`, u.adminToken)).body;
+      expect(got.problem).toMatchObject({ status: 500, code: 'internal_error' });
+      const [{ n }] = await u.db.query(
+        `SELECT count(*)::int AS n FROM run_items WHERE test_run_id = $1`,
+        [runId],
+      );
+      expect(n).toBe(0);
+      const [{ chunks }] = await u.db.query(
+        `SELECT count(*)::int AS chunks FROM import_uploads WHERE import_id = $1`,
+        [id],
+      );
+      expect(chunks).toBe(0);
+    });
+  });
+
   describe('with a worker running', () => {
     let worker: INestApplication;
     beforeAll(async () => {

@@ -18,9 +18,15 @@ import { waitFor } from '../support/wait-for';
  */
 
 const QUEUE = 'test-echo';
+/** A queue whose jobs always fail: they end in its dead-letter handler. */
+const DOOMED = 'test-doomed';
 
 /** What every instance's handler saw, shared by the instances of this file. */
 const runs: Array<{ instance: string; id: string; value: number }> = [];
+/** The jobs the dead-letter handler saw, by instance. */
+const dead: Array<{ instance: string; value: number }> = [];
+/** Attempts of doomed jobs. */
+let doomedAttempts = 0;
 /** Ends the blocking job's first attempt (called only after its instance stopped). */
 let release: (() => void) | null = null;
 
@@ -43,6 +49,17 @@ class EchoWorker implements OnModuleInit {
       QUEUE,
       { retryLimit: 3, retryDelaySeconds: 0, retryBackoff: false, expireInSeconds: 60, batchSize: 5 },
       (job) => this.run(job),
+    );
+    this.queue.register<EchoJob>(
+      DOOMED,
+      { retryLimit: 1, retryDelaySeconds: 0, retryBackoff: false, expireInSeconds: 60 },
+      () => {
+        doomedAttempts += 1;
+        return Promise.reject(new Error('always fails'));
+      },
+      async (job) => {
+        dead.push({ instance: this.instance, value: job.data.value });
+      },
     );
   }
 
@@ -142,7 +159,17 @@ describe('JobQueue (pg-boss) on two instances', () => {
     for (const value of [4002, 4003, 4004]) expect(runs.filter((r) => r.value === value)).toHaveLength(1);
   });
 
-  it('enqueues in the open transaction: a rollback leaves no job, a commit leaves one', async () => {
+  it('hands a job that failed for good (its retries spent) to the dead-letter handler, once', async () => {
+    await a.get(JobQueue).send(DOOMED, { value: 5001 });
+    await waitFor(() => dead.some((d) => d.value === 5001), {
+      what: 'the dead-letter handler',
+      timeoutMs: 20_000,
+    });
+    expect(doomedAttempts).toBe(2); // the first attempt and its one retry
+    expect(dead.filter((d) => d.value === 5001)).toHaveLength(1);
+  });
+
+    it('enqueues in the open transaction: a rollback leaves no job, a commit leaves one', async () => {
     await expect(
       inTransaction(a, async () => {
         await a.get(JobQueue).send(QUEUE, { value: 2001 });

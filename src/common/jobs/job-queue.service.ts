@@ -48,7 +48,19 @@ interface Registration {
   name: string;
   settings: QueueSettings;
   handler: JobHandler<unknown>;
+  deadLetter?: JobHandler<unknown>;
 }
+
+/** Suffix of the queue that receives a queue's jobs once they failed for good. */
+export const DEAD_LETTER_SUFFIX = '-dead';
+
+/** How the dead-letter queue of a queue runs its (short, idempotent) clean-up handler. */
+const DEAD_LETTER_SETTINGS: QueueSettings = {
+  retryLimit: 5,
+  retryDelaySeconds: 5,
+  retryBackoff: true,
+  expireInSeconds: 300,
+};
 
 /**
  * The PostgreSQL job queue (pg-boss), shared by every instance: a job sent on one instance runs on
@@ -72,10 +84,25 @@ export class JobQueue implements OnApplicationBootstrap, BeforeApplicationShutdo
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
-  /** Declares a queue and the handler this instance runs for it (call from `onModuleInit`). */
-  register<T>(name: string, settings: QueueSettings, handler: JobHandler<T>): void {
+  /**
+   * Declares a queue and the handler this instance runs for it (call from `onModuleInit`).
+   * `deadLetter` runs once for a job that failed for good: after its last retry, including one
+   * whose instance died during that retry (the queue fails it at its expiry), so work a handler
+   * could not finish is always closed (pg-boss's dead-letter queue, `<name>-dead`).
+   */
+  register<T>(
+    name: string,
+    settings: QueueSettings,
+    handler: JobHandler<T>,
+    deadLetter?: JobHandler<T>,
+  ): void {
     if (this.boss !== null) throw new Error(`JobQueue: register "${name}" before bootstrap`);
-    this.registrations.set(name, { name, settings, handler: handler as JobHandler<unknown> });
+    this.registrations.set(name, {
+      name,
+      settings,
+      handler: handler as JobHandler<unknown>,
+      deadLetter: deadLetter as JobHandler<unknown> | undefined,
+    });
   }
 
   async onApplicationBootstrap(): Promise<void> {
@@ -150,15 +177,23 @@ export class JobQueue implements OnApplicationBootstrap, BeforeApplicationShutdo
   }
 
   private async declare(boss: PgBoss, registration: Registration): Promise<void> {
-    const { name, settings, handler } = registration;
-    // pg-boss creates a queue once (ON CONFLICT DO NOTHING): instances starting together agree.
-    await boss.createQueue(name, {
+    const { name, settings, handler, deadLetter } = registration;
+    const dead = deadLetter === undefined ? undefined : `${name}${DEAD_LETTER_SUFFIX}`;
+    if (dead !== undefined && deadLetter !== undefined) {
+      await this.declare(boss, { name: dead, settings: DEAD_LETTER_SETTINGS, handler: deadLetter });
+    }
+    const options = {
       name,
       retryLimit: settings.retryLimit,
       retryDelay: settings.retryDelaySeconds,
       retryBackoff: settings.retryBackoff,
       expireInSeconds: settings.expireInSeconds,
-    });
+      ...(dead === undefined ? {} : { deadLetter: dead }),
+    };
+    // pg-boss creates a queue once (ON CONFLICT DO NOTHING): instances starting together agree;
+    // the update applies changed settings (and the dead-letter queue) to a queue created earlier.
+    await boss.createQueue(name, options);
+    await boss.updateQueue(name, options);
     if (!this.config.jobs.workers) return;
     const batchSize = settings.batchSize ?? 1;
     await boss.work<unknown>(

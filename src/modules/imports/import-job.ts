@@ -47,7 +47,9 @@ export class ImportJobHooks {
  * `internal_error`. An instance that dies mid-import loses its transaction (nothing applied); the
  * job queue hands the job to another instance once it expires (IMPORT_JOB_EXPIRE_SECONDS, plus up
  * to the queue's 2-minute maintenance interval). An attempt still running past the expiry is
- * retried as well: the retry waits for its transaction and then does nothing if it succeeded.
+ * retried as well: the retry waits for its transaction and then does nothing if it succeeded. When
+ * the instance of the last attempt dies, the job goes to the dead-letter queue, whose handler
+ * ({@link ImportJobRunner.abandoned}) marks the import `failed` and deletes its upload.
  */
 @Injectable()
 export class ImportJobRunner implements OnModuleInit {
@@ -72,6 +74,31 @@ export class ImportJobRunner implements OnModuleInit {
         expireInSeconds: this.config.importJobs.expireInSeconds,
       },
       (job) => this.run(job),
+      (job) => this.abandoned(job),
+    );
+  }
+
+  /**
+   * A job that failed for good: usually its last attempt already marked the import `failed`; when
+   * the instance running that attempt died (the queue failed the job at its expiry), nobody did,
+   * so the import would stay `running` with its upload stored. Marks it failed (500
+   * `internal_error`, nothing applied: the dead attempt's transaction never committed) and deletes
+   * the upload; does nothing for an import that ended.
+   */
+  async abandoned(job: QueuedJob<ImportJobData>): Promise<void> {
+    const id = job.data.importId;
+    const record = await this.repo.findImport(id);
+    if (record === null || record.request === null) return;
+    if (record.status === 'succeeded' || record.status === 'failed') return;
+    this.logger.error(`background import ${id} was abandoned by its worker; marked failed`);
+    await this.fail(
+      id,
+      record.project_id,
+      record.request as unknown as StoredImportRequest,
+      new AppException(
+        'internal_error',
+        'The import stopped before it finished (its last attempt was lost); nothing of it was applied',
+      ),
     );
   }
 
