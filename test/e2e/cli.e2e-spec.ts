@@ -115,6 +115,15 @@ describe('tms (the command-line client) against a test server', () => {
     return name;
   }
 
+  /** How many import records the project has (synchronous and background ones). */
+  async function importCount(projectId: string): Promise<number> {
+    const rows: Array<{ n: number }> = await t.db.query(
+      'SELECT count(*)::int AS n FROM junit_imports WHERE project_id = $1',
+      [projectId],
+    );
+    return rows[0].n;
+  }
+
   async function runsNamed(projectId: string, name: string): Promise<Json[]> {
     const res = await t
       .req(
@@ -243,11 +252,8 @@ describe('tms (the command-line client) against a test server', () => {
       expect(o.stderr).toMatch(message);
       expect(o.stdout).toBe('');
       noStack(o);
-      const imports = await t.db.query(
-        'SELECT count(*)::int AS n FROM junit_imports WHERE project_id = $1',
-        [projectId],
-      );
-      expect(imports[0].n).toBe(0);
+      const imports = await importCount(projectId);
+      expect(imports).toBe(0);
     },
   );
 
@@ -268,11 +274,8 @@ describe('tms (the command-line client) against a test server', () => {
     const body = JSON.parse(o.stdout) as { summary: { total_cases: number; files: Json[] } };
     expect(body.summary.total_cases).toBe(3);
     expect(body.summary.files.map((f) => f.name)).toEqual(['multi-a.xml', 'multi-b.xml']);
-    const imports = await t.db.query(
-      'SELECT count(*)::int AS n FROM junit_imports WHERE project_id = $1',
-      [projectId],
-    );
-    expect(imports[0].n).toBe(1);
+    const imports = await importCount(projectId);
+    expect(imports).toBe(1);
   });
 
   it('import --async --wait: a background import followed to its end (GET /imports/{id})', async () => {
@@ -449,11 +452,8 @@ describe('tms (the command-line client) against a test server', () => {
           'SELECT count(*)::int AS n FROM test_runs WHERE project_id = $1',
           [projectId],
         );
-        const imports = await t.db.query(
-          'SELECT count(*)::int AS n FROM junit_imports WHERE project_id = $1',
-          [projectId],
-        );
-        expect([runs[0].n, imports[0].n]).toEqual([1, 1]);
+        const imports = await importCount(projectId);
+        expect([runs[0].n, imports]).toEqual([1, 1]);
         expect(JSON.parse(o.stdout)).toMatchObject({
           summary: expect.objectContaining({ created_test_cases: 2 }),
         });
@@ -477,11 +477,8 @@ describe('tms (the command-line client) against a test server', () => {
       expect(o.code).toBe(3);
       expect(o.stderr).toContain('tms: Service Unavailable (503 unavailable)');
       noStack(o);
-      const imports = await t.db.query(
-        'SELECT count(*)::int AS n FROM junit_imports WHERE project_id = $1',
-        [projectId],
-      );
-      expect(imports[0].n).toBe(0);
+      const imports = await importCount(projectId);
+      expect(imports).toBe(0);
     });
   });
 

@@ -40,14 +40,18 @@ describe('JUnit import: background imports (issue #18 §3)', () => {
   });
 
   /** Another instance on the same database that runs jobs. */
-  async function startWorker(): Promise<INestApplication> {
+  /** A worker instance (JOB_WORKERS=true) of `of`'s configuration and database, kept in `list`. */
+  async function workerOf(of: TestApp, list: INestApplication[]): Promise<INestApplication> {
     const app = await createApp(
-      { ...t.config, jobs: { ...t.config.jobs, workers: true } },
-      t.databaseUrl,
+      { ...of.config, jobs: { ...of.config.jobs, workers: true } },
+      of.databaseUrl,
     );
     await app.init();
-    workers.push(app);
+    list.push(app);
     return app;
+  }
+  function startWorker(): Promise<INestApplication> {
+    return workerOf(t, workers);
   }
   async function stopWorker(app: INestApplication): Promise<void> {
     workers.splice(workers.indexOf(app), 1);
@@ -359,15 +363,7 @@ describe('JUnit import: background imports (issue #18 §3)', () => {
         .req('post', '/api/v1/test-runs', u.adminToken)
         .send({ project_id: projectId, name: 'expiry' });
       const runId = run.body.id as string;
-      const worker = async (): Promise<INestApplication> => {
-        const app = await createApp(
-          { ...u.config, jobs: { ...u.config.jobs, workers: true } },
-          u.databaseUrl,
-        );
-        await app.init();
-        stuck.push(app);
-        return app;
-      };
+      const worker = () => workerOf(u, stuck);
       // Worker A stalls inside the import's transaction (just before its commit) far longer than
       // the expiry; the job queue then gives the job up on A and retries it.
       const a = await worker();
@@ -444,15 +440,7 @@ describe('JUnit import: background imports (issue #18 §3)', () => {
         .req('post', '/api/v1/test-runs', u.adminToken)
         .send({ project_id: projectId, name: 'abandoned' });
       const runId = run.body.id as string;
-      const worker = async (): Promise<INestApplication> => {
-        const app = await createApp(
-          { ...u.config, jobs: { ...u.config.jobs, workers: true } },
-          u.databaseUrl,
-        );
-        await app.init();
-        apps.push(app);
-        return app;
-      };
+      const worker = () => workerOf(u, apps);
       // Worker A stalls inside the import's only attempt and never finishes it.
       const a = await worker();
       let reached = 0;
