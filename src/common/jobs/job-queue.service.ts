@@ -153,22 +153,40 @@ export class JobQueue implements OnApplicationBootstrap, BeforeApplicationShutdo
     options: { startAfterSeconds?: number; id?: string; manager?: EntityManager } = {},
   ): Promise<string> {
     const boss = this.started();
-    const manager = options.manager ?? currentStore()?.manager;
-    const db =
-      manager?.queryRunner?.isTransactionActive === true
-        ? {
-            executeSql: async (text: string, values: unknown[]) => ({
-              rows: (await manager.query(text, values)) as unknown[],
-            }),
-          }
-        : undefined;
     const id = await boss.send(name, data, {
       id: options.id,
       startAfter: options.startAfterSeconds,
-      db,
+      db: this.transactionDb(options.manager),
     });
     if (id === null) throw new Error(`JobQueue: "${name}" refused a job`);
     return id;
+  }
+
+  /**
+   * Enqueues several jobs of one queue in one statement (pg-boss `insert`), in the open transaction
+   * like {@link send}; each job takes its queue's retry and expiry settings.
+   */
+  async sendMany<T extends object>(
+    name: string,
+    jobs: ReadonlyArray<{ id?: string; data: T }>,
+    options: { manager?: EntityManager } = {},
+  ): Promise<void> {
+    if (jobs.length === 0) return;
+    await this.started().insert(
+      jobs.map((job) => ({ name, id: job.id, data: job.data })),
+      { db: this.transactionDb(options.manager) },
+    );
+  }
+
+  /** pg-boss's per-call `db` for the open transaction (`manager`, else the request's), if any. */
+  private transactionDb(given?: EntityManager): PgBoss.Db | undefined {
+    const manager = given ?? currentStore()?.manager;
+    if (manager?.queryRunner?.isTransactionActive !== true) return undefined;
+    return {
+      executeSql: async (text: string, values: unknown[]) => ({
+        rows: (await manager.query(text, values)) as unknown[],
+      }),
+    };
   }
 
   private started(): PgBoss {

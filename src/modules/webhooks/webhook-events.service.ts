@@ -63,9 +63,10 @@ export class WebhookEvents {
   /** Enqueues pending attempts (their rows and jobs) in the current transaction. */
   async enqueue(deliveries: readonly NewDelivery[]): Promise<void> {
     await this.repo.insertDeliveries(deliveries);
-    for (const d of deliveries) {
-      await this.jobs.send<DeliveryJob>(WEBHOOK_DELIVERY_QUEUE, { delivery_id: d.id }, { id: d.id });
-    }
+    await this.jobs.sendMany<DeliveryJob>(
+      WEBHOOK_DELIVERY_QUEUE,
+      deliveries.map((d) => ({ id: d.id, data: { delivery_id: d.id } })),
+    );
   }
 
   private async write(
