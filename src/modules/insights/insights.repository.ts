@@ -77,6 +77,11 @@ export interface FlakyWindowRow {
   newest_failing_run: string | null;
 }
 
+interface FlakyResult {
+  version: string;
+  windows: FlakyWindowRow[] | null;
+}
+
 const quoted = (values: readonly string[]) => values.map((v) => `'${v}'`).join(', ');
 const FAILING = quoted(FAILING_STATUSES);
 
@@ -227,34 +232,54 @@ const LETTER_OF_STATUS = `CASE ri.status ${Object.entries(STATUS_LETTERS)
  * flaky rows are read once, through `ix_run_item_rows_flaky`); `newest_failing_run` is the newest
  * failing run within the window (the only one ever read: {@link windowFromLetters}). Cases
  * without a result (in that environment) give no row. The stats and the ranking are the pure
- * rules' ({@link windowFromLetters}, {@link rankFlaky}). With an environment ($3) the window is
+ * rules' ({@link windowFromLetters}, {@link rankFlaky}). With an environment ($4) the window is
  * taken over that environment's runs only.
+ *
+ * One statement, one snapshot: `version` is the project's result version
+ * ({@link RESULT_VERSION_SQL}) and `windows` (a JSON array) is read only when the version differs
+ * from `$3`, the version of the answer the caller already holds (NULL: none). An uncorrelated
+ * scalar subquery is an init plan, evaluated when first used: not at all when the `CASE` does not
+ * take its branch.
  */
 export function flakySql(environment: boolean): string {
   const window = environment
     ? `SELECT ri.id, ri.status, ri.test_run_id
          FROM run_items ri JOIN test_runs r ON r.id = ri.test_run_id
-        WHERE ri.project_id = $1 AND ri.test_case_id = c.id AND r.environment_id = $3
+        WHERE ri.project_id = $1 AND ri.test_case_id = c.id AND r.environment_id = $4
         ORDER BY ri.test_run_id DESC LIMIT $2`
     : `SELECT ri.id, ri.status, ri.test_run_id
          FROM run_items ri
         WHERE ri.project_id = $1 AND ri.test_case_id = c.id
         ORDER BY ri.test_run_id DESC LIMIT $2`;
   return `
-  WITH flaky AS MATERIALIZED (
-    SELECT w.run_item_id FROM run_item_rows w WHERE w.project_id = $1 AND ${FLAKY_ROW}
-  )
-  SELECT c.id AS test_case_id, c.title, s.w, s.newest_failing_run
-    FROM test_cases c
-    CROSS JOIN LATERAL (
-      SELECT string_agg(CASE WHEN ri.id IN (SELECT run_item_id FROM flaky)
-                             THEN upper(${LETTER_OF_STATUS}) ELSE ${LETTER_OF_STATUS} END,
-                        '' ORDER BY ri.test_run_id DESC) AS w,
-             max(ri.test_run_id::text) FILTER (WHERE ri.status IN (${FAILING})) AS newest_failing_run
-        FROM (${window}) ri
-    ) s
-   WHERE c.project_id = $1 AND s.w IS NOT NULL`;
+  SELECT v.version,
+         CASE WHEN v.version IS DISTINCT FROM $3::text THEN (
+           WITH flaky AS MATERIALIZED (
+             SELECT w.run_item_id FROM run_item_rows w WHERE w.project_id = $1 AND ${FLAKY_ROW}
+           )
+           SELECT coalesce(json_agg(json_build_object(
+                    'test_case_id', c.id, 'title', c.title, 'w', s.w,
+                    'newest_failing_run', s.newest_failing_run)), '[]'::json)
+             FROM test_cases c
+             CROSS JOIN LATERAL (
+               SELECT string_agg(CASE WHEN ri.id IN (SELECT run_item_id FROM flaky)
+                                      THEN upper(${LETTER_OF_STATUS}) ELSE ${LETTER_OF_STATUS} END,
+                                 '' ORDER BY ri.test_run_id DESC) AS w,
+                      max(ri.test_run_id::text) FILTER (WHERE ri.status IN (${FAILING}))
+                        AS newest_failing_run
+                 FROM (${window}) ri
+             ) s
+            WHERE c.project_id = $1 AND s.w IS NOT NULL
+         ) END AS windows
+    FROM (${RESULT_VERSION_SQL}) v`;
 }
+
+/**
+ * The version of project `$1`'s results: the number of committed transactions that changed
+ * what the insights read (see the ProjectResultVersions migration), as text.
+ */
+export const RESULT_VERSION_SQL = `SELECT coalesce(sum(changes), 0)::text AS version
+    FROM project_result_changes WHERE project_id = $1`;
 
 const HISTORY_SQL = {
   none: historySql(false, false),
@@ -326,13 +351,25 @@ export class InsightsRepository {
     return row;
   }
 
-  flakyWindows(
+  /**
+   * The project's result version and, when it is not `knownVersion`, every case's window (see
+   * {@link flakySql}): one statement.
+   */
+  async flakyWindows(
     projectId: string,
     window: number,
-    environmentId?: string,
-  ): Promise<FlakyWindowRow[]> {
-    return environmentId === undefined
-      ? this.db.query<FlakyWindowRow>(FLAKY_SQL.all, [projectId, window])
-      : this.db.query<FlakyWindowRow>(FLAKY_SQL.env, [projectId, window, environmentId]);
+    environmentId: string | undefined,
+    knownVersion: string | null,
+  ): Promise<{ version: string; windows: FlakyWindowRow[] | null }> {
+    const [row] =
+      environmentId === undefined
+        ? await this.db.query<FlakyResult>(FLAKY_SQL.all, [projectId, window, knownVersion])
+        : await this.db.query<FlakyResult>(FLAKY_SQL.env, [
+            projectId,
+            window,
+            knownVersion,
+            environmentId,
+          ]);
+    return row;
   }
 }

@@ -24,6 +24,7 @@ import {
   FlakyQueryDto,
 } from './dto/history.dto';
 import { InsightsRepository, RevisionRow, RunRow } from './insights.repository';
+import { ResultVersionCache } from './result-version-cache';
 
 const iso = (value: string | Date | null): string | null =>
   value === null ? null : new Date(value).toISOString();
@@ -52,6 +53,12 @@ function revisionRef(row: RevisionRow | undefined): RevisionRef | null {
 
 @Injectable()
 export class InsightsService {
+  /** Flaky rankings by (project, window, environment, min_runs), each at one result version. */
+  private readonly flakyCache = new ResultVersionCache<FlakyCaseDto[]>(
+    FLAKY_CACHE_BYTES,
+    FLAKY_CACHE_ENTRIES,
+  );
+
   constructor(private readonly repo: InsightsRepository) {}
 
   /** §1: the comparison of run `runId` (already checked by the guard) with its base. */
@@ -174,34 +181,59 @@ export class InsightsService {
     };
   }
 
-  /** §4: the project's flaky cases, ranked. */
+  /**
+   * §4: the project's flaky cases, ranked. The ranking of (project, window, environment,
+   * min_runs) is kept per result version ({@link ResultVersionCache}): one statement reads the
+   * version and, only when it is not the one held, the windows.
+   */
   async flaky(access: ProjectAccess, q: FlakyQueryDto): Promise<FlakyPageDto> {
-    const rows = await this.repo.flakyWindows(
+    const environmentId = q.environment_id?.toLowerCase();
+    const key = `${access.projectId}|${q.window}|${environmentId ?? ''}|${q.min_runs}`;
+    const held = this.flakyCache.peek(key);
+    const read = await this.repo.flakyWindows(
       access.projectId,
       q.window,
-      q.environment_id?.toLowerCase(),
+      environmentId,
+      held?.version ?? null,
     );
-    const ranked = rankFlaky(
-      rows.map((r) => ({
-        test_case_id: r.test_case_id,
-        title: r.title,
-        ...caseStats(windowFromLetters(r.w, r.newest_failing_run)),
-      })),
-      q.min_runs,
-    );
+    let ranked: FlakyCaseDto[];
+    if (read.windows === null && held !== undefined) {
+      ranked = held.value;
+    } else {
+      ranked = rankFlaky(
+        (read.windows ?? []).map((r) => ({
+          test_case_id: r.test_case_id,
+          title: r.title,
+          ...caseStats(windowFromLetters(r.w, r.newest_failing_run)),
+        })),
+        q.min_runs,
+      ).map((c) => ({
+        test_case_id: c.test_case_id,
+        title: c.title,
+        runs: c.runs,
+        passed: c.passed,
+        failing: c.failing,
+        flips: c.flips,
+        flip_rate: c.flip_rate,
+        flaky_attempts: c.flaky_attempts,
+        last_status: c.last_status,
+        last_failure_run_id: c.last_failure_run_id,
+      }));
+      this.flakyCache.set(key, read.version, ranked, flakyBytes(ranked));
+    }
     const offset = offsetOf(q.page, q.page_size);
-    const items: FlakyCaseDto[] = ranked.slice(offset, offset + q.page_size).map((c) => ({
-      test_case_id: c.test_case_id,
-      title: c.title,
-      runs: c.runs,
-      passed: c.passed,
-      failing: c.failing,
-      flips: c.flips,
-      flip_rate: c.flip_rate,
-      flaky_attempts: c.flaky_attempts,
-      last_status: c.last_status,
-      last_failure_run_id: c.last_failure_run_id,
-    }));
-    return pageOf(items, q.page, q.page_size, ranked.length);
+    return pageOf(ranked.slice(offset, offset + q.page_size), q.page, q.page_size, ranked.length);
   }
+}
+
+/** Bound of the flaky list cache ({@link ResultVersionCache}), per process: 32 MiB. */
+export const FLAKY_CACHE_BYTES = 32 * 1024 * 1024;
+/** Most rankings the flaky list cache holds, per process. */
+export const FLAKY_CACHE_ENTRIES = 256;
+
+/** About what a ranking takes in memory: a fixed cost per case plus its title (UTF-16). */
+export function flakyBytes(ranked: readonly FlakyCaseDto[]): number {
+  let bytes = 64;
+  for (const c of ranked) bytes += 400 + 2 * c.title.length;
+  return bytes;
 }
