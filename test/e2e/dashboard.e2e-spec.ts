@@ -17,6 +17,7 @@ import { WEB_APP_CSP } from '../../src/common/http/web-app';
 import { REDOC_CSP } from '../../src/common/openapi/openapi';
 import { DEFAULT_PASSWORD } from '../support/constants';
 import { createTestApp, expectProblem, type RoleFixture, type TestApp } from '../support/test-app';
+import { waitFor } from '../support/wait-for';
 
 const API = '/api/v1';
 const ROOT = join(__dirname, '..', '..');
@@ -41,6 +42,11 @@ function junit(run: number, last: boolean): Buffer {
 }
 
 const RUNS = 6;
+/**
+ * Budget of the first script the page loads (bytes, uncompressed): the app without Chart.js, which
+ * is a chunk of its own loaded by the pages with a chart (about 180 KB; the whole app was 227 KB).
+ */
+const FIRST_SCRIPT_MAX_BYTES = 80 * 1024;
 
 describe('dashboard in a headless browser (issue #21)', () => {
   let t: TestApp;
@@ -50,6 +56,8 @@ describe('dashboard in a headless browser (issue #21)', () => {
   let browser: Browser;
   let page: Page;
   const consoleErrors: string[] = [];
+  /** URLs the page requested since the last `requested.length = 0`. */
+  const requested: string[] = [];
   const timings: Array<{ page: string; dom_content_loaded_ms: number; load_ms: number; content_ms: number }> = [];
   const axeFindings: Record<string, unknown> = {};
   const seeded = { runIds: [] as string[], envId: '', productId: '' };
@@ -163,7 +171,8 @@ describe('dashboard in a headless browser (issue #21)', () => {
     const build = promisify(execFile)(
       process.execPath,
       [join(ROOT, 'node_modules', 'vite', 'bin', 'vite.js'), 'build', '--config', join(ROOT, 'web', 'vite.config.mts'), '--outDir', webDir, '--emptyOutDir'],
-      { cwd: ROOT },
+      // As `npm run build` builds it (jest's NODE_ENV=test would bundle Preact's debug helpers).
+      { cwd: ROOT, env: { ...process.env, NODE_ENV: 'production' } },
     );
     // Assigned before anything else can fail, so that afterAll closes it.
     const launched = chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
@@ -179,6 +188,7 @@ describe('dashboard in a headless browser (issue #21)', () => {
       if (m.type() === 'error') consoleErrors.push(m.text());
     });
     page.on('pageerror', (e) => consoleErrors.push(String(e)));
+    page.on('request', (r) => requested.push(r.url()));
     mkdirSync(OUTPUT, { recursive: true });
   });
 
@@ -220,6 +230,33 @@ describe('dashboard in a headless browser (issue #21)', () => {
 
   const heading = (name: string | RegExp) => page.getByRole('heading', { level: 1, name });
 
+  /**
+   * Opens `hash` with the answer to the request matching `held` kept back until a request matching
+   * `needed` has been sent: `needed` must go out in parallel with `held`, not wait for its answer
+   * (no request waterfall). If it never comes, the held answer is let through after a bound and
+   * the expectation fails.
+   */
+  async function expectParallel(hash: string, held: RegExp, needed: RegExp, ready: () => Promise<void>): Promise<void> {
+    const sent = () => requested.some((u) => needed.test(u));
+    let sentWhileHeld: boolean | null = null;
+    await page.route(held, async (route) => {
+      sentWhileHeld = await waitFor(sent, { timeoutMs: 5_000, what: `a request matching ${String(needed)}` }).then(
+        () => true,
+        () => false,
+      );
+      await route.continue();
+    });
+    try {
+      await page.goto('about:blank');
+      requested.length = 0;
+      await page.goto(`${base}/app/${hash}`);
+      await ready();
+    } finally {
+      await page.unroute(held);
+    }
+    expect({ held: String(held), sentWhileHeld }).toEqual({ held: String(held), sentWhileHeld: true });
+  }
+
   it('serves the app under /app with a strict CSP and leaves the API pages alone', async () => {
     const root = await t.req('get', '/');
     expect(root.status).toBe(302);
@@ -247,6 +284,10 @@ describe('dashboard in a headless browser (issue #21)', () => {
     expect(js.headers['cache-control']).toContain('immutable');
     expect(js.headers['content-security-policy']).toBe(WEB_APP_CSP);
     expect(js.text ?? js.body.toString()).not.toMatch(/\beval\(|new Function\(/);
+    // A small first script (Chart.js is loaded later, by the pages with a chart); the page itself
+    // is revalidated every time, so a new build's asset names are seen at once.
+    expect(Buffer.byteLength(js.text ?? js.body.toString())).toBeLessThanOrEqual(FIRST_SCRIPT_MAX_BYTES);
+    expect(index.headers['cache-control']).toBe('no-cache');
 
     expectProblem(await t.req('get', '/app/assets/missing.js'), 404, 'route_not_found');
     expectProblem(await t.req('get', '/app/elsewhere'), 404, 'route_not_found');
@@ -285,8 +326,11 @@ describe('dashboard in a headless browser (issue #21)', () => {
     expect(inlineRan).toBe(false);
     consoleErrors.length = 0; // the refusal above is logged as a CSP error, on purpose
 
+    requested.length = 0;
     await open('projects', '#/projects', () => heading('Projects').waitFor());
     await expect(page.getByRole('link', { name: 'Web shop', exact: true }).count()).resolves.toBe(1);
+    // A page without a chart does not load Chart.js.
+    expect(requested.filter((u) => u.includes('/assets/chart-draw-'))).toEqual([]);
     await checkPage('projects');
 
     // Keyboard only: a page opens with focus on its heading, the next Tab reaches its first link
@@ -306,8 +350,20 @@ describe('dashboard in a headless browser (issue #21)', () => {
   });
 
   it("shows a project's runs with filters and the pass-rate trend", async () => {
+    requested.length = 0;
     await open('runs', `#/projects/${f.projectId}/runs`, () => page.locator('table.runs tbody tr').first().waitFor());
     await expect(page.locator('table.runs tbody tr').count()).resolves.toBe(RUNS);
+    // Lists ask for the fields they show: no run's environment snapshot, no environment's topology.
+    const lists = requested.filter((u) => /\/api\/v1\/(test-runs|environments)\?/.test(u));
+    expect(lists).toHaveLength(2);
+    for (const u of lists) expect(new URL(u).searchParams.get('fields')).toMatch(/^[\w,]+$/);
+    expect(new URL(lists.find((u) => u.includes('/environments?'))!).searchParams.get('fields')).toBe('id,name');
+    await page.getByRole('option', { name: 'Staging EU' }).waitFor({ state: 'attached' });
+    expect(requested.filter((u) => u.includes('/assets/chart-draw-'))).toHaveLength(1); // the trend's Chart.js
+    // The filter's environments are asked for with the runs, not after them.
+    await expectParallel(`#/projects/${f.projectId}/runs`, /\/api\/v1\/test-runs\?/, /\/api\/v1\/environments\?/, () =>
+      page.locator('table.runs tbody tr').first().waitFor(),
+    );
     await expect(page.getByRole('img', { name: /Pass rate over the last 6 runs/ }).count()).resolves.toBe(1);
     await checkPage('runs');
 
@@ -364,6 +420,10 @@ describe('dashboard in a headless browser (issue #21)', () => {
     expect(rows).toHaveLength(2);
     for (const row of rows) expect(row).toMatch(/(pays by card|finds a product)Newly failingPassedFailed/);
     await checkPage('run-compare');
+    // Opened with the comparison, the page asks for it together with the run, not after it.
+    await expectParallel(`#/runs/${runId}?compare=previous`, /\/api\/v1\/test-runs\/[\w-]+\?fields=/, /\/compare\?/, () =>
+      page.locator('section.comparison table').waitFor(),
+    );
 
     // A run without a previous one: the API's problem, as a readable message.
     await page.goto(`${base}/app/#/runs/${seeded.runIds[0]}?compare=previous`);
@@ -382,6 +442,22 @@ describe('dashboard in a headless browser (issue #21)', () => {
     await expect(strip.locator('.square.pass').count()).resolves.toBe(3);
     await expect(strip.locator('.square.fail').count()).resolves.toBe(3);
     await checkPage('flaky');
+
+    // A strip below the fold loads its history when it is scrolled to, not with the page.
+    await page.setViewportSize({ width: 1280, height: 200 });
+    try {
+      await page.goto('about:blank');
+      requested.length = 0;
+      await page.goto(`${base}/app/#/projects/${f.projectId}/flaky`);
+      await page.locator('table.flaky tbody tr').first().waitFor({ state: 'attached' });
+      await page.waitForLoadState('networkidle');
+      expect(requested.filter((u) => u.includes('/history'))).toEqual([]);
+      await page.locator('table.flaky tbody tr').last().scrollIntoViewIfNeeded();
+      await page.locator('table.flaky tbody tr').last().locator('ol.strip').waitFor();
+      expect(requested.filter((u) => u.includes('/history')).length).toBeGreaterThan(0);
+    } finally {
+      await page.setViewportSize({ width: 1280, height: 900 });
+    }
   });
 
   it('shows an environment: topology tree, revisions and the drift between two', async () => {
@@ -396,6 +472,8 @@ describe('dashboard in a headless browser (issue #21)', () => {
     await page.getByLabel('To revision').selectOption('2');
     await page.getByRole('button', { name: 'Show the drift' }).click();
     await page.getByText('Revisions 2 and 2 are identical.').waitFor();
+    // The drift is asked for as soon as the environment is known, alongside its revisions.
+    await expectParallel(`#/environments/${seeded.envId}`, /\/revisions\?/, /\/diff\?/, () => page.locator('table.diff').waitFor());
   });
 
   it('shows a product: readiness verdict with blockers, coverage and components by risk', async () => {

@@ -1,3 +1,4 @@
+import type { RefObject } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { ApiError } from './api';
 import type { Problem } from './types';
@@ -32,4 +33,29 @@ export function useLoad<T>(key: string | null, load: () => Promise<T>): Loaded<T
     // `load` is a fresh closure each render; `key` says when it loads something else.
   }, [key]);
   return result.key === key ? result.value : { state: 'loading' };
+}
+
+/**
+ * False until the element behind `ref` has been in the viewport, then true for good: what is below
+ * the fold loads when it is scrolled to, not with the page.
+ */
+export function useSeen(ref: RefObject<Element>): boolean {
+  const [seen, setSeen] = useState(false);
+  useEffect(() => {
+    const el = ref.current;
+    if (seen || !el) return;
+    if (typeof IntersectionObserver === 'undefined') {
+      setSeen(true);
+      return;
+    }
+    const observer = new IntersectionObserver((entries) => {
+      if (entries.some((e) => e.isIntersecting)) {
+        observer.disconnect();
+        setSeen(true);
+      }
+    });
+    observer.observe(el);
+    return () => observer.disconnect();
+  }, [seen]);
+  return seen;
 }

@@ -1,17 +1,19 @@
 import { useState } from 'preact/hooks';
 import { getJson } from '../api';
 import { dateTime, jsonPath, shortValue } from '../format';
-import { useLoad } from '../hooks';
+import { type Loaded, useLoad } from '../hooks';
 import { ProjectNav } from '../project-nav';
 import { navigate } from '../router';
 import type { Environment, EnvironmentRevision, Page, RevisionDiff, Topology, TopologyComponent } from '../types';
 import { Empty, PageTitle, Show } from '../ui';
 
 const REVISIONS_PAGE_SIZE = 200;
+/** What the list shows of each environment (sparse fields: no topology, the bulk of one). */
+const LIST_FIELDS = 'id,name,kind,status,archived_at,current_revision_number,use_cases';
 
 export function EnvironmentsPage({ projectId }: { projectId: string }) {
   const envs = useLoad(`envs:${projectId}`, () =>
-    getJson<Page<Environment>>('/environments', { project_id: projectId, page_size: 200, include_archived: true }),
+    getJson<Page<Environment>>('/environments', { project_id: projectId, page_size: 200, include_archived: true, fields: LIST_FIELDS }),
   );
   return (
     <>
@@ -60,6 +62,15 @@ export function EnvironmentPage({ environmentId, query }: { environmentId: strin
   const env = useLoad(`env:${environmentId}`, () => getJson<Environment>(`/environments/${environmentId}`));
   const revisions = useLoad(`revs:${environmentId}`, () =>
     getJson<Page<EnvironmentRevision>>(`/environments/${environmentId}/revisions`, { page_size: REVISIONS_PAGE_SIZE }),
+  );
+  // The drift shown first (the newest revision against the one before, unless the address names
+  // others) needs only the current revision number: asked as soon as the environment arrives,
+  // alongside the revisions.
+  const current = env.state === 'done' ? env.data.current_revision_number : null;
+  const to = Number(query.get('to')) || (current ?? 1);
+  const from = Number(query.get('from')) || Math.max(1, to - 1);
+  const diff = useLoad(current !== null && current > 1 ? `diff:${environmentId}:${from}:${to}` : null, () =>
+    getJson<RevisionDiff>(`/environments/${environmentId}/revisions/${to}/diff`, { against: from }),
   );
   if (env.state !== 'done') {
     return (
@@ -116,7 +127,7 @@ export function EnvironmentPage({ environmentId, query }: { environmentId: strin
                   ))}
                 </tbody>
               </table>
-              <Drift environmentId={e.id} revisions={p.items} query={query} />
+              <Drift environmentId={e.id} revisions={p.items} from={from} to={to} diff={diff} />
             </>
           )}
         </Show>
@@ -172,15 +183,21 @@ export function TopologyTree({ topology }: { topology: Topology | null }) {
   );
 }
 
-function Drift({ environmentId, revisions, query }: { environmentId: string; revisions: EnvironmentRevision[]; query: URLSearchParams }) {
+function Drift({
+  environmentId,
+  revisions,
+  from,
+  to,
+  diff,
+}: {
+  environmentId: string;
+  revisions: EnvironmentRevision[];
+  from: number;
+  to: number;
+  diff: Loaded<RevisionDiff>;
+}) {
   const numbers = revisions.map((r) => r.revision_number);
-  const newest = numbers[0] ?? 1;
-  const to = Number(query.get('to')) || newest;
-  const from = Number(query.get('from')) || Math.max(1, to - 1);
   const [draft, setDraft] = useState({ from, to });
-  const diff = useLoad(numbers.length > 1 ? `diff:${environmentId}:${from}:${to}` : null, () =>
-    getJson<RevisionDiff>(`/environments/${environmentId}/revisions/${to}/diff`, { against: from }),
-  );
   return (
     <section aria-labelledby="drift-title">
       <h2 id="drift-title">Drift between two revisions</h2>

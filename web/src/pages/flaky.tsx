@@ -1,6 +1,7 @@
 import { getJson } from '../api';
 import { dateTime, outcomeOf, ratio, statusLabel } from '../format';
-import { useLoad } from '../hooks';
+import { useRef } from 'preact/hooks';
+import { useLoad, useSeen } from '../hooks';
 import { ProjectNav } from '../project-nav';
 import type { CaseHistoryItem, FlakyCase, Page } from '../types';
 import { Empty, PageTitle, Show, StatusBadge } from '../ui';
@@ -10,7 +11,8 @@ export const FLAKY_WINDOW = 30;
 const FLAKY_PAGE_SIZE = 25;
 
 export function FlakyPage({ projectId }: { projectId: string }) {
-  // The ranking shows at once; each strip then loads its case's history (one request per case).
+  // The ranking shows at once; each strip then loads its case's history (one request per case),
+  // when its row comes into view.
   const flaky = useLoad(`flaky:${projectId}`, () =>
     getJson<Page<FlakyCase>>('/test-cases/flaky', { project_id: projectId, window: FLAKY_WINDOW, page_size: FLAKY_PAGE_SIZE }),
   );
@@ -80,13 +82,17 @@ export function FlakyPage({ projectId }: { projectId: string }) {
 }
 
 function CaseHistory({ testCaseId, title }: { testCaseId: string; title: string }) {
-  const history = useLoad(`history:${testCaseId}`, () =>
+  const cell = useRef<HTMLDivElement>(null);
+  const seen = useSeen(cell);
+  const history = useLoad(seen ? `history:${testCaseId}` : null, () =>
     getJson<Page<CaseHistoryItem>>(`/test-cases/${testCaseId}/history`, { window: FLAKY_WINDOW, page_size: FLAKY_WINDOW }),
   );
   return (
-    <Show value={history} what="the history">
-      {(p) => <HistoryStrip title={title} history={p.items} />}
-    </Show>
+    <div ref={cell}>
+      <Show value={history} what="the history">
+        {(p) => <HistoryStrip title={title} history={p.items} />}
+      </Show>
+    </div>
   );
 }
 

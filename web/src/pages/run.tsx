@@ -1,19 +1,21 @@
 import type { ChartConfiguration } from 'chart.js';
 import { useMemo, useState } from 'preact/hooks';
 import { getFile, getJson } from '../api';
-import { ChartCanvas } from '../chart';
+import { ChartCanvas, preloadChart } from '../chart';
 import { changeLabel, dateTime, percent, STATUS_COLOURS, statusLabel } from '../format';
-import { asProblem, useLoad } from '../hooks';
+import { asProblem, type Loaded, useLoad } from '../hooks';
 import { ProjectNav } from '../project-nav';
 import { navigate } from '../router';
 import { CHANGE_CLASSES, type Page, type Problem, type RunCase, type RunComparison, type TestRun } from '../types';
 import { Empty, Figures, PageTitle, Pager, ProblemMessage, Show, StatusBadge } from '../ui';
 
-const ITEMS_PAGE_SIZE = 100;
+/** Items per page of the run's table (the runs list shows as many runs). */
+const ITEMS_PAGE_SIZE = 50;
 /** What the page shows of the run (sparse fields: not its environment snapshot). */
 const RUN_FIELDS =
   'id,project_id,name,status,environment_id,environment_name,environment_revision_number,build,ci,created_by_name,created_at,summary,status_breakdown';
-const COMPARE_PAGE_SIZE = 200;
+/** Changed items the comparison lists (the counts cover all of them). */
+const COMPARE_PAGE_SIZE = 50;
 const EXPORT_FORMATS = [
   ['csv', 'CSV'],
   ['junit', 'JUnit XML'],
@@ -36,6 +38,16 @@ export function RunPage({ runId, query }: { runId: string; query: URLSearchParam
       status: failingOnly ? ['failure', 'error'] : undefined,
     }),
   );
+  // Asked at once with the run and its items, not after the run arrived.
+  const cmp = useLoad(comparing ? `compare:${runId}` : null, () =>
+    // Only the items that changed are listed; the counts cover every class anyway.
+    getJson<RunComparison>(`/test-runs/${runId}/compare`, {
+      base: 'previous',
+      page_size: COMPARE_PAGE_SIZE,
+      change: CHANGE_CLASSES.filter((c) => c !== 'unchanged'),
+    }),
+  );
+  void preloadChart(); // the status chart's Chart.js arrives while the run loads
   const go = (next: Record<string, string | undefined>) =>
     navigate(`/runs/${runId}`, {
       compare: comparing ? 'previous' : undefined,
@@ -88,7 +100,7 @@ export function RunPage({ runId, query }: { runId: string; query: URLSearchParam
           </p>
         </section>
       </div>
-      {comparing ? <Comparison runId={r.id} /> : null}
+      {comparing ? <Comparison cmp={cmp} /> : null}
       <section aria-labelledby="items-title">
         <h2 id="items-title">Items</h2>
         <label class="inline">
@@ -183,15 +195,7 @@ function Exports({ runId }: { runId: string }) {
   );
 }
 
-function Comparison({ runId }: { runId: string }) {
-  const cmp = useLoad(`compare:${runId}`, () =>
-    // Only the items that changed are listed; the counts cover every class anyway.
-    getJson<RunComparison>(`/test-runs/${runId}/compare`, {
-      base: 'previous',
-      page_size: COMPARE_PAGE_SIZE,
-      change: CHANGE_CLASSES.filter((c) => c !== 'unchanged'),
-    }),
-  );
+function Comparison({ cmp }: { cmp: Loaded<RunComparison> }) {
   return (
     <section aria-labelledby="compare-title" class="comparison">
       <h2 id="compare-title">Compared with the previous run</h2>

@@ -1,7 +1,7 @@
 import type { ChartConfiguration } from 'chart.js';
 import { useMemo, useState } from 'preact/hooks';
 import { getJson, type QueryValue } from '../api';
-import { ChartCanvas } from '../chart';
+import { ChartCanvas, preloadChart } from '../chart';
 import { dateTime, percent, statusLabel } from '../format';
 import { useLoad } from '../hooks';
 import { ProjectNav } from '../project-nav';
@@ -15,6 +15,7 @@ export const TREND_RUNS = 50;
 const LIST_FIELDS = 'id,name,status,environment_id,environment_name,environment_revision_number,build,ci,summary,created_at';
 const FILTERS = ['status', 'environment_id', 'build', 'branch'] as const;
 type Filters = Record<(typeof FILTERS)[number], string>;
+type EnvironmentName = Pick<Environment, 'id' | 'name'>;
 
 export function RunsPage({ projectId, query }: { projectId: string; query: URLSearchParams }) {
   const filters: Filters = { status: '', environment_id: '', build: '', branch: '' };
@@ -22,15 +23,16 @@ export function RunsPage({ projectId, query }: { projectId: string; query: URLSe
   const page = Math.max(1, Number(query.get('page')) || 1);
   const apiQuery: Record<string, QueryValue> = { project_id: projectId, ...filters, sort_by: 'created_at', sort_order: 'desc' };
   const key = JSON.stringify(apiQuery);
+  void preloadChart(); // the trend's Chart.js arrives while the runs load
 
   // The table's first page is the trend's runs: one request (a second one on later pages).
   const list = (p: number) => () => getJson<Page<TestRun>>('/test-runs', { ...apiQuery, fields: LIST_FIELDS, page: p, page_size: TREND_RUNS });
   const runs = useLoad(`${key}|${page}`, list(page));
   const laterTrend = useLoad(page === 1 ? null : key, list(1));
   const trend = page === 1 ? runs : laterTrend;
-  // The environment filter's choices, after the runs (environments come with their topologies).
-  const environments = useLoad(runs.state === 'loading' ? null : `envs:${projectId}`, () =>
-    getJson<Page<Environment>>('/environments', { project_id: projectId, page_size: 200, include_archived: true }),
+  // The environment filter's choices, at the same time: names only (no topologies).
+  const environments = useLoad(`envs:${projectId}`, () =>
+    getJson<Page<EnvironmentName>>('/environments', { project_id: projectId, page_size: 200, include_archived: true, fields: 'id,name' }),
   );
 
   const go = (next: Partial<Filters>, nextPage = 1) =>
@@ -66,7 +68,7 @@ export function RunsPage({ projectId, query }: { projectId: string; query: URLSe
   );
 }
 
-function RunFilters({ filters, environments, onApply }: { filters: Filters; environments: Environment[]; onApply: (f: Filters) => void }) {
+function RunFilters({ filters, environments, onApply }: { filters: Filters; environments: EnvironmentName[]; onApply: (f: Filters) => void }) {
   const [draft, setDraft] = useState(filters);
   const set = (name: keyof Filters) => (e: Event) => setDraft({ ...draft, [name]: (e.currentTarget as HTMLInputElement).value });
   return (
