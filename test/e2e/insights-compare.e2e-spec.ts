@@ -219,6 +219,22 @@ describe('insights: run comparison (issue #17 §1)', () => {
       expect(same.build_changed).toBe(false);
     });
 
+    it('keeps a revision diff by its pair of revisions: the snapshots are read once', async () => {
+      // Revisions never change, so the diff of a pair is kept in the process.
+      const first = await statementsDuring(() => compare(base.id, `?base_run_id=${run.id}`));
+      const again = await statementsDuring(() => compare(base.id, `?base_run_id=${run.id}`));
+      const readsSnapshots = (sql: string) => /FROM environment_revisions/.test(sql);
+      expect(first.statements.filter(readsSnapshots)).toHaveLength(1);
+      expect(again.statements.filter(readsSnapshots)).toHaveLength(0);
+      const body = ok(again.result);
+      expect(body).toEqual(ok(first.result));
+      expect(body.environment.diff).toMatchObject({
+        from_revision: 2,
+        to_revision: 1,
+        counts: { added: 0, removed: 0, changed: 1 },
+      });
+    });
+
     it('lists the bound datasets whose revision differs', async () => {
       const body = ok(await compare(run.id, `?base_run_id=${base.id}`));
       expect(body.datasets).toEqual([
@@ -273,6 +289,30 @@ describe('insights: run comparison (issue #17 §1)', () => {
       const last = ok(await compare(run.id, `?base_run_id=${base.id}&page=4&page_size=3`));
       expect(last.items.map((i: Json) => i.title)).toEqual(['untested both']);
       expect(last.has_next).toBe(false);
+    });
+
+    it('every page is its slice of the whole ordered list, whatever the classes listed', async () => {
+      // The statement sorts only the classes a page overlaps: pages must still tile the list.
+      for (const changes of [[], ['removed', 'fixed'], ['unchanged', 'newly_failing', 'added']]) {
+        const filter = changes.map((c) => `&change=${c}`).join('');
+        const whole = ok(await compare(run.id, `?base_run_id=${base.id}${filter}&page_size=200`));
+        expect(whole.items).toHaveLength(whole.total);
+        for (const size of [1, 2, 3, 4, 7]) {
+          const pages: Json[] = [];
+          for (let page = 1; page <= Math.ceil(whole.total / size) + 1; page++) {
+            const body = ok(
+              await compare(
+                run.id,
+                `?base_run_id=${base.id}${filter}&page=${page}&page_size=${size}`,
+              ),
+            );
+            expect(body.counts).toEqual(whole.counts);
+            expect(body.total).toBe(whole.total);
+            pages.push(...body.items);
+          }
+          expect(pages).toEqual(whole.items);
+        }
+      }
     });
 
     it('a base run of another project is 422 run_project_mismatch; unknown ones 404', async () => {

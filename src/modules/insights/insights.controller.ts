@@ -32,7 +32,9 @@ const COMPARE_DESCRIPTION =
   'revision changed and embeds the revision diff (as `GET /environments/{id}/revisions/{n}/diff` ' +
   'answers it, from the base run’s revision to this run’s); `datasets` lists the datasets whose ' +
   'highest revision used by the run cases differs (null on the side that did not use it). ' +
-  'Answered with four statements, whatever the size of the runs.';
+  'Answered with at most four statements, whatever the size of the runs; titles are looked up and sorted ' +
+  'only for the classes the page overlaps. A revision diff is kept per pair of revisions (they ' +
+  'never change; at most 512 diffs and 16 MiB per instance), so the snapshots are read once.';
 
 const HISTORY_DESCRIPTION =
   'Every run containing the case (any status, untested included), newest run first ' +
@@ -50,8 +52,13 @@ const FLAKY_DESCRIPTION =
   'least `min_runs` (default 5) pass-or-fail results and a flip or a flaky result; ranked by ' +
   '`flip_rate` (descending), then `flaky_attempts`, then `flips` (descending), then title ' +
   '(case-insensitive) and test case id. Paginated. Cases whose test case was deleted are left ' +
-  'out; an unknown `environment_id` lists nothing. One statement reads the project’s run items ' +
-  'once, in the order of the index `ix_run_items_project_case_run` (no sort).';
+  'out; an unknown `environment_id` lists nothing. One statement reads each case’s window ' +
+  '(the index `ix_run_items_project_case_run`, newest run first). Each instance keeps the ranking ' +
+  'per (project, window, environment, min_runs) and version of the project’s results, which every ' +
+  'write of a result, run case, run or test case that changes what the list reads changes in its ' +
+  'own transaction: a read after such a write (on any instance) is never stale, and the other ' +
+  'reads cost one lookup of the version. At most 256 rankings and 32 MiB per instance ' +
+  '(least recently used go first).';
 
 /** `GET /test-runs/{id}/compare` (issue #17 §1). */
 @ApiTags('insights')

@@ -112,8 +112,14 @@ const RUN_AND_PREVIOUS_SQL = `
 
 /**
  * The classes of both runs' cases in one statement: a FULL JOIN of the two runs' items on the test
- * case id (the unique (test_run_id, test_case_id) index reads each run), the counts with FILTER and
+ * case id (the unique (test_run_id, test_case_id) index reads each run), the counts per class and
  * one page of items. $1 this run, $2 the base, $3 the classes listed, $4 limit, $5 offset.
+ *
+ * The items are ordered by class, then title: from the counts, the statement knows where each
+ * listed class starts in that order (`spans`), so it looks up titles (test_cases' primary key)
+ * and sorts only the rows of the classes the page overlaps, skipping the rows of the classes
+ * before it (`OFFSET` less their count). A first page of a large comparison reads the titles of
+ * its first class(es) only, not of every case of both runs.
  */
 export const COMPARE_SQL = `
   WITH cur AS (
@@ -122,32 +128,40 @@ export const COMPARE_SQL = `
   ), base AS (
     SELECT test_case_id, status, test_case_title FROM run_items
      WHERE test_run_id = $2 AND test_case_id IS NOT NULL
-  ), j AS (
+  ), j AS MATERIALIZED (
     SELECT coalesce(cur.test_case_id, base.test_case_id) AS test_case_id,
            coalesce(cur.test_case_title, base.test_case_title) AS snapshot_title,
            base.status AS base_status, cur.status AS status,
            ${changeClassSql('base.status', 'cur.status')} AS change
       FROM cur FULL JOIN base ON base.test_case_id = cur.test_case_id
-  ), counts AS (
-    SELECT ${CHANGE_CLASSES.map((c) => `count(*) FILTER (WHERE change = '${c}')::int AS ${c}`).join(',\n           ')},
-           count(*) FILTER (WHERE change = ANY($3::text[]))::int AS total
-      FROM j
+  ), per_class AS MATERIALIZED (
+    SELECT change, count(*)::int AS n FROM j GROUP BY change
+  ), spans AS MATERIALIZED (
+    SELECT k.change, k.rank,
+           coalesce(sum(p.n) OVER (ORDER BY k.rank ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING),
+                    0)::int AS start,
+           coalesce(p.n, 0) AS n
+      FROM unnest(ARRAY[${quoted(CHANGE_CLASSES)}]::text[]) WITH ORDINALITY k(change, rank)
+      LEFT JOIN per_class p ON p.change = k.change
+     WHERE k.change = ANY($3::text[])
+  ), wanted AS MATERIALIZED (
+    SELECT change, rank, start FROM spans
+     WHERE n > 0 AND start < $5::int + $4::int AND start + n > $5::int
   ), page AS (
     SELECT j.test_case_id, coalesce(c.title, j.snapshot_title, '') AS title, j.change,
-           j.base_status, j.status,
-           array_position(ARRAY[${quoted(CHANGE_CLASSES)}]::text[], j.change) AS rank
-      FROM j LEFT JOIN test_cases c ON c.id = j.test_case_id
-     WHERE j.change = ANY($3::text[])
-     ORDER BY rank, lower(coalesce(c.title, j.snapshot_title, '')), j.test_case_id
-     LIMIT $4 OFFSET $5
+           j.base_status, j.status, w.rank
+      FROM j JOIN wanted w ON w.change = j.change
+      LEFT JOIN test_cases c ON c.id = j.test_case_id
+     ORDER BY w.rank, lower(coalesce(c.title, j.snapshot_title, '')), j.test_case_id
+     LIMIT $4 OFFSET $5::int - (SELECT coalesce(min(start), 0) FROM wanted)
   )
-  SELECT counts.*,
+  SELECT ${CHANGE_CLASSES.map((c) => `coalesce((SELECT n FROM per_class WHERE change = '${c}'), 0) AS ${c}`).join(',\n         ')},
+         (SELECT coalesce(sum(n), 0)::int FROM spans) AS total,
          (SELECT coalesce(json_agg(json_build_object(
                    'test_case_id', p.test_case_id, 'title', p.title, 'change', p.change,
                    'base_status', p.base_status, 'status', p.status)
                  ORDER BY p.rank, lower(p.title), p.test_case_id), '[]'::json)
-            FROM page p) AS items
-    FROM counts`;
+            FROM page p) AS items`;
 
 const REVISIONS_SQL = `
   SELECT id, revision_number, snapshot_hash, full_snapshot

@@ -59,6 +59,12 @@ export class InsightsService {
     FLAKY_CACHE_ENTRIES,
   );
 
+  /** Revision diffs by (from, to) revision ids: immutable data. */
+  private readonly diffCache = new ResultVersionCache<Record<string, unknown>>(
+    DIFF_CACHE_BYTES,
+    DIFF_CACHE_ENTRIES,
+  );
+
   constructor(private readonly repo: InsightsRepository) {}
 
   /** §1: the comparison of run `runId` (already checked by the guard) with its base. */
@@ -70,9 +76,6 @@ export class InsightsService {
     const id = canonicalId(runId);
     const { run, base } = await this.runs(access, id, q);
     const changes = q.change?.length ? [...new Set(q.change)] : [...CHANGE_CLASSES];
-    const revisionIds = [run.environment_revision_id, base.environment_revision_id].filter(
-      (x): x is string => x !== null,
-    );
     // One after the other: a request holds one pooled connection at a time.
     const cmp = await this.repo.compare(
       run.id,
@@ -81,7 +84,7 @@ export class InsightsService {
       q.page_size,
       offsetOf(q.page, q.page_size),
     );
-    const revisions = await this.repo.revisions([...new Set(revisionIds)]);
+    const environment = await this.environmentDrift(run, base);
     const datasets = await this.repo.datasetDrift(run.id, base.id, access.projectId);
     const page = pageOf(cmp.items, q.page, q.page_size, cmp.total);
     return {
@@ -97,7 +100,7 @@ export class InsightsService {
         changed: cmp.changed,
       },
       build_changed: run.build !== base.build,
-      environment: this.environmentDrift(run, base, revisions),
+      environment,
       datasets,
       items: page.items,
       total: page.total,
@@ -139,13 +142,7 @@ export class InsightsService {
     return { run, base };
   }
 
-  private environmentDrift(
-    run: RunRow,
-    base: RunRow,
-    revisions: RevisionRow[],
-  ): EnvironmentDriftDto {
-    const from = revisionRef(revisions.find((r) => r.id === base.environment_revision_id));
-    const to = revisionRef(revisions.find((r) => r.id === run.environment_revision_id));
+  private async environmentDrift(run: RunRow, base: RunRow): Promise<EnvironmentDriftDto> {
     const changed =
       run.environment_id !== base.environment_id ||
       run.environment_revision_number !== base.environment_revision_number;
@@ -154,11 +151,30 @@ export class InsightsService {
       from_revision: base.environment_revision_number,
       to_revision: run.environment_revision_number,
       changed,
-      diff:
-        from !== null && to !== null
-          ? (revisionDiffResponse(from, to) as unknown as Record<string, unknown>)
-          : null,
+      diff: await this.revisionDiff(base.environment_revision_id, run.environment_revision_id),
     };
+  }
+
+  /**
+   * The diff from revision `fromId` to `toId` (null unless both exist). A revision's number,
+   * hash and snapshot never change, so a diff is kept by its pair of ids ({@link diffCache}) and
+   * the snapshots are read only for a pair not held.
+   */
+  private async revisionDiff(
+    fromId: string | null,
+    toId: string | null,
+  ): Promise<Record<string, unknown> | null> {
+    if (fromId === null || toId === null) return null;
+    const key = `${fromId}|${toId}`;
+    const held = this.diffCache.peek(key);
+    if (held !== undefined) return held.value;
+    const revisions = await this.repo.revisions([...new Set([fromId, toId])]);
+    const from = revisionRef(revisions.find((r) => r.id === fromId));
+    const to = revisionRef(revisions.find((r) => r.id === toId));
+    if (from === null || to === null) return null;
+    const diff = deepFreeze(revisionDiffResponse(from, to) as unknown as Record<string, unknown>);
+    this.diffCache.set(key, IMMUTABLE, diff, 2 * JSON.stringify(diff).length);
+    return diff;
   }
 
   /** §3: the case's history and the stats of its last `window` runs. */
@@ -219,7 +235,7 @@ export class InsightsService {
         last_status: c.last_status,
         last_failure_run_id: c.last_failure_run_id,
       }));
-      this.flakyCache.set(key, read.version, ranked, flakyBytes(ranked));
+      this.flakyCache.set(key, read.version, deepFreeze(ranked), flakyBytes(ranked));
     }
     const offset = offsetOf(q.page, q.page_size);
     return pageOf(ranked.slice(offset, offset + q.page_size), q.page, q.page_size, ranked.length);
@@ -230,6 +246,22 @@ export class InsightsService {
 export const FLAKY_CACHE_BYTES = 32 * 1024 * 1024;
 /** Most rankings the flaky list cache holds, per process. */
 export const FLAKY_CACHE_ENTRIES = 256;
+
+/** Bound of the revision diff cache of the comparison, per process: 16 MiB. */
+export const DIFF_CACHE_BYTES = 16 * 1024 * 1024;
+/** Most revision diffs the comparison keeps, per process. */
+export const DIFF_CACHE_ENTRIES = 512;
+/** The version of entries that never change (a revision diff). */
+const IMMUTABLE = 'immutable';
+
+/** Freezes a JSON value and everything in it: a cached answer is shared by every response. */
+function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const child of Object.values(value)) deepFreeze(child);
+  }
+  return value;
+}
 
 /** About what a ranking takes in memory: a fixed cost per case plus its title (UTF-16). */
 export function flakyBytes(ranked: readonly FlakyCaseDto[]): number {
