@@ -14,8 +14,8 @@ import {
   creationKey,
   runLevelReason,
   storageAutomationId,
-  storageSuitePath,
   storageTitle,
+  storedSuitePathOf,
 } from './matching';
 import type { RunMetadataForm } from './run-metadata-form';
 
@@ -198,7 +198,7 @@ export class ImportPlanner {
           });
           continue;
         }
-        const suitePath = storageSuitePath(result.suite_path);
+        const suitePath = storedSuitePathOf(result.suite_path);
         planned = plan.cases.length;
         plan.cases.push({
           title: storageTitle(result.title) || storageTitle(result.name),

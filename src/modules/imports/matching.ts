@@ -95,6 +95,48 @@ function pathTitleKey(path: readonly string[], title: string): string {
   return JSON.stringify([normalizeSuitePath(path), normalizeTitle(title)]);
 }
 
+/** A parsed suite path in the forms matching compares (computed once per path array). */
+interface PathForms {
+  /** As stored ({@link storageSuitePath}). */
+  stored: string[];
+  /** Whether the normalised stored path has a segment (rule 2 applies). */
+  normalized: boolean;
+  /** `JSON.stringify([normalised path, t])` is this followed by `,JSON.stringify(t)]`. */
+  keyHead: string;
+}
+
+/**
+ * The forms of a parsed result's suite path, memoised by the path array: the parsers give every
+ * testcase of a suite the same array, so a report of 100,000 testcases in 1,000 suites normalises
+ * 1,000 paths instead of 300,000 segments (the answer is the same as computing it each time).
+ */
+const pathForms = new WeakMap<readonly string[], PathForms>();
+
+function formsOf(path: readonly string[]): PathForms {
+  let forms = pathForms.get(path);
+  if (forms === undefined) {
+    const stored = storageSuitePath(path);
+    const normalized = normalizeSuitePath(stored);
+    forms = {
+      stored,
+      normalized: normalized.length > 0,
+      keyHead: `[${JSON.stringify(normalized)}`,
+    };
+    pathForms.set(path, forms);
+  }
+  return forms;
+}
+
+/** `storageSuitePath(path)` of a parsed path, memoised by the array (shared: do not change it). */
+export function storedSuitePathOf(path: readonly string[]): string[] {
+  return formsOf(path).stored;
+}
+
+/** {@link pathTitleKey} of a stored title under a parsed path, from its memoised forms. */
+function formsKey(forms: PathForms, normalizedTitle: string): string {
+  return `${forms.keyHead},${JSON.stringify(normalizedTitle)}]`;
+}
+
 function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
   const list = map.get(key);
   if (list === undefined) map.set(key, [value]);
@@ -146,16 +188,16 @@ export class MatchIndex {
         return { type: 'ambiguous', reason: REASONS.ambiguousAutomationId, by: 'automation_id' };
       }
     }
-    const title = storageTitle(result.title);
-    const path = storageSuitePath(result.suite_path);
-    if (normalizeSuitePath(path).length > 0) {
-      const ids = unique(this.byPathTitle.get(pathTitleKey(path, title)) ?? []);
+    const title = normalizeTitle(storageTitle(result.title));
+    const forms = formsOf(result.suite_path);
+    if (forms.normalized) {
+      const ids = unique(this.byPathTitle.get(formsKey(forms, title)) ?? []);
       if (ids.length === 1 && ids[0] !== undefined)
         return { type: 'matched', caseId: ids[0], by: 'name' };
       if (ids.length > 1)
         return { type: 'ambiguous', reason: REASONS.ambiguousSuiteAndName, by: 'name' };
     }
-    const ids = unique(this.byTitle.get(normalizeTitle(title)) ?? []);
+    const ids = unique(this.byTitle.get(title) ?? []);
     if (ids.length === 1 && ids[0] !== undefined)
       return { type: 'matched', caseId: ids[0], by: 'name' };
     if (ids.length > 1) return { type: 'ambiguous', reason: REASONS.ambiguousName, by: 'name' };
@@ -197,7 +239,7 @@ export interface PlannedCase {
  */
 export function creationKey(result: MatchableResult): string {
   if (result.automation_id !== null) return `a:${storageAutomationId(result.automation_id)}`;
-  return `n:${pathTitleKey(storageSuitePath(result.suite_path), storageTitle(result.title))}`;
+  return `n:${formsKey(formsOf(result.suite_path), normalizeTitle(storageTitle(result.title)))}`;
 }
 
 /** A new suite: its position in the list of planned suites and its parent (existing id or index). */
@@ -213,13 +255,29 @@ export class SuitePlanner {
   private readonly children = new Map<string, string>();
   readonly planned: PlannedSuite[] = [];
   private readonly plannedByPath = new Map<string, number>();
+  /** Answers of {@link resolve} by path array (the plan passes the same array for a suite's cases). */
+  private readonly resolved = new WeakMap<
+    readonly string[],
+    { existing: string } | { planned: number } | null
+  >();
+
+  /** Names of the existing suites by id. */
+  private readonly names = new Map<string, string>();
 
   constructor(suites: readonly SuiteRow[]) {
     // Exact name under the same parent; the oldest suite wins when names repeat (input order).
     for (const suite of suites) {
+      this.names.set(suite.id, suite.name);
       const key = JSON.stringify([suite.parent_id, suite.name]);
       if (!this.children.has(key)) this.children.set(key, suite.id);
     }
+  }
+
+  /** The name of a suite that {@link resolve} answered (existing or planned), null for none. */
+  nameOf(suite: { existing: string } | { planned: number } | null): string | null {
+    if (suite === null) return null;
+    if ('existing' in suite) return this.names.get(suite.existing) ?? null;
+    return this.planned[suite.planned]?.name ?? null;
   }
 
   /**
@@ -227,6 +285,15 @@ export class SuitePlanner {
    * Null for an empty path.
    */
   resolve(path: readonly string[]): { existing: string } | { planned: number } | null {
+    // Resolving a path again gives the same answer (its missing suites are planned the first time).
+    const known = this.resolved.get(path);
+    if (known !== undefined) return known;
+    const found = this.resolveOnce(path);
+    this.resolved.set(path, found);
+    return found;
+  }
+
+  private resolveOnce(path: readonly string[]): { existing: string } | { planned: number } | null {
     let parent: { existing: string } | { planned: number } | null = null;
     for (let depth = 0; depth < path.length; depth++) {
       const name = path[depth] ?? '';
