@@ -727,6 +727,62 @@ describe('JUnit import (CONTRACT §6)', () => {
       // No history records from an import (reference §4.10), whatever the items' statuses became.
       expect(a.history).toEqual([]);
     });
+
+    it('of cases the import creates copy the cases as stored, as for cases added before', async () => {
+      // The writer adds the cases an import creates without reading them back: their items must
+      // hold what adding the stored cases to a run holds (key, title, priority, tags, suite, dataset
+      // snapshot, assignee), for cases in suites that existed before the import and in new ones.
+      const projectId = await newProject();
+      const first = Buffer.from(`<testsuites name="Root"><testsuite name="old">
+        <testcase classname="c.Old" name="test_kept" time="0.1"/></testsuite></testsuites>`);
+      const second = Buffer.from(`<testsuites name="Root">
+        <testsuite name="old"><testcase classname="c.Old" name="test_added" time="0.2">
+          <failure message="nope">trace</failure></testcase></testsuite>
+        <testsuite name="new"><testcase classname="c.New" name="test_fresh"/>
+          <testcase classname="c.New" name="test_skipped"><skipped/></testcase></testsuite>
+        </testsuites>`);
+      const bare = Buffer.from(`<testsuite><testcase name="no suite at all"/></testsuite>`);
+      const fresh = await createRun(projectId);
+      for (const [i, report] of [first, second, bare].entries()) {
+        const res = await importInto(fresh, report, `r${i}.xml`, '?create_missing_cases=true');
+        expect(res.status).toBe(201);
+        expect(res.body.summary.created_test_cases).toBeGreaterThan(0);
+      }
+      const cases = await t.db.query<{ id: string }>(
+        `SELECT id FROM test_cases WHERE project_id = $1 ORDER BY key_number`,
+        [projectId],
+      );
+      expect(cases).toHaveLength(5);
+      const prepared = await createRun(projectId);
+      await addToRun(
+        prepared,
+        cases.map((c) => c.id),
+      );
+      for (const [i, report] of [first, second, bare].entries()) {
+        const res = await importInto(prepared, report, `r${i}.xml`, '?create_missing_cases=true');
+        expect(res.status).toBe(201);
+        expect(res.body.summary.created_test_cases).toBe(0);
+      }
+      const copies = (runId: string) =>
+        t.db.query(
+          `SELECT tc.key_number, ri.test_case_key, ri.test_case_title, ri.test_case_priority,
+                  ri.test_case_tags, ri.suite_id, ri.suite_name, ri.dataset_snapshot, ri.assignee_id,
+                  ri.project_id
+             FROM run_items ri JOIN test_cases tc ON tc.id = ri.test_case_id
+            WHERE ri.test_run_id = $1 ORDER BY tc.key_number`,
+          [runId],
+        );
+      const created = await copies(fresh);
+      expect(created).toEqual(await copies(prepared));
+      expect(created.map((c) => [c.test_case_key, c.suite_name, c.test_case_tags])).toEqual([
+        ['TC-1', 'old', ['auto-imported']],
+        ['TC-2', 'old', ['auto-imported']],
+        ['TC-3', 'new', ['auto-imported']],
+        ['TC-4', 'new', ['auto-imported']],
+        ['TC-5', null, ['auto-imported']],
+      ]);
+      expect(await stored(fresh)).toEqual(await stored(prepared));
+    });
   });
 
   describe('dry run', () => {

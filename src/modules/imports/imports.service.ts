@@ -15,7 +15,12 @@ import { APP_CONFIG, AppConfig } from '../../config/config';
 import { RESULTS_BATCH, RunResultsWriter } from '../run-items/run-results.writer';
 import { SuitesRepository, SuiteTreeInsert } from '../suites/suites.repository';
 import { formatCaseKey, TEST_CASE_KEY_COUNTER } from '../test-cases/case-keys';
-import { ImportedCase, TestCasesRepository } from '../test-cases/test-cases.repository';
+import {
+  ImportedCase,
+  IMPORTED_TAGS,
+  TestCasesRepository,
+} from '../test-cases/test-cases.repository';
+import type { CaseRecord } from '../run-items/run-items.repository';
 import { CreateTestRunFields, UpdateTestRunDto } from '../test-runs/dto/test-run.dto';
 import { LockedRun, TestRunsService } from '../test-runs/test-runs.service';
 import {
@@ -67,6 +72,9 @@ export const UNSUPPORTED_FORMAT_REASON =
  * batch of statements.
  */
 export const APPLY_BATCH = RESULTS_BATCH;
+
+/** The tags of every case an import creates, as the run's items copy them (one shared array). */
+const CREATED_CASE_TAGS = [...IMPORTED_TAGS];
 
 /** The job queue of background imports. */
 export const IMPORT_JOB = 'junit-import';
@@ -869,6 +877,8 @@ export class ImportsService {
     // 2. Cases, keys allocated in one statement from the project counter (locked since planning).
     const caseIds = plan.cases.map(() => uuidv7());
     const createdCases: ImportCreatedCaseDto[] = [];
+    // The new cases as stored, for the writer: it adds them to the run without reading them again.
+    const created = new Map<string, CaseRecord>();
     if (plan.cases.length > 0) {
       const first = await this.cases.allocateCounter(
         projectId,
@@ -899,12 +909,24 @@ export class ImportsService {
         });
         await this.cases.insertImported(projectId, user.id, rows);
         for (const [j, r] of rows.entries()) {
+          const planned = plan.cases[start + j];
           createdCases.push({
             id: r.id,
             key: r.key,
             title: r.title,
             automation_id: r.automation_id,
-            suite_path: plan.cases[start + j]?.suite_path ?? [],
+            suite_path: planned?.suite_path ?? [],
+          });
+          created.set(r.id, {
+            id: r.id,
+            project_id: projectId,
+            status: 'active',
+            key: r.key,
+            title: r.title,
+            priority: null,
+            tags: CREATED_CASE_TAGS,
+            suite_id: r.suite_id,
+            suite_name: plan.planner.nameOf(planned?.suite ?? null),
           });
         }
       }
@@ -921,7 +943,7 @@ export class ImportsService {
         else list.push(match);
       }
       await this.results.applyResults(run.lock, {
-        results: { byCase, executedById: user.id, finishedAt: now, onProgress },
+        results: { byCase, executedById: user.id, finishedAt: now, onProgress, created },
         changedById: user.id,
       });
     }

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { AppException } from '../../common/errors/app-exception';
 import { isUuid, uuidv7 } from '../../common/persistence/ids';
+import { cartesianRows, datasetSnapshot, ExpandedCase } from '../datasets/binding-expansion';
 import { BindingExpansionService } from '../datasets/binding-expansion.service';
 import { LockedRun, TestRunsService } from '../test-runs/test-runs.service';
 import type { RunItemStatus, StatusCounts } from '../test-runs/run-summary';
@@ -55,6 +56,13 @@ export interface ResultsInput {
   finishedAt: Date;
   /** Told the number of results applied so far after each batch (a background import's progress). */
   onProgress?: (applied: number) => Promise<void>;
+  /**
+   * Cases the caller created earlier in this transaction (an import's new cases), as stored: not
+   * in the run, without dataset bindings, invisible to other transactions. Their items and rows
+   * are written without reading anything first (no item lookup, no key-share lock, no expansion);
+   * what is stored is the same as for any case added with results.
+   */
+  created?: ReadonlyMap<string, CaseRecord>;
 }
 
 /** What `applyResults` writes into one locked run. */
@@ -192,11 +200,25 @@ export class RunResultsWriter {
       changedById?: string | null;
     },
     preloaded?: CaseRecord[],
+    created?: ReadonlyMap<string, CaseRecord>,
   ): Promise<AddCasesResult> {
     const ids = [...new Set(caseIds)];
     const field = options.field ?? 'test_case_ids';
-    const cases = preloaded ?? (await this.loadCases(run.projectId, ids, field));
-    const existing = await this.repo.findItemsByCase(run.id, ids);
+    // Cases created in this transaction are neither read again nor looked up in the run.
+    const stored = created === undefined ? ids : ids.filter((id) => !created.has(id));
+    let cases: CaseRecord[];
+    if (preloaded !== undefined) cases = preloaded;
+    else if (stored.length === ids.length) cases = await this.loadCases(run.projectId, ids, field);
+    else {
+      const loaded = new Map(
+        (stored.length > 0 ? await this.loadCases(run.projectId, stored, field) : []).map((c) => [
+          c.id,
+          c,
+        ]),
+      );
+      cases = ids.map((id) => (created?.get(id) ?? loaded.get(id)) as CaseRecord);
+    }
+    const existing = stored.length > 0 ? await this.repo.findItemsByCase(run.id, stored) : [];
     const itemIdByCase = new Map<string, string>(existing.map((e) => [e.test_case_id, e.id]));
     const fresh = cases.filter((c) => !itemIdByCase.has(c.id));
     const createdIds = await this.insertItems(
@@ -204,6 +226,7 @@ export class RunResultsWriter {
       fresh,
       options.assigneeId !== undefined ? options.assigneeId : run.assigneeId,
       options,
+      created,
     );
     fresh.forEach((c, i) => itemIdByCase.set(c.id, createdIds[i]));
     if (createdIds.length > 0) tally.counters = true;
@@ -249,12 +272,22 @@ export class RunResultsWriter {
       results?: (caseId: string, planned: PlannedRow[]) => NewItemRows;
       changedById?: string | null;
     },
+    created?: ReadonlyMap<string, CaseRecord>,
   ): Promise<string[]> {
     if (cases.length === 0) return [];
-    const expanded = await this.expansion.expandForCasesDetailed(
-      run.projectId,
-      cases.map((c) => c.id),
-    );
+    // A case created in this transaction has no dataset bindings: it expands like any unbound case.
+    const bound = cases.filter((c) => created?.has(c.id) !== true).map((c) => c.id);
+    const expanded =
+      bound.length > 0
+        ? await this.expansion.expandForCasesDetailed(run.projectId, bound)
+        : new Map<string, ExpandedCase>();
+    if (bound.length < cases.length) {
+      const unbound: ExpandedCase = {
+        rows: cartesianRows([]),
+        dataset_snapshot: datasetSnapshot([]),
+      };
+      for (const c of cases) if (!expanded.has(c.id)) expanded.set(c.id, unbound);
+    }
     const items: NewItem[] = [];
     const rows: Array<{ itemId: string; row: NewRow }> = [];
     for (const c of cases) {
@@ -336,20 +369,32 @@ export class RunResultsWriter {
   ): Promise<void> {
     const { executedById, finishedAt: now } = results;
     const caseIds = batch.map(([caseId]) => caseId);
+    const created = results.created;
+    const lookUp = created === undefined ? caseIds : caseIds.filter((id) => !created.has(id));
     const items = new Map(
-      (await this.repo.findItemsByCase(run.id, caseIds)).map((r) => [r.test_case_id, r.id]),
+      (lookUp.length > 0 ? await this.repo.findItemsByCase(run.id, lookUp) : []).map((r) => [
+        r.test_case_id,
+        r.id,
+      ]),
     );
     const missing = caseIds.filter((id) => !items.has(id));
     if (missing.length > 0) {
       const resultsOf = new Map(batch);
-      const added = await this.addCases(run, missing, tally, {
-        changedById,
-        results: (caseId, planned) =>
-          storedRows(planned, labelled(resultsOf.get(caseId) ?? [], now), executedById, now),
-      });
-      const created = new Set(added.createdIds);
+      const added = await this.addCases(
+        run,
+        missing,
+        tally,
+        {
+          changedById,
+          results: (caseId, planned) =>
+            storedRows(planned, labelled(resultsOf.get(caseId) ?? [], now), executedById, now),
+        },
+        undefined,
+        created,
+      );
+      const createdItems = new Set(added.createdIds);
       for (const [caseId, itemId] of added.itemIdByCase) {
-        if (!created.has(itemId)) items.set(caseId, itemId);
+        if (!createdItems.has(itemId)) items.set(caseId, itemId);
       }
     }
     if (items.size === 0) return;

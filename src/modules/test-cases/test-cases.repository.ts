@@ -74,7 +74,7 @@ export interface ImportedCase {
 }
 
 /** The tags of a case the import creates. */
-const IMPORTED_TAGS = ['auto-imported'];
+export const IMPORTED_TAGS: readonly string[] = ['auto-imported'];
 
 /** A new test case: its fields with defaults applied, its key and its author. */
 export interface NewTestCase extends Required<CaseFields> {
