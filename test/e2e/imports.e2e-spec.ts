@@ -748,7 +748,7 @@ describe('JUnit import (CONTRACT §6)', () => {
         expect(res.status).toBe(201);
         expect(res.body.summary.created_test_cases).toBeGreaterThan(0);
       }
-      const cases = await t.db.query<{ id: string }>(
+      const cases: Array<{ id: string }> = await t.db.query(
         `SELECT id FROM test_cases WHERE project_id = $1 ORDER BY key_number`,
         [projectId],
       );
@@ -763,7 +763,7 @@ describe('JUnit import (CONTRACT §6)', () => {
         expect(res.status).toBe(201);
         expect(res.body.summary.created_test_cases).toBe(0);
       }
-      const copies = (runId: string) =>
+      const copies = (runId: string): Promise<Array<Record<string, unknown>>> =>
         t.db.query(
           `SELECT tc.key_number, ri.test_case_key, ri.test_case_title, ri.test_case_priority,
                   ri.test_case_tags, ri.suite_id, ri.suite_name, ri.dataset_snapshot, ri.assignee_id,
