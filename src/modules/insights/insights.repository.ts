@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Db } from '../../common/persistence/db.service';
 import { STATUS_LETTERS } from './case-stats';
-import { CHANGE_CLASSES, changeClassSql, FAILING_STATUSES } from './change-class';
+import { CHANGE_CLASSES, changeClassSql, FAILING_STATUSES, PASSING_STATUSES } from './change-class';
 
 /**
  * Every statement of the insights reads (issue #17 §1, §3, §4). Read-only SQL over the tables of
@@ -237,6 +237,25 @@ const LETTER_OF_STATUS = `CASE ri.status ${Object.entries(STATUS_LETTERS)
   .map(([status, letter]) => `WHEN '${status}' THEN '${letter}'`)
   .join(' ')} END`;
 
+/** The letters of some statuses, both cases (for a regular expression's bracket). */
+const lettersOf = (statuses: readonly string[]) =>
+  statuses.map((st) => STATUS_LETTERS[st] + STATUS_LETTERS[st].toUpperCase()).join('');
+const OTHER_LETTERS = lettersOf(
+  Object.keys(STATUS_LETTERS).filter(
+    (st) => !([...PASSING_STATUSES, ...FAILING_STATUSES] as string[]).includes(st),
+  ),
+);
+
+/**
+ * `isFlaky` (case-stats.ts) over a window's letters `w`: at least `min` pass-or-fail results, and a flip
+ * (a passing and a failing result both in the window) or a result marked flaky (upper case).
+ */
+function flakyWindowSql(w: string, min: string): string {
+  return `length(translate(${w}, '${OTHER_LETTERS}', '')) >= ${min}
+         AND ((${w} ~ '[${lettersOf(PASSING_STATUSES)}]' AND ${w} ~ '[${lettersOf(FAILING_STATUSES)}]')
+              OR ${w} <> lower(${w}))`;
+}
+
 /**
  * The flaky list: per test case of the project, only its window is read — a `LATERAL` walking
  * `ix_run_items_project_case_run` (project, case, run id descending) newest run first and stopping
@@ -244,10 +263,11 @@ const LETTER_OF_STATUS = `CASE ri.status ${Object.entries(STATUS_LETTERS)
  * `w` is one letter per run ({@link STATUS_LETTERS}), newest run id first (run ids are uuidv7:
  * creation order), upper case when the result has a row an import marked flaky (the project's
  * flaky rows are read once, through `ix_run_item_rows_flaky`); `newest_failing_run` is the newest
- * failing run within the window (the only one ever read: {@link windowFromLetters}). Cases
- * without a result (in that environment) give no row. The stats and the ranking are the pure
- * rules' ({@link windowFromLetters}, {@link rankFlaky}). With an environment ($4) the window is
- * taken over that environment's runs only.
+ * failing run within the window (the only one ever read: {@link windowFromLetters}). Only the
+ * windows that `isFlaky` lists with `$4` min_runs are answered (about one case in five at
+ * bench scale: less to send and to rank). The stats and the ranking are the pure rules'
+ * ({@link windowFromLetters}, {@link rankFlaky}). With an environment ($5) the window is taken
+ * over that environment's runs only.
  *
  * One statement, one snapshot: `version` is the project's result version
  * ({@link RESULT_VERSION_SQL}) and `windows` (a JSON array) is read only when the version differs
@@ -259,7 +279,7 @@ export function flakySql(environment: boolean): string {
   const window = environment
     ? `SELECT ri.id, ri.status, ri.test_run_id
          FROM run_items ri JOIN test_runs r ON r.id = ri.test_run_id
-        WHERE ri.project_id = $1 AND ri.test_case_id = c.id AND r.environment_id = $4
+        WHERE ri.project_id = $1 AND ri.test_case_id = c.id AND r.environment_id = $5
         ORDER BY ri.test_run_id DESC LIMIT $2`
     : `SELECT ri.id, ri.status, ri.test_run_id
          FROM run_items ri
@@ -283,7 +303,7 @@ export function flakySql(environment: boolean): string {
                         AS newest_failing_run
                  FROM (${window}) ri
              ) s
-            WHERE c.project_id = $1 AND s.w IS NOT NULL
+            WHERE c.project_id = $1 AND s.w IS NOT NULL AND ${flakyWindowSql('s.w', '$4::int')}
          ) END AS windows
     FROM (${RESULT_VERSION_SQL}) v`;
 }
@@ -372,18 +392,15 @@ export class InsightsRepository {
   async flakyWindows(
     projectId: string,
     window: number,
+    minRuns: number,
     environmentId: string | undefined,
     knownVersion: string | null,
   ): Promise<{ version: string; windows: FlakyWindowRow[] | null }> {
+    const params = [projectId, window, knownVersion, minRuns];
     const [row] =
       environmentId === undefined
-        ? await this.db.query<FlakyResult>(FLAKY_SQL.all, [projectId, window, knownVersion])
-        : await this.db.query<FlakyResult>(FLAKY_SQL.env, [
-            projectId,
-            window,
-            knownVersion,
-            environmentId,
-          ]);
+        ? await this.db.query<FlakyResult>(FLAKY_SQL.all, params)
+        : await this.db.query<FlakyResult>(FLAKY_SQL.env, [...params, environmentId]);
     return row;
   }
 }

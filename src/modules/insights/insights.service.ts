@@ -209,6 +209,7 @@ export class InsightsService {
     const read = await this.repo.flakyWindows(
       access.projectId,
       q.window,
+      q.min_runs,
       environmentId,
       held?.version ?? null,
     );
