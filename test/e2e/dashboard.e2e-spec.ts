@@ -395,8 +395,13 @@ describe('dashboard in a headless browser (issue #21)', () => {
 
   it('shows a run: figures, status chart, items with failure messages, exports, compare with previous', async () => {
     const runId = seeded.runIds[RUNS - 1];
+    requested.length = 0;
     await open('run', `#/runs/${runId}`, () => page.locator('table.items tbody tr').first().waitFor());
     await heading(`Nightly ${RUNS}`).waitFor();
+    // The breadcrumb names the project from what the projects page listed in this tab: no second
+    // round trip after the run's answer.
+    await expect(page.getByRole('navigation', { name: 'Project' }).getByRole('link', { name: 'Web shop' }).count()).resolves.toBe(1);
+    expect(requested.filter((u) => u.includes('/api/v1/projects/'))).toEqual([]);
     const figures = page.getByRole('definition');
     await expect(figures.first().textContent()).resolves.toBe('5'); // items
     // Run 6: login and cart pass, checkout and search fail, profile is skipped.

@@ -8,6 +8,8 @@ import type { Problem } from './types';
 export const API_BASE = '/api/v1';
 const TOKEN_KEY = 'tms.dashboard.token';
 const USER_KEY = 'tms.dashboard.user';
+/** Project names seen in this tab, for breadcrumbs (project-nav.tsx); cleared with the session. */
+export const PROJECT_NAMES_KEY = 'tms.dashboard.project-names';
 
 export interface Session {
   token: string;
@@ -35,6 +37,7 @@ function saveSession(s: Session): void {
 export function clearSession(): void {
   sessionStorage.removeItem(TOKEN_KEY);
   sessionStorage.removeItem(USER_KEY);
+  sessionStorage.removeItem(PROJECT_NAMES_KEY);
 }
 
 /** A failed call: the problem body the API answered with, or one describing a network failure. */

@@ -1,4 +1,4 @@
-import { getJson } from './api';
+import { getJson, PROJECT_NAMES_KEY } from './api';
 import { useLoad } from './hooks';
 import type { Project } from './types';
 
@@ -11,12 +11,35 @@ const TABS = [
 
 const names = new Map<string, Promise<Project>>();
 
+function knownNames(): Record<string, string> {
+  try {
+    return JSON.parse(sessionStorage.getItem(PROJECT_NAMES_KEY) ?? '{}') as Record<string, string>;
+  } catch {
+    return {};
+  }
+}
+
+/**
+ * Keeps project names for the breadcrumb: a page of a run, an environment or a product learns its
+ * project only from its own answer, and asking for the name then would be a second round trip after
+ * the first. The projects page refreshes them every time it lists the projects.
+ */
+export function rememberProjects(projects: Array<Pick<Project, 'id' | 'name'>>): void {
+  const known = knownNames();
+  for (const p of projects) known[p.id] = p.name;
+  try {
+    sessionStorage.setItem(PROJECT_NAMES_KEY, JSON.stringify(known));
+  } catch {
+    /* storage full or refused: the breadcrumb asks the API instead */
+  }
+}
+
 /** The project's name (asked once per project and tab). */
 export function loadProject(projectId: string): Promise<Project> {
   let p = names.get(projectId);
   if (!p) {
     p = getJson<Project>(`/projects/${projectId}`);
-    p.catch(() => names.delete(projectId));
+    p.then((project) => rememberProjects([project]), () => names.delete(projectId));
     names.set(projectId, p);
   }
   return p;
@@ -24,8 +47,9 @@ export function loadProject(projectId: string): Promise<Project> {
 
 /** Breadcrumb and the project's pages; `current` is marked for assistive technology. */
 export function ProjectNav({ projectId, current }: { projectId: string; current?: (typeof TABS)[number][0] }) {
-  const project = useLoad(`project:${projectId}`, () => loadProject(projectId));
-  const name = project.state === 'done' ? project.data.name : 'Project';
+  const known = knownNames()[projectId];
+  const project = useLoad(known === undefined ? `project:${projectId}` : null, () => loadProject(projectId));
+  const name = known ?? (project.state === 'done' ? project.data.name : 'Project');
   return (
     <nav class="project-nav" aria-label="Project">
       <ol class="breadcrumb">

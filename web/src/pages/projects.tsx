@@ -1,11 +1,16 @@
 import { getJson } from '../api';
 import { dateTime } from '../format';
 import { useLoad } from '../hooks';
+import { rememberProjects } from '../project-nav';
 import type { Page, Project } from '../types';
 import { Empty, PageTitle, Show } from '../ui';
 
 export function ProjectsPage() {
-  const projects = useLoad('projects', () => getJson<Page<Project>>('/projects', { page_size: 200, sort_by: 'name', sort_order: 'asc' }));
+  const projects = useLoad('projects', async () => {
+    const page = await getJson<Page<Project>>('/projects', { page_size: 200, sort_by: 'name', sort_order: 'asc' });
+    rememberProjects(page.items);
+    return page;
+  });
   return (
     <>
       <PageTitle sub="The projects you are a member of.">Projects</PageTitle>
