@@ -2,9 +2,10 @@
  * Page loads of the dashboard (issue #21) on the bench's seeded data, in a real headless Chromium.
  *
  * Seeds the data of `npm run bench` (same `Seeder`, same BENCH_SCALE / BENCH_DATABASE_URL), builds
- * the web app with Vite into a temp dir (or serves BENCH_WEB_DIR), starts the BUILT service the way
- * the bench does, signs in once through the API and hands the token to every browser context (the
- * dashboard keeps it in sessionStorage). Then each page is loaded BENCH_PAGE_LOADS times: the first
+ * the web app with Vite into a temp dir (or serves BENCH_WEB_DIR; several builds separated by commas
+ * are measured one after the other on the same data, for a before/after comparison side by side),
+ * starts the BUILT service the way the bench does, signs in once through the API and hands the
+ * token to every browser context (the dashboard keeps it in sessionStorage). Then each page is loaded BENCH_PAGE_LOADS times: the first
  * in a new browser context (empty HTTP cache: "cold"), the others in that same context ("warm":
  * hashed assets come from the cache, index.html and the API calls do not).
  *
@@ -292,6 +293,69 @@ function gitCommit(): string | null {
   }
 }
 
+/** Signs in once through the API: the session the sign-in page would store. */
+async function signIn(baseUrl: string): Promise<{ token: string; user: string }> {
+  const res = await fetch(`${baseUrl}/api/v1/auth/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ username: BENCH_USERNAME, password: BENCH_PASSWORD }),
+  });
+  const login = (await res.json()) as {
+    access_token?: string;
+    user?: { username: string; display_name: string | null };
+  };
+  if (res.status !== 200 || !login.access_token || !login.user) {
+    throw new Error(`login failed: ${res.status} ${JSON.stringify(login)}`);
+  }
+  return {
+    token: login.access_token,
+    user: JSON.stringify({
+      username: login.user.username,
+      displayName: login.user.display_name ?? login.user.username,
+    }),
+  };
+}
+
+function printSummaries(summaries: PageSummary[]): void {
+  log(
+    table(
+      [
+        'page',
+        'cold ms',
+        'warm p50 ms',
+        'warm max ms',
+        'API calls',
+        'API bytes',
+        'last API call to end (median load)',
+        'its ms',
+      ],
+      summaries.map((s) => {
+        const api = s.median_load?.api ?? [];
+        const last = [...api].sort((a, b) => b.end_ms - a.end_ms)[0];
+        return [
+          s.page,
+          s.cold_ms,
+          s.warm_p50_ms,
+          s.warm_max_ms,
+          api.length,
+          kb(api.reduce((n, a) => n + a.bytes, 0)),
+          last ? shortPath(last.path) : null,
+          last ? fixed(last.duration_ms, 0) : null,
+        ];
+      }),
+    ),
+  );
+  log('API calls of each page’s median warm load (start → end ms after navigation start):');
+  for (const s of summaries) {
+    log(`  ${s.page} (${s.warm_p50_ms} ms):`);
+    for (const a of s.median_load?.api ?? []) {
+      log(
+        `    ${fixed(a.start_ms, 0).padStart(5)} → ${fixed(a.end_ms, 0).padStart(5)}  ${fixed(a.duration_ms, 0).padStart(4)} ms  ${kb(a.bytes).padStart(9)}  GET ${shortPath(a.path)}`,
+      );
+    }
+  }
+}
+
 async function main(): Promise<void> {
   const cfg = loadBenchConfig(process.env, join(ROOT, 'bench', 'results.json'));
   const loads = Math.max(2, Math.round(Number(process.env.BENCH_PAGE_LOADS) || DEFAULT_LOADS));
@@ -311,9 +375,14 @@ async function main(): Promise<void> {
   const cleanups: Array<() => Promise<void>> = [];
   let failed = false;
   try {
-    let webDir = process.env.BENCH_WEB_DIR?.trim();
-    if (!webDir) {
-      webDir = join(tmp, 'web');
+    // Several builds (BENCH_WEB_DIR=before,after) are measured one after the other on the same
+    // data, each with a service of its own: a before/after comparison side by side.
+    const webDirs = (process.env.BENCH_WEB_DIR ?? '')
+      .split(',')
+      .map((d) => d.trim())
+      .filter(Boolean);
+    if (webDirs.length === 0) {
+      const webDir = join(tmp, 'web');
       log(`building the web app into ${webDir}`);
       execFileSync(
         process.execPath,
@@ -326,10 +395,17 @@ async function main(): Promise<void> {
           webDir,
           '--emptyOutDir',
         ],
-        { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] },
+        {
+          cwd: ROOT,
+          stdio: ['ignore', 'ignore', 'inherit'],
+          env: { ...process.env, NODE_ENV: 'production' },
+        },
       );
+      webDirs.push(webDir);
     }
-    if (!existsSync(join(webDir, 'index.html'))) throw new Error(`no web app build in ${webDir}`);
+    for (const d of webDirs) {
+      if (!existsSync(join(d, 'index.html'))) throw new Error(`no web app build in ${d}`);
+    }
 
     let url = cfg.databaseUrl;
     if (!url) {
@@ -378,102 +454,76 @@ async function main(): Promise<void> {
     }
     log(`seeded in ${(seed.totalMs / 1000).toFixed(1)} s`);
 
-    const appPort = await freePort();
-    const app = await startServer({
-      name: 'service',
-      args: [...productionNodeArgs(ROOT), join(BUILD, 'src', 'main.js')],
-      env: {
-        PATH: process.env.PATH,
-        NODE_PATH: process.env.NODE_PATH,
-        DATABASE_URL: url,
-        AUTH_SECRET: secret,
-        DB_POOL_SIZE: String(cfg.poolSize),
-        NODE_ENV: 'production',
-        LOG_LEVEL: 'warn',
-        PORT: String(appPort),
-        HOST: '127.0.0.1',
-        DATA_DIR: join(tmp, 'app-data'),
-        WEB_DIR: webDir,
-      },
-      port: appPort,
-      readyPath: '/readyz',
-    });
-    cleanups.push(() => app.stop());
-
-    const res = await fetch(`${app.url}/api/v1/auth/login`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ username: BENCH_USERNAME, password: BENCH_PASSWORD }),
-    });
-    const login = (await res.json()) as {
-      access_token?: string;
-      user?: { username: string; display_name: string | null };
-    };
-    if (res.status !== 200 || !login.access_token || !login.user) {
-      throw new Error(`login failed: ${res.status} ${JSON.stringify(login)}`);
-    }
-    const session = {
-      token: login.access_token,
-      user: JSON.stringify({
-        username: login.user.username,
-        displayName: login.user.display_name ?? login.user.username,
-      }),
-    };
-
     const browser = await chromium.launch({ executablePath: chromiumPath, args: ['--no-sandbox'] });
     cleanups.push(() => browser.close());
     const specs = pagesOf(seed);
-    const summaries: PageSummary[] = [];
-    const all: Record<string, LoadRecord[]> = {};
-    for (const spec of specs) {
-      const records = await measurePage(browser, app.url, session, spec, loads);
-      all[spec.name] = records;
-      const s = summarise(spec, records);
-      summaries.push(s);
-      log(
-        `  ${spec.name}: cold ${s.cold_ms} ms, warm p50 ${s.warm_p50_ms} ms, max ${s.warm_max_ms} ms` +
-          (s.errors ? ` (${s.errors} failed: ${records.find((r) => r.error)?.error})` : ''),
-      );
+    const variants: Array<{
+      webDir: string;
+      summaries: PageSummary[];
+      loads: Record<string, LoadRecord[]>;
+    }> = [];
+    for (const webDir of webDirs) {
+      log(`\nweb app ${webDir}`);
+      const appPort = await freePort();
+      const app = await startServer({
+        name: 'service',
+        args: [...productionNodeArgs(ROOT), join(BUILD, 'src', 'main.js')],
+        env: {
+          PATH: process.env.PATH,
+          NODE_PATH: process.env.NODE_PATH,
+          DATABASE_URL: url,
+          AUTH_SECRET: secret,
+          DB_POOL_SIZE: String(cfg.poolSize),
+          NODE_ENV: 'production',
+          LOG_LEVEL: 'warn',
+          PORT: String(appPort),
+          HOST: '127.0.0.1',
+          DATA_DIR: join(tmp, 'app-data'),
+          WEB_DIR: webDir,
+        },
+        port: appPort,
+        readyPath: '/readyz',
+      });
+      try {
+        const session = await signIn(app.url);
+        const summaries: PageSummary[] = [];
+        const all: Record<string, LoadRecord[]> = {};
+        for (const spec of specs) {
+          const records = await measurePage(browser, app.url, session, spec, loads);
+          all[spec.name] = records;
+          const s = summarise(spec, records);
+          summaries.push(s);
+          log(
+            `  ${spec.name}: cold ${s.cold_ms} ms, warm p50 ${s.warm_p50_ms} ms, max ${s.warm_max_ms} ms` +
+              (s.errors ? ` (${s.errors} failed: ${records.find((r) => r.error)?.error})` : ''),
+          );
+        }
+        variants.push({ webDir, summaries, loads: all });
+      } finally {
+        await app.stop();
+      }
     }
 
-    log('');
-    log(
-      table(
-        [
-          'page',
-          'cold ms',
-          'warm p50 ms',
-          'warm max ms',
-          'API calls',
-          'API bytes',
-          'last API call to end (median load)',
-          'its ms',
-        ],
-        summaries.map((s) => {
-          const api = s.median_load?.api ?? [];
-          const last = [...api].sort((a, b) => b.end_ms - a.end_ms)[0];
-          return [
-            s.page,
-            s.cold_ms,
-            s.warm_p50_ms,
-            s.warm_max_ms,
-            api.length,
-            kb(api.reduce((n, a) => n + a.bytes, 0)),
-            last ? shortPath(last.path) : null,
-            last ? fixed(last.duration_ms, 0) : null,
-          ];
-        }),
-      ),
-    );
-    log('');
-    log('API calls of each page’s median warm load (start → end ms after navigation start):');
-    for (const s of summaries) {
-      log(`  ${s.page} (${s.warm_p50_ms} ms):`);
-      for (const a of s.median_load?.api ?? []) {
-        log(
-          `    ${fixed(a.start_ms, 0).padStart(5)} → ${fixed(a.end_ms, 0).padStart(5)}  ${fixed(a.duration_ms, 0).padStart(4)} ms  ${kb(a.bytes).padStart(9)}  GET ${shortPath(a.path)}`,
-        );
-      }
+    for (const v of variants) {
+      log(`\nweb app ${v.webDir}`);
+      printSummaries(v.summaries);
+    }
+    if (variants.length > 1) {
+      log('\nside by side (ms, first build → last build):');
+      const a = variants[0].summaries;
+      const b = variants[variants.length - 1].summaries;
+      log(
+        table(
+          ['page', 'cold', 'warm p50', 'warm max', 'API calls (median load)'],
+          a.map((x, i) => [
+            x.page,
+            `${x.cold_ms} → ${b[i].cold_ms}`,
+            `${x.warm_p50_ms} → ${b[i].warm_p50_ms}`,
+            `${x.warm_max_ms} → ${b[i].warm_max_ms}`,
+            `${x.median_load?.api.length ?? '–'} → ${b[i].median_load?.api.length ?? '–'}`,
+          ]),
+        ),
+      );
     }
 
     mkdirSync(dirname(resultsPath), { recursive: true });
@@ -489,18 +539,21 @@ async function main(): Promise<void> {
           viewport: VIEWPORT,
           definition:
             'content_ms: navigation start → the last DOM change, once every ready selector is visible and the network has been idle for 500 ms',
-          pages: summaries.map(({ median_load: _m, ...s }) => ({
-            ...s,
-            ready: specs.find((p) => p.name === s.page)?.ready,
+          ready: Object.fromEntries(
+            specs.map((p) => [p.name, { route: p.hash, selectors: p.ready }]),
+          ),
+          builds: variants.map((v) => ({
+            web_dir: v.webDir,
+            pages: v.summaries.map(({ median_load: _m, ...x }) => x),
+            loads: v.loads,
           })),
-          loads: all,
         },
         null,
         2,
       ) + '\n',
     );
     log(`\nresults written to ${resultsPath}`);
-    if (summaries.some((s) => s.errors > 0)) failed = true;
+    if (variants.some((v) => v.summaries.some((x) => x.errors > 0))) failed = true;
   } catch (err) {
     failed = true;
     process.stderr.write(
