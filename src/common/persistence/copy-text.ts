@@ -23,6 +23,14 @@ export function copyField(v: CopyValue): string {
   return escapeText(arrayLiteral(v));
 }
 
+/**
+ * The COPY lines of `items`, made one at a time as they are read (for `Db.copyIn`: the rows of a
+ * bulk load are then built while the database writes the ones before).
+ */
+export function* copyLines<T>(items: Iterable<T>, line: (item: T) => string): Generator<string> {
+  for (const item of items) yield line(item);
+}
+
 /** One row (a line, with its newline). */
 export function copyRow(values: readonly CopyValue[]): string {
   let line = '';

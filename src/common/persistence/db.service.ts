@@ -94,14 +94,20 @@ export class Db {
    * the rows are part of the request's one transaction, all or nothing. A refused row fails the
    * statement with `QueryFailedError`, like {@link query}. Outside a transaction it throws: a bulk
    * load is always part of a write.
+   *
+   * `rows` may be lazy (a generator): its lines are then made while the statement runs, chunk by
+   * chunk as the connection takes them, so that the service builds the next rows while the
+   * database writes the previous ones (the two overlap on two cores instead of taking turns).
    */
-  async copyIn(sql: string, rows: readonly string[]): Promise<void> {
-    if (rows.length === 0) return;
+  async copyIn(sql: string, rows: Iterable<string>): Promise<void> {
+    const chunks = copyChunks(rows);
+    const first = chunks.next();
+    if (first.done === true) return;
     const runner = currentStore()?.manager?.queryRunner;
     if (!runner?.isTransactionActive) throw new Error('Db.copyIn runs inside a transaction');
     const client = (await runner.connect()) as PoolClient;
     try {
-      await pipeline(Readable.from(copyChunks(rows)), client.query(copyFrom(sql)));
+      await pipeline(Readable.from(resumed(first.value, chunks)), client.query(copyFrom(sql)));
     } catch (error) {
       if (error instanceof DatabaseError) throw new QueryFailedError(sql, [], error);
       throw error;
@@ -118,8 +124,14 @@ export class Db {
   }
 }
 
+/** A generator's first value (already taken) followed by the rest. */
+function* resumed(first: string, rest: Iterator<string>): Generator<string> {
+  yield first;
+  for (let next = rest.next(); next.done !== true; next = rest.next()) yield next.value;
+}
+
 /** COPY lines joined into chunks of about 64 KB (one write each instead of one per row). */
-function* copyChunks(rows: readonly string[]): Generator<string> {
+function* copyChunks(rows: Iterable<string>): Generator<string, void> {
   let chunk = '';
   for (const row of rows) {
     chunk += row;

@@ -34,7 +34,14 @@ import {
   JunitImportRecordDto,
   ListImportsQueryDto,
 } from './dto/import.dto';
-import { Flags, ImportPlan, ImportPlanner, ReportFacts, ResultMatch } from './import-plan';
+import {
+  Flags,
+  ImportPlan,
+  ImportPlanner,
+  PlannedCase,
+  ReportFacts,
+  ResultMatch,
+} from './import-plan';
 import {
   IMPORT_KEYSET_ORDER,
   ImportJobRow,
@@ -885,16 +892,19 @@ export class ImportsService {
         TEST_CASE_KEY_COUNTER,
         plan.cases.length,
       );
-      for (let start = 0; start < plan.cases.length; start += APPLY_BATCH) {
-        const rows: ImportedCase[] = plan.cases.slice(start, start + APPLY_BATCH).map((c, j) => {
-          const i = start + j;
+      // Each batch's cases are made as its COPY reads them (the database writes while the service
+      // builds), and recorded for the answer and for the writer on the way.
+      const batchOf = function* (start: number): Generator<ImportedCase> {
+        const end = Math.min(start + APPLY_BATCH, plan.cases.length);
+        for (let i = start; i < end; i++) {
+          const c = plan.cases[i] as PlannedCase;
           const suite =
             c.suite === null
               ? null
               : 'existing' in c.suite
                 ? c.suite.existing
                 : (suiteIds[c.suite.planned] ?? null);
-          return {
+          const row: ImportedCase = {
             id: caseIds[i] ?? '',
             key: formatCaseKey(first + i),
             key_number: first + i,
@@ -906,29 +916,29 @@ export class ImportsService {
               c.steps === null ? [] : [{ action: c.steps, expected: c.assertions }],
             ),
           };
-        });
-        await this.cases.insertImported(projectId, user.id, rows);
-        for (const [j, r] of rows.entries()) {
-          const planned = plan.cases[start + j];
+          yield row;
           createdCases.push({
-            id: r.id,
-            key: r.key,
-            title: r.title,
-            automation_id: r.automation_id,
-            suite_path: planned?.suite_path ?? [],
+            id: row.id,
+            key: row.key,
+            title: row.title,
+            automation_id: row.automation_id,
+            suite_path: c.suite_path,
           });
-          created.set(r.id, {
-            id: r.id,
+          created.set(row.id, {
+            id: row.id,
             project_id: projectId,
             status: 'active',
-            key: r.key,
-            title: r.title,
+            key: row.key,
+            title: row.title,
             priority: null,
             tags: CREATED_CASE_TAGS,
-            suite_id: r.suite_id,
-            suite_name: plan.planner.nameOf(planned?.suite ?? null),
+            suite_id: suite,
+            suite_name: plan.planner.nameOf(c.suite),
           });
         }
+      };
+      for (let start = 0; start < plan.cases.length; start += APPLY_BATCH) {
+        await this.cases.insertImported(projectId, user.id, batchOf(start));
       }
     }
 

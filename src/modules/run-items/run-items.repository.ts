@@ -7,7 +7,7 @@ import {
   keysetOrderBy,
 } from '../../common/pagination/keyset';
 import { likePattern } from '../../common/pagination/page';
-import { copyRow } from '../../common/persistence/copy-text';
+import { copyLines, copyRow } from '../../common/persistence/copy-text';
 import { Db } from '../../common/persistence/db.service';
 import { isUuid, uuidv7 } from '../../common/persistence/ids';
 import type { RunStatus } from '../test-runs/run-status';
@@ -665,21 +665,22 @@ export class RunItemsRepository {
   // ---------------------------------------------------------------------------------------------
   // Writes
 
-  /** The new items of a run in one `COPY` (case fields copied as snapshots). */
+  /**
+   * The new items of a run in one `COPY` (case fields copied as snapshots); `items` may be lazy
+   * (each item is then made as the statement reads it).
+   */
   async insertItems(
     run: { id: string; projectId: string },
     assigneeId: string | null,
-    items: NewItem[],
-    cases: CaseRecord[],
+    items: Iterable<[NewItem, CaseRecord]>,
   ): Promise<void> {
     await this.db.copyIn(
       `COPY run_items (id, project_id, test_run_id, test_case_id, assignee_id, status, rows_total,
                        rows_passed, rows_failed, last_executed_at, comment, test_case_key,
                        test_case_title, test_case_priority, test_case_tags, suite_id, suite_name,
                        dataset_snapshot) FROM STDIN`,
-      items.map((i, k) => {
-        const c = cases[k];
-        return copyRow([
+      copyLines(items, ([i, c]) =>
+        copyRow([
           i.id,
           run.projectId,
           run.id,
@@ -698,8 +699,8 @@ export class RunItemsRepository {
           c.suite_id,
           c.suite_name,
           i.snapshot,
-        ]);
-      }),
+        ]),
+      ),
     );
   }
 
@@ -709,14 +710,14 @@ export class RunItemsRepository {
    */
   async insertNewItemRows(
     projectId: string,
-    rows: Array<{ itemId: string; row: NewRow }>,
+    rows: Iterable<{ itemId: string; row: NewRow }>,
   ): Promise<void> {
     await this.db.copyIn(
       `COPY run_item_rows (id, project_id, run_item_id, row_order, scenario_label, row_snapshot,
                            status, comment, system_out, system_err, executed_by_id,
                            execution_count, last_executed_at, started_at, finished_at,
                            duration_ms) FROM STDIN`,
-      rows.map(({ itemId, row }) => {
+      copyLines(rows, ({ itemId, row }) => {
         const r = row.result;
         return copyRow([
           row.id,

@@ -288,39 +288,46 @@ export class RunResultsWriter {
       };
       for (const c of cases) if (!expanded.has(c.id)) expanded.set(c.id, unbound);
     }
-    const items: NewItem[] = [];
+    const ids: string[] = [];
     const rows: Array<{ itemId: string; row: NewRow }> = [];
-    for (const c of cases) {
-      const id = uuidv7();
-      const e = expanded.get(c.id);
-      const planned: PlannedRow[] = (e?.rows ?? []).map((r, i) => ({
-        id: uuidv7(),
-        row_order: i + 1,
-        scenario_label: r.scenario_label,
-        row_snapshot: JSON.stringify(r.row_snapshot),
-      }));
-      const stored = options.results?.(c.id, planned) ?? {
-        rows: planned.map((r) => ({ ...r, result: null })),
-        comment: null,
-      };
-      let last: Date | null = null;
-      for (const r of stored.rows) {
-        rows.push({ itemId: id, row: r });
-        const at = r.result?.finished_at ?? null;
-        if (at !== null && (last === null || at.getTime() > last.getTime())) last = at;
+    // Cases sharing a dataset snapshot (all unbound ones) share its JSON text.
+    const snapshots = new Map<object, string>();
+    // Made lazily: each item is built (and its rows kept for the second COPY) as the items' COPY
+    // reads it, so the service builds while the database writes.
+    function* newItems(): Generator<[NewItem, CaseRecord]> {
+      for (const c of cases) {
+        const id = uuidv7();
+        ids.push(id);
+        const e = expanded.get(c.id);
+        const planned: PlannedRow[] = (e?.rows ?? []).map((r, i) => ({
+          id: uuidv7(),
+          row_order: i + 1,
+          scenario_label: r.scenario_label,
+          row_snapshot: JSON.stringify(r.row_snapshot),
+        }));
+        const stored = options.results?.(c.id, planned) ?? {
+          rows: planned.map((r) => ({ ...r, result: null })),
+          comment: null,
+        };
+        let last: Date | null = null;
+        for (const r of stored.rows) {
+          rows.push({ itemId: id, row: r });
+          const at = r.result?.finished_at ?? null;
+          if (at !== null && (last === null || at.getTime() > last.getTime())) last = at;
+        }
+        const rollUp = rollUpRunItem(stored.rows.map((r) => r.result?.status ?? 'untested'));
+        const snapshot = e?.dataset_snapshot ?? { bindings: [] };
+        let snapshotJson = snapshots.get(snapshot);
+        if (snapshotJson === undefined) {
+          snapshotJson = JSON.stringify(snapshot);
+          snapshots.set(snapshot, snapshotJson);
+        }
+        yield [{ id, rollUp, last, comment: stored.comment, snapshot: snapshotJson }, c];
       }
-      const rollUp = rollUpRunItem(stored.rows.map((r) => r.result?.status ?? 'untested'));
-      items.push({
-        id,
-        rollUp,
-        last,
-        comment: stored.comment,
-        snapshot: JSON.stringify(e?.dataset_snapshot ?? { bindings: [] }),
-      });
     }
-    await this.repo.insertItems(run, assigneeId, items, cases);
+    await this.repo.insertItems(run, assigneeId, newItems());
     await this.repo.insertNewItemRows(run.projectId, rows);
-    return items.map((i) => i.id);
+    return ids;
   }
 
   // ---------------------------------------------------------------------------------------------

@@ -7,7 +7,7 @@ import {
   keysetOrderBy,
 } from '../../common/pagination/keyset';
 import { likePattern, offsetOf } from '../../common/pagination/page';
-import { copyRow } from '../../common/persistence/copy-text';
+import { copyLines, copyRow } from '../../common/persistence/copy-text';
 import { Db } from '../../common/persistence/db.service';
 import { RISK_LEVEL_RANK, RISK_LEVELS, RiskLevel } from '../components/risk-score';
 import type { CoverageDto, ListTestCasesQueryDto, TestCaseDto } from './dto/test-case.dto';
@@ -335,12 +335,16 @@ export class TestCasesRepository {
    * Many imported cases in one `COPY` (keys allocated by the caller from the project counter):
    * active, automated, owned and created by the importer, tagged `auto-imported`.
    */
-  async insertImported(projectId: string, userId: string, cases: ImportedCase[]): Promise<void> {
+  async insertImported(
+    projectId: string,
+    userId: string,
+    cases: Iterable<ImportedCase>,
+  ): Promise<void> {
     await this.db.copyIn(
       `COPY test_cases (id, project_id, key, key_number, title, preconditions, steps, status,
                         test_case_type, automation_id, suite_id, owner_id, tags, created_by)
        FROM STDIN`,
-      cases.map((c) =>
+      copyLines(cases, (c) =>
         copyRow([
           c.id,
           projectId,
