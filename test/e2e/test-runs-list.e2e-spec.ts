@@ -1,4 +1,5 @@
 import { statementsDuring } from '../support/query-count';
+import { settledFlag, waitUntilBlockedOrDone } from '../support/wait-for';
 import { createTestApp, expectProblem, RoleFixture, TestApp } from '../support/test-app';
 
 type Json = Record<string, unknown>;
@@ -261,13 +262,43 @@ describe('GET /test-runs: filters, search, sorting, paging', () => {
     expect(await total('&status=not_started')).toBe(0);
     expect(await total('&search=b')).toBe(1);
     const counts = await t.db.query(
-      `SELECT status, n::int AS n FROM project_run_counts WHERE project_id = $1 AND n <> 0 ORDER BY status`,
+      `SELECT status, sum(n)::int AS n FROM project_run_counts WHERE project_id = $1
+        GROUP BY status HAVING sum(n) <> 0 ORDER BY status`,
       [g.projectId],
     );
     expect(counts).toEqual([
       { status: 'archived', n: 1 },
       { status: 'in_progress', n: 1 },
     ]);
+  });
+
+  it('runs created at once in one project do not queue on the project\'s run count', async () => {
+    const g = await t.roleFixture();
+    const qr = t.db.createQueryRunner();
+    await qr.connect();
+    await qr.startTransaction();
+    try {
+      // An open transaction that has created a run in the project (its count written, uncommitted).
+      await qr.query(
+        `INSERT INTO test_runs (id, project_id, name, created_by) VALUES (gen_random_uuid(), $1, 'open', $2)`,
+        [g.projectId, g.lead.id],
+      );
+      const pending = t
+        .req('post', api('/test-runs'), g.tester.token)
+        .send({ project_id: g.projectId, name: 'concurrent' })
+        .then((r) => r);
+      const done = settledFlag(pending);
+      await waitUntilBlockedOrDone(t.db, qr, pending);
+      // Answered without waiting for the open transaction (before: blocked on its count row).
+      expect(done()).toBe(true);
+      expect((await pending).status).toBe(201);
+      await qr.commitTransaction();
+    } finally {
+      if (qr.isTransactionActive) await qr.rollbackTransaction();
+      await qr.release();
+    }
+    const total = await t.req('get', api(`/test-runs?project_id=${g.projectId}`), g.viewer.token);
+    expect(total.body.total).toBe(2);
   });
 
   it('answers a large environment snapshot (written in parts) whole, with its exact length, for GET, HEAD and the list', async () => {

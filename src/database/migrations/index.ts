@@ -16,6 +16,7 @@ import { BackgroundImports1763700019100 } from './1763700019100-BackgroundImport
 import { RunMetadata1763700019300 } from './1763700019300-RunMetadata';
 import { Webhooks1763700019200 } from './1763700019200-Webhooks';
 import { CursorIndexes1763700019400 } from './1763700019400-CursorIndexes';
+import { RunCountSlots1763700019500 } from './1763700019500-RunCountSlots';
 import { ProjectResultVersions1763700019700 } from './1763700019700-ProjectResultVersions';
 import { LeanImportWrites1763700002500 } from './1763700002500-LeanImportWrites';
 import { RunSnapshotsOnce1763700002400 } from './1763700002400-RunSnapshotsOnce';
@@ -45,5 +46,6 @@ export const MIGRATIONS = [
   RunMetadata1763700019300,
   Webhooks1763700019200,
   CursorIndexes1763700019400,
+  RunCountSlots1763700019500,
   ProjectResultVersions1763700019700,
 ];
