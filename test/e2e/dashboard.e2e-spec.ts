@@ -457,9 +457,15 @@ describe('dashboard in a headless browser (issue #21)', () => {
       await page.locator('table.flaky tbody tr').first().waitFor({ state: 'attached' });
       await page.waitForLoadState('networkidle');
       expect(requested.filter((u) => u.includes('/history'))).toEqual([]);
-      await page.locator('table.flaky tbody tr').last().scrollIntoViewIfNeeded();
-      await page.locator('table.flaky tbody tr').last().locator('ol.strip').waitFor();
+      // Meanwhile the strip's place holds one empty square per run of the window, so the row keeps
+      // its height when the strip arrives.
+      const last = page.locator('table.flaky tbody tr').last();
+      await expect(last.locator('.square.pending').count()).resolves.toBe(RUNS);
+      const pendingHeight = (await last.boundingBox())?.height;
+      await last.scrollIntoViewIfNeeded();
+      await last.locator('ol.strip').waitFor();
       expect(requested.filter((u) => u.includes('/history')).length).toBeGreaterThan(0);
+      expect((await last.boundingBox())?.height).toBe(pendingHeight);
     } finally {
       await page.setViewportSize({ width: 1280, height: 900 });
     }

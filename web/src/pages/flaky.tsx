@@ -68,7 +68,7 @@ export function FlakyPage({ projectId }: { projectId: string }) {
                       <StatusBadge status={c.last_status} />
                     </td>
                     <td>
-                      <CaseHistory testCaseId={c.test_case_id} title={c.title} />
+                      <CaseHistory testCaseId={c.test_case_id} title={c.title} runs={c.runs} />
                     </td>
                   </tr>
                 ))}
@@ -81,7 +81,7 @@ export function FlakyPage({ projectId }: { projectId: string }) {
   );
 }
 
-function CaseHistory({ testCaseId, title }: { testCaseId: string; title: string }) {
+function CaseHistory({ testCaseId, title, runs }: { testCaseId: string; title: string; runs: number }) {
   const cell = useRef<HTMLDivElement>(null);
   const seen = useSeen(cell);
   const history = useLoad(seen ? `history:${testCaseId}` : null, () =>
@@ -89,9 +89,28 @@ function CaseHistory({ testCaseId, title }: { testCaseId: string; title: string 
   );
   return (
     <div ref={cell}>
-      <Show value={history} what="the history">
-        {(p) => <HistoryStrip title={title} history={p.items} />}
-      </Show>
+      {history.state === 'loading' ? (
+        <PendingStrip runs={runs} />
+      ) : (
+        <Show value={history} what="the history">
+          {(p) => <HistoryStrip title={title} history={p.items} />}
+        </Show>
+      )}
+    </div>
+  );
+}
+
+/**
+ * The strip's place while its history loads: as many empty squares as the ranking counted runs in
+ * the window, so the row keeps its height when the strip arrives (a row that shrank would pull the
+ * next ones into view, and their histories would only be asked for then).
+ */
+function PendingStrip({ runs }: { runs: number }) {
+  return (
+    <div class="strip" role="status" aria-label="Loading the history">
+      {Array.from({ length: runs }, (_, i) => (
+        <span key={i} class="square pending" />
+      ))}
     </div>
   );
 }
