@@ -17,6 +17,7 @@ import { RunMetadata1763700019300 } from './1763700019300-RunMetadata';
 import { Webhooks1763700019200 } from './1763700019200-Webhooks';
 import { CursorIndexes1763700019400 } from './1763700019400-CursorIndexes';
 import { RunCountSlots1763700019500 } from './1763700019500-RunCountSlots';
+import { LeanImportWritesTwo1763700019600 } from './1763700019600-LeanImportWritesTwo';
 import { ProjectResultVersions1763700019700 } from './1763700019700-ProjectResultVersions';
 import { LeanImportWrites1763700002500 } from './1763700002500-LeanImportWrites';
 import { RunSnapshotsOnce1763700002400 } from './1763700002400-RunSnapshotsOnce';
@@ -47,5 +48,6 @@ export const MIGRATIONS = [
   Webhooks1763700019200,
   CursorIndexes1763700019400,
   RunCountSlots1763700019500,
+  LeanImportWritesTwo1763700019600,
   ProjectResultVersions1763700019700,
 ];
