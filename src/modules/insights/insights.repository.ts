@@ -302,6 +302,8 @@ export function flakySql(environment: boolean): string {
                       max(ri.test_run_id::text) FILTER (WHERE ri.status IN (${FAILING}))
                         AS newest_failing_run
                  FROM (${window}) ri
+               OFFSET 0 -- the filter below must not be pushed into the aggregate (it would be
+                        -- computed once per use: aggregates with a subplan are not shared)
              ) s
             WHERE c.project_id = $1 AND s.w IS NOT NULL AND ${flakyWindowSql('s.w', '$4::int')}
          ) END AS windows
@@ -396,11 +398,15 @@ export class InsightsRepository {
     environmentId: string | undefined,
     knownVersion: string | null,
   ): Promise<{ version: string; windows: FlakyWindowRow[] | null }> {
+    // Prepared: most reads are a version lookup (planning the whole text took longer than that).
     const params = [projectId, window, knownVersion, minRuns];
     const [row] =
       environmentId === undefined
-        ? await this.db.query<FlakyResult>(FLAKY_SQL.all, params)
-        : await this.db.query<FlakyResult>(FLAKY_SQL.env, [...params, environmentId]);
+        ? await this.db.prepared<FlakyResult>('insights_flaky', FLAKY_SQL.all, params)
+        : await this.db.prepared<FlakyResult>('insights_flaky_environment', FLAKY_SQL.env, [
+            ...params,
+            environmentId,
+          ]);
     return row;
   }
 }
