@@ -5,6 +5,7 @@ import {
   RoleFixture,
   TestApp,
 } from '../support/test-app';
+import { statementsDuring } from '../support/query-count';
 import { waitUntilBlockedOrDone } from '../support/wait-for';
 
 /** Every field of api.md §2.1 / CONTRACT §5 on a run object. */
@@ -625,6 +626,31 @@ describe('test runs', () => {
   });
 
   describe('environment capture', () => {
+    it('creates a run with environment and milestone in a fixed number of statements', async () => {
+      const env = await createEnvironment();
+      const milestone = await createMilestone();
+      const { result: run, statements } = await statementsDuring(() =>
+        createRun({ environment_id: env.id, milestone_id: milestone.id }),
+      );
+      // Authentication, access, the environment's revision, the milestone, the insert answering
+      // the run with creator and milestone names (RETURNING), the webhook subscribers. The
+      // revision's snapshot comes from the cache the environment's creation filled, or one read.
+      const insert = statements.filter((sql) => /INSERT INTO test_runs/.test(sql));
+      expect(insert).toHaveLength(1);
+      expect(statements.filter((sql) => /FROM test_runs r/.test(sql))).toHaveLength(0);
+      expect(statements.length).toBeLessThanOrEqual(7);
+      expect(run).toMatchObject({
+        environment_id: env.id,
+        environment_revision_id: env.current_revision_id,
+        milestone_id: milestone.id,
+        milestone_name: milestone.name,
+        created_by_name: expect.any(String),
+        status: 'not_started',
+      });
+      const got = await t.req('get', api(`/test-runs/${String(run.id)}`), f.lead.token);
+      expect(got.body).toEqual(run);
+    });
+
     it('keeps the captured revision when the environment changes later', async () => {
       const env = await createEnvironment(f.projectId, { description: 'v1' });
       const run = await createRun({ environment_id: env.id });

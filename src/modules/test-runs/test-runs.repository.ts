@@ -391,16 +391,24 @@ export class TestRunsRepository {
     return rows[0];
   }
 
-  async insert(run: NewTestRun): Promise<void> {
+  /**
+   * Inserts the run and answers it as every read does (RUN_COLUMNS, its own snapshot parsed): one
+   * statement, the insert's RETURNING joined with creator and milestone names.
+   */
+  async insert(run: NewTestRun): Promise<TestRunRow> {
     const env = run.environment;
-    await this.db.query(
-      `INSERT INTO test_runs (id, project_id, name, description, environment_id, environment_name,
-                              environment_revision_id, environment_revision_number,
-                              environment_snapshot_hash, environment_snapshot, milestone_id, build,
-                              assignee_id, created_by, attributes, ci_provider, ci_branch,
-                              ci_commit_sha, ci_job_url, ci_pipeline_id)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15::jsonb, $16, $17,
-               $18, $19, $20)`,
+    const rows = await this.db.query<TestRunRow>(
+      `WITH r AS (
+         INSERT INTO test_runs (id, project_id, name, description, environment_id, environment_name,
+                                environment_revision_id, environment_revision_number,
+                                environment_snapshot_hash, environment_snapshot, milestone_id, build,
+                                assignee_id, created_by, attributes, ci_provider, ci_branch,
+                                ci_commit_sha, ci_job_url, ci_pipeline_id)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15::jsonb, $16, $17,
+                 $18, $19, $20)
+         RETURNING *
+       )
+       SELECT ${RUN_COLUMNS} FROM r ${RUN_JOINS}`,
       [
         run.id,
         run.projectId,
@@ -425,6 +433,7 @@ export class TestRunsRepository {
         run.ci.pipeline_id,
       ],
     );
+    return rows[0];
   }
 
   /** Sets the given columns (in their order) and updated_at; nothing to set writes nothing. */

@@ -179,6 +179,11 @@ export class TestRunsService {
   async get(id: string): Promise<TestRunDto> {
     const row = await this.repo.findById(id);
     if (!row) throw AppException.notFound('test_run_not_found', 'Test run');
+    return this.dtoOf(row);
+  }
+
+  /** The run object of a row read with RUN_COLUMNS (its snapshot from the cache when shared). */
+  private async dtoOf(row: TestRunRow): Promise<TestRunDto> {
     const [snapshot] = await this.snapshotBytes([row]);
     return toTestRunDto(row, JSON.parse(snapshot.toString('utf8')) as Record<string, unknown>);
   }
@@ -204,9 +209,8 @@ export class TestRunsService {
     if (milestoneId) await this.checkMilestone(projectId, milestoneId);
     const assignee = blankToNull(fields.assignee);
     if (assignee) await this.checkAssignee(projectId, assignee);
-    const id = uuidv7();
-    await this.repo.insert({
-      id,
+    const row = await this.repo.insert({
+      id: uuidv7(),
       projectId,
       name: fields.name,
       description: fields.description ?? null,
@@ -218,7 +222,7 @@ export class TestRunsService {
       assigneeId: assignee,
       createdBy: user.id,
     });
-    const run = await this.get(id);
+    const run = await this.dtoOf(row);
     await this.webhooks.emit(projectId, 'test_run.created', runEventData(run));
     return run;
   }
