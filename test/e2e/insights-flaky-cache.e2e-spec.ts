@@ -5,8 +5,8 @@ import { createTestApp, TestApp } from '../support/test-app';
 import { createApp } from '../../src/bootstrap';
 
 /**
- * The flaky list is cached per process by (project, window, environment, min_runs) and the
- * version of the project's results (`project_result_changes`), which statement-level triggers
+ * The flaky list is cached per process by (project, window, environment, min_runs), a run
+ * comparison page by (runs, classes, page), both with the version of the project's results (`project_result_changes`), which statement-level triggers
  * change in the transaction of every write that changes what the list reads. Each test below
  * warms the cache on two instances of the service sharing one database, makes one kind of
  * write, and checks that both answer what an uncached read answers (a `window` never asked
@@ -24,7 +24,7 @@ const FLAKY_XML = Buffer.from(`<?xml version="1.0" encoding="UTF-8"?>
   </testcase>
 </testsuite>`);
 
-describe('insights: the cached flaky list follows every write (issues #17, #21)', () => {
+describe('insights: the cached flaky list and comparisons follow every write (issues #17, #21)', () => {
   let t: TestApp;
   /** A second instance of the service on the same database. */
   let other: INestApplication;
@@ -312,5 +312,113 @@ describe('insights: the cached flaky list follows every write (issues #17, #21)'
     );
     expect(n).toBeLessThan(300);
     expect(await cached('a', s.projectId)).toEqual(await fresh(s.projectId));
+  });
+  describe('the cached comparison (GET /test-runs/{id}/compare)', () => {
+    /** Page sizes of uncached reads: each one is asked once (every comparison has 3–4 cases). */
+    let freshSize = 10;
+
+    /** The comparison of the seed's last run with the one before, without `page_size`. */
+    async function comparison(instance: 'a' | 'b', s: { runs: string[] }, query = '') {
+      const body = ok(
+        await on(
+          instance,
+          'get',
+          `/test-runs/${s.runs[4]}/compare?base_run_id=${s.runs[3]}${query}`,
+        ),
+      );
+      const { page_size: _size, ...rest } = body;
+      return rest;
+    }
+
+    /** As expectFollows, for the comparison of the seed's last two runs. */
+    async function expectComparisonFollows(
+      s: { runs: string[] },
+      write: () => Promise<unknown>,
+    ): Promise<Json> {
+      const before = await comparison('a', s);
+      expect(await comparison('b', s)).toEqual(before);
+      expect(await comparison('a', s)).toEqual(before);
+      await write();
+      const expected = await comparison('a', s, `&page_size=${++freshSize}`);
+      expect(expected).not.toEqual(before);
+      expect(await comparison('a', s)).toEqual(expected);
+      expect(await comparison('b', s)).toEqual(expected);
+      return expected;
+    }
+
+    const classes = (body: Json) =>
+      Object.fromEntries((body.items as Json[]).map((i) => [i.title, i.change]));
+
+    it('answers from the cache: a write that bypasses the triggers is not seen', async () => {
+      const s = await seed();
+      const before = await comparison('a', s);
+      expect(classes(before)).toEqual({
+        'Case x': 'fixed',
+        'Case y': 'unchanged',
+        'Case z': 'unchanged',
+      });
+      const runner = t.db.createQueryRunner();
+      try {
+        await runner.startTransaction();
+        await runner.query(`SET LOCAL session_replication_role = replica`);
+        await runner.query(`UPDATE run_items SET status = 'failure' WHERE id = $1`, [s.items[4].z]);
+        await runner.commitTransaction();
+      } finally {
+        await runner.release();
+      }
+      expect(await comparison('a', s)).toEqual(before);
+      expect(classes(await comparison('a', s, '&page_size=99'))).toMatchObject({
+        'Case z': 'newly_failing',
+      });
+    });
+
+    it('results written in either run, on either instance; reruns', async () => {
+      const s = await seed();
+      const now = await expectComparisonFollows(s, () => setStatus(s.items[4].y, 'failure', 'b'));
+      expect(classes(now)).toMatchObject({ 'Case y': 'newly_failing' });
+      const base = await expectComparisonFollows(s, () => setStatus(s.items[3].z, 'error'));
+      expect(classes(base)).toMatchObject({ 'Case z': 'fixed' });
+      const [row] = (await get(`/run-cases/${s.items[4].x}/rows`)).items as Json[];
+      const rerun = await expectComparisonFollows(s, () =>
+        post(`/run-cases/${s.items[4].x}/rerun`, { mode: 'subset', run_case_row_ids: [row.id] }),
+      );
+      expect(classes(rerun)).toMatchObject({ 'Case x': 'changed' });
+    });
+
+    it('cases added to or removed from a run, imports', async () => {
+      const s = await seed();
+      const extra = await post('/test-cases', { project_id: s.projectId, title: 'Case w' });
+      const added = await expectComparisonFollows(s, () =>
+        post('/run-cases/bulk', { test_run_id: s.runs[4], test_case_ids: [extra.id] }),
+      );
+      expect(classes(added)).toMatchObject({ 'Case w': 'added' });
+      const removed = await expectComparisonFollows(s, async () =>
+        ok(await on('b', 'delete', `/run-cases/${s.items[4].z}`), 204),
+      );
+      expect(classes(removed)).toMatchObject({ 'Case z': 'removed' });
+      const imported = await expectComparisonFollows(s, async () =>
+        ok(
+          await on(
+            'a',
+            'post',
+            `/test-runs/${s.runs[4]}/imports/junit?create_missing_cases=true`,
+          ).attach('file', FLAKY_XML, 'flaky.xml'),
+          201,
+        ),
+      );
+      expect(imported.counts.added).toBe(2);
+    });
+
+    it("a case's title and deletion", async () => {
+      const s = await seed();
+      const renamed = await expectComparisonFollows(s, () =>
+        patch(`/test-cases/${s.cases.y}`, { title: 'A renamed y' }, 'b'),
+      );
+      expect(classes(renamed)).toMatchObject({ 'A renamed y': 'unchanged' });
+      const deleted = await expectComparisonFollows(s, async () =>
+        ok(await on('a', 'delete', `/test-cases/${s.cases.x}`), 204),
+      );
+      expect(Object.keys(classes(deleted))).toEqual(['A renamed y', 'Case z']);
+    });
   });
 });

@@ -33,8 +33,10 @@ const COMPARE_DESCRIPTION =
   'answers it, from the base run’s revision to this run’s); `datasets` lists the datasets whose ' +
   'highest revision used by the run cases differs (null on the side that did not use it). ' +
   'Answered with at most four statements, whatever the size of the runs; titles are looked up and sorted ' +
-  'only for the classes the page overlaps. A revision diff is kept per pair of revisions (they ' +
-  'never change; at most 512 diffs and 16 MiB per instance), so the snapshots are read once.';
+  'only for the classes the page overlaps. Each instance keeps the counts and page per (runs, ' +
+  'classes, page) and version of the project’s results (see `GET /test-cases/flaky`; at most ' +
+  '1,024 pages and 16 MiB), and a revision diff per pair of revisions (they never change; at ' +
+  'most 512 diffs and 16 MiB), so the snapshots are read once.';
 
 const HISTORY_DESCRIPTION =
   'Every run containing the case (any status, untested included), newest run first ' +

@@ -163,6 +163,17 @@ export const COMPARE_SQL = `
                  ORDER BY p.rank, lower(p.title), p.test_case_id), '[]'::json)
             FROM page p) AS items`;
 
+/**
+ * {@link COMPARE_SQL} with the version of the project's results ($6) read in the same snapshot,
+ * the comparison only when the version is not `$7` (the version of the answer the caller holds):
+ * as {@link flakySql}, an init plan is evaluated only when used.
+ */
+const COMPARE_VERSIONED_SQL = `
+  SELECT v.version,
+         CASE WHEN v.version IS DISTINCT FROM $7::text
+              THEN (SELECT row_to_json(x) FROM (${COMPARE_SQL}) x) END AS result
+    FROM (${resultVersionSql('$6')}) v`;
+
 const REVISIONS_SQL = `
   SELECT id, revision_number, snapshot_hash, full_snapshot
     FROM environment_revisions WHERE id = ANY($1::uuid[])`;
@@ -270,7 +281,7 @@ function flakyWindowSql(w: string, min: string): string {
  * over that environment's runs only.
  *
  * One statement, one snapshot: `version` is the project's result version
- * ({@link RESULT_VERSION_SQL}) and `windows` (a JSON array) is read only when the version differs
+ * ({@link resultVersionSql}) and `windows` (a JSON array) is read only when the version differs
  * from `$3`, the version of the answer the caller already holds (NULL: none). An uncorrelated
  * scalar subquery is an init plan, evaluated when first used: not at all when the `CASE` does not
  * take its branch.
@@ -307,15 +318,17 @@ export function flakySql(environment: boolean): string {
              ) s
             WHERE c.project_id = $1 AND s.w IS NOT NULL AND ${flakyWindowSql('s.w', '$4::int')}
          ) END AS windows
-    FROM (${RESULT_VERSION_SQL}) v`;
+    FROM (${resultVersionSql('$1')}) v`;
 }
 
 /**
- * The version of project `$1`'s results: the number of committed transactions that changed
+ * The version of the results of the project in parameter `project`: the number of committed transactions that changed
  * what the insights read (see the ProjectResultVersions migration), as text.
  */
-export const RESULT_VERSION_SQL = `SELECT coalesce(sum(changes), 0)::text AS version
-    FROM project_result_changes WHERE project_id = $1`;
+function resultVersionSql(project: string): string {
+  return `SELECT coalesce(sum(changes), 0)::text AS version
+    FROM project_result_changes WHERE project_id = ${project}`;
+}
 
 const HISTORY_SQL = {
   none: historySql(false, false),
@@ -338,20 +351,23 @@ export class InsightsRepository {
     return this.db.query<RunRow>(RUN_AND_PREVIOUS_SQL, [runId]);
   }
 
+  /**
+   * The project's result version and, when it is not `knownVersion`, the comparison
+   * ({@link COMPARE_VERSIONED_SQL}): one statement.
+   */
   async compare(
+    projectId: string,
     runId: string,
     baseId: string,
     changes: readonly string[],
     limit: number,
     offset: number,
-  ): Promise<ComparisonRow> {
-    const [row] = await this.db.query<ComparisonRow>(COMPARE_SQL, [
-      runId,
-      baseId,
-      changes,
-      limit,
-      offset,
-    ]);
+    knownVersion: string | null,
+  ): Promise<{ version: string; result: ComparisonRow | null }> {
+    const [row] = await this.db.query<{ version: string; result: ComparisonRow | null }>(
+      COMPARE_VERSIONED_SQL,
+      [runId, baseId, changes, limit, offset, projectId, knownVersion],
+    );
     return row;
   }
 

@@ -23,7 +23,7 @@ import {
   FlakyPageDto,
   FlakyQueryDto,
 } from './dto/history.dto';
-import { InsightsRepository, RevisionRow, RunRow } from './insights.repository';
+import { ComparisonRow, InsightsRepository, RevisionRow, RunRow } from './insights.repository';
 import { ResultVersionCache } from './result-version-cache';
 
 const iso = (value: string | Date | null): string | null =>
@@ -59,6 +59,12 @@ export class InsightsService {
     FLAKY_CACHE_ENTRIES,
   );
 
+  /** Comparison pages by (run, base, classes, page), each at one result version. */
+  private readonly compareCache = new ResultVersionCache<ComparisonRow>(
+    COMPARE_CACHE_BYTES,
+    COMPARE_CACHE_ENTRIES,
+  );
+
   /** Revision diffs by (from, to) revision ids: immutable data. */
   private readonly diffCache = new ResultVersionCache<Record<string, unknown>>(
     DIFF_CACHE_BYTES,
@@ -77,13 +83,7 @@ export class InsightsService {
     const { run, base } = await this.runs(access, id, q);
     const changes = q.change?.length ? [...new Set(q.change)] : [...CHANGE_CLASSES];
     // One after the other: a request holds one pooled connection at a time.
-    const cmp = await this.repo.compare(
-      run.id,
-      base.id,
-      changes,
-      q.page_size,
-      offsetOf(q.page, q.page_size),
-    );
+    const cmp = await this.comparison(access.projectId, run.id, base.id, changes, q);
     const environment = await this.environmentDrift(run, base);
     const datasets = await this.repo.datasetDrift(run.id, base.id, access.projectId);
     const page = pageOf(cmp.items, q.page, q.page_size, cmp.total);
@@ -108,6 +108,36 @@ export class InsightsService {
       page_size: page.page_size,
       has_next: page.has_next,
     };
+  }
+
+  /**
+   * The counts and the page of the comparison, kept per (runs, classes, page) and version of the
+   * project's results ({@link compareCache}): one statement reads the version and, only when it
+   * is not the one held, the comparison.
+   */
+  private async comparison(
+    projectId: string,
+    runId: string,
+    baseId: string,
+    changes: string[],
+    q: CompareRunsQueryDto,
+  ): Promise<ComparisonRow> {
+    const offset = offsetOf(q.page, q.page_size);
+    const key = `${runId}|${baseId}|${[...changes].sort().join(',')}|${q.page_size}|${offset}`;
+    const held = this.compareCache.peek(key);
+    const read = await this.repo.compare(
+      projectId,
+      runId,
+      baseId,
+      changes,
+      q.page_size,
+      offset,
+      held?.version ?? null,
+    );
+    if (read.result === null && held !== undefined) return held.value;
+    const result = deepFreeze(read.result as ComparisonRow);
+    this.compareCache.set(key, read.version, result, 256 + 2 * JSON.stringify(result).length);
+    return result;
   }
 
   private async runs(
@@ -248,6 +278,10 @@ export const FLAKY_CACHE_BYTES = 32 * 1024 * 1024;
 /** Most rankings the flaky list cache holds, per process. */
 export const FLAKY_CACHE_ENTRIES = 256;
 
+/** Bound of the comparison cache (counts and one page per entry), per process: 16 MiB. */
+export const COMPARE_CACHE_BYTES = 16 * 1024 * 1024;
+/** Most comparison pages the cache holds, per process. */
+export const COMPARE_CACHE_ENTRIES = 1024;
 /** Bound of the revision diff cache of the comparison, per process: 16 MiB. */
 export const DIFF_CACHE_BYTES = 16 * 1024 * 1024;
 /** Most revision diffs the comparison keeps, per process. */
