@@ -191,3 +191,41 @@ describe('SuitePlanner', () => {
     ]);
   });
 });
+
+describe('memoised path forms (one per parsed path array)', () => {
+  // Matching and creation keys normalise a suite path once per array; reusing an array (as the
+  // parsers do for a suite's testcases) must give what a fresh array with the same names gives.
+  const index = new MatchIndex(
+    [
+      kase('c1', 'Login works', { suite_id: 's2' }),
+      kase('c2', 'Logout works', { suite_id: 's2' }),
+      kase('c3', 'Login works', { suite_id: 's3' }),
+    ],
+    suites,
+  );
+  const shared = ['Auth', 'Login'];
+  it.each([
+    ['test_login_works', 'c1'],
+    ['test_logout_works', 'c2'],
+    ['test_login_works', 'c1'],
+  ])('%s under a shared path array → %s', (title, id) => {
+    expect(index.match(result(title, shared))).toEqual({ type: 'matched', caseId: id, by: 'name' });
+    expect(index.match(result(title, [...shared]))).toEqual(index.match(result(title, shared)));
+    expect(creationKey(result(title, shared))).toBe(creationKey(result(title, [...shared])));
+    expect(creationKey(result(title, shared))).toBe(
+      `n:${JSON.stringify([['auth', 'login'], title.replace(/^test_/, '').replace(/_/g, ' ')])}`,
+    );
+  });
+
+  it('a planner resolves a path array again to the same suite', () => {
+    const planner = new SuitePlanner(suites);
+    const path = ['Auth', 'New'];
+    const first = planner.resolve(path);
+    expect(planner.resolve(path)).toBe(first);
+    expect(planner.resolve([...path])).toEqual(first);
+    expect(planner.planned).toHaveLength(1);
+    expect(planner.nameOf(first)).toBe('New');
+    expect(planner.nameOf({ existing: 's2' })).toBe('Login');
+    expect(planner.nameOf(null)).toBeNull();
+  });
+});

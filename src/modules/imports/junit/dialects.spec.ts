@@ -404,6 +404,29 @@ describe('retries: repeated testcases in one file', () => {
     expect(retryKey(a)).toBe(retryKey(b));
   });
 
+  it.each([
+    ['a shared path array', ['Suite', 'sub "quoted"'], ['Suite', 'sub "quoted"']],
+    ['equal paths in two arrays', ['A'], ['A']],
+    ['different paths', ['A'], ['B']],
+    ['no path', [], []],
+  ])('retryKey is the JSON of the identity parts (%s)', (_label, first, second) => {
+    // The suite path's JSON is memoised per array: the key must stay what it was without it.
+    const shared = first === second;
+    const a = mapTestcase(raw({ suite_path: first, properties: { automation_id: 'x' } }));
+    const b = mapTestcase(raw({ suite_path: shared ? first : second, name: 'test_other' }));
+    for (const r of [a, b, a]) {
+      expect(retryKey(r)).toBe(
+        JSON.stringify([
+          r.suite_path,
+          r.automation_id_property ?? '',
+          r.classname ?? '',
+          r.name,
+          '',
+        ]),
+      );
+    }
+  });
+
   it('foldAttempts refuses an empty list', () => {
     expect(() => foldAttempts([])).toThrow();
   });

@@ -576,8 +576,8 @@ export function mapTestcase(raw: RawTestcase): JunitResult {
  * when many tests inherit one.
  */
 export function retryKey(result: JunitResult): string {
-  return JSON.stringify([
-    result.suite_path,
+  // `[<suite path>,…]`: the path's JSON is made once per path array (a suite's testcases share it).
+  const rest = JSON.stringify([
     result.automation_id_property === null
       ? ''
       : storageAutomationId(result.automation_id_property),
@@ -585,6 +585,19 @@ export function retryKey(result: JunitResult): string {
     result.name,
     result.dataset === null ? '' : storageAutomationId(result.dataset.key),
   ]);
+  return `[${pathJson(result.suite_path)},${rest.slice(1)}`;
+}
+
+/** JSON texts of suite path arrays already seen (the parsers give a suite's testcases one array). */
+const pathJsons = new WeakMap<readonly string[], string>();
+
+function pathJson(path: readonly string[]): string {
+  let json = pathJsons.get(path);
+  if (json === undefined) {
+    json = JSON.stringify(path);
+    pathJsons.set(path, json);
+  }
+  return json;
 }
 
 /**
@@ -616,16 +629,20 @@ export function foldAttempts(results: readonly JunitResult[]): JunitResult {
  * occurrence of each test.
  */
 export function foldRetries(raws: Iterable<RawTestcase>): JunitResult[] {
-  const groups = new Map<string, JunitResult[]>();
+  // A test run once (the common case) keeps its result alone, without a group array.
+  const groups = new Map<string, JunitResult | JunitResult[]>();
   for (const raw of raws) {
     const result = mapTestcase(raw);
     const key = retryKey(result);
     const group = groups.get(key);
-    if (group === undefined) groups.set(key, [result]);
-    else group.push(result);
+    if (group === undefined) groups.set(key, result);
+    else if (Array.isArray(group)) group.push(result);
+    else groups.set(key, [group, result]);
   }
   const results: JunitResult[] = [];
-  for (const group of groups.values()) results.push(foldAttempts(group));
+  for (const group of groups.values()) {
+    results.push(Array.isArray(group) ? foldAttempts(group) : group);
+  }
   return results;
 }
 
