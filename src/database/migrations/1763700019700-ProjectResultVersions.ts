@@ -66,6 +66,8 @@ export class ProjectResultVersions1763700019700 implements MigrationInterface {
         END LOOP;
       END $$`);
     // One function for every table and event: the projects whose read data the statement changed.
+    // An update counts for a project when one of its rows changed a column read (the first such
+    // row answers: an import's batch of updates pays one probe, not a join of every row).
     await q.query(`
       CREATE FUNCTION project_result_changes_trigger() RETURNS trigger LANGUAGE plpgsql AS $$
       DECLARE
@@ -76,31 +78,22 @@ export class ProjectResultVersions1763700019700 implements MigrationInterface {
         ELSIF TG_OP = 'DELETE' THEN
           SELECT array_agg(DISTINCT project_id) INTO projects FROM old_rows;
         ELSIF TG_TABLE_NAME = 'run_items' THEN
-          SELECT array_agg(DISTINCT x) INTO projects
-            FROM old_rows o JOIN new_rows n ON n.id = o.id,
-                 LATERAL (VALUES (o.project_id), (n.project_id)) v(x)
-           WHERE (o.project_id, o.test_run_id, o.test_case_id, o.test_case_title, o.status,
-                  o.dataset_snapshot)
-                 IS DISTINCT FROM
-                 (n.project_id, n.test_run_id, n.test_case_id, n.test_case_title, n.status,
-                  n.dataset_snapshot);
+          ${changedProjects(
+            'o.project_id, o.test_run_id, o.test_case_id, o.test_case_title, o.status, o.dataset_snapshot',
+            'n.project_id, n.test_run_id, n.test_case_id, n.test_case_title, n.status, n.dataset_snapshot',
+          )}
         ELSIF TG_TABLE_NAME = 'run_item_rows' THEN
-          SELECT array_agg(DISTINCT x) INTO projects
-            FROM old_rows o JOIN new_rows n ON n.id = o.id,
-                 LATERAL (VALUES (o.project_id), (n.project_id)) v(x)
-           WHERE (o.project_id, o.run_item_id, o.status, o.comment)
-                 IS DISTINCT FROM (n.project_id, n.run_item_id, n.status, n.comment);
+          ${changedProjects(
+            'o.project_id, o.run_item_id, o.status, o.comment',
+            'n.project_id, n.run_item_id, n.status, n.comment',
+          )}
         ELSIF TG_TABLE_NAME = 'test_cases' THEN
-          SELECT array_agg(DISTINCT x) INTO projects
-            FROM old_rows o JOIN new_rows n ON n.id = o.id,
-                 LATERAL (VALUES (o.project_id), (n.project_id)) v(x)
-           WHERE (o.project_id, o.title, o.status) IS DISTINCT FROM (n.project_id, n.title, n.status);
+          ${changedProjects('o.project_id, o.title, o.status', 'n.project_id, n.title, n.status')}
         ELSIF TG_TABLE_NAME = 'test_runs' THEN
-          SELECT array_agg(DISTINCT x) INTO projects
-            FROM old_rows o JOIN new_rows n ON n.id = o.id,
-                 LATERAL (VALUES (o.project_id), (n.project_id)) v(x)
-           WHERE (o.project_id, o.environment_id, o.status)
-                 IS DISTINCT FROM (n.project_id, n.environment_id, n.status);
+          ${changedProjects(
+            'o.project_id, o.environment_id, o.status',
+            'n.project_id, n.environment_id, n.status',
+          )}
         END IF;
         PERFORM project_result_changes_note(projects);
         RETURN NULL;
@@ -144,6 +137,18 @@ export class ProjectResultVersions1763700019700 implements MigrationInterface {
 }
 
 type Event = 'INSERT' | 'UPDATE' | 'DELETE';
+
+/**
+ * PL/pgSQL: `projects` := the projects (before or after the update) with a row whose columns
+ * `before` (of `o`, the old row) differ from `after` (of `n`, the new row).
+ */
+function changedProjects(before: string, after: string): string {
+  return `SELECT array_agg(p.x) INTO projects
+            FROM (SELECT project_id FROM old_rows UNION SELECT project_id FROM new_rows) p(x)
+           WHERE EXISTS (SELECT 1 FROM old_rows o JOIN new_rows n ON n.id = o.id
+                          WHERE p.x IN (o.project_id, n.project_id)
+                            AND (${before}) IS DISTINCT FROM (${after}));`;
+}
 
 /** The tables and events that change what the insights read (inserting a run or a case does not). */
 const TRIGGERS: Array<[string, Event[]]> = [
