@@ -1,5 +1,5 @@
 import type { RefObject } from 'preact';
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useState } from 'preact/hooks';
 import { ApiError } from './api';
 import type { Problem } from './types';
 
@@ -37,14 +37,17 @@ export function useLoad<T>(key: string | null, load: () => Promise<T>): Loaded<T
 
 /**
  * False until the element behind `ref` has been in the viewport, then true for good: what is below
- * the fold loads when it is scrolled to, not with the page.
+ * the fold loads when it is scrolled to, not with the page. An element in view when it is first laid
+ * out counts at once (before the browser paints), not one IntersectionObserver callback later.
  */
 export function useSeen(ref: RefObject<Element>): boolean {
   const [seen, setSeen] = useState(false);
-  useEffect(() => {
+  useLayoutEffect(() => {
     const el = ref.current;
     if (seen || !el) return;
-    if (typeof IntersectionObserver === 'undefined') {
+    const box = el.getBoundingClientRect();
+    const inView = box.bottom >= 0 && box.top <= window.innerHeight && box.right >= 0 && box.left <= window.innerWidth;
+    if (inView || typeof IntersectionObserver === 'undefined') {
       setSeen(true);
       return;
     }
