@@ -213,6 +213,36 @@ describe('cursor paging (issue #19 §3)', () => {
       expect(await walk(url, 2)).toEqual(paged);
     });
 
+    it.each<[string, Array<string | null>]>([
+      [
+        '',
+        [
+          '2026-04-02T10:00:00.000Z',
+          '2026-04-01T10:00:00.000Z',
+          '2026-04-01T10:00:00.000Z',
+          null,
+          null,
+        ],
+      ],
+      [
+        '&sort_order=asc',
+        [
+          null,
+          null,
+          '2026-04-01T10:00:00.000Z',
+          '2026-04-01T10:00:00.000Z',
+          '2026-04-02T10:00:00.000Z',
+        ],
+      ],
+    ])(
+      'GET /run-cases%s by last execution: never executed is the oldest',
+      async (sort, expected) => {
+        const res = await get(`/run-cases?test_run_id=${runId}${sort}`);
+        expect(res.status).toBe(200);
+        expect((res.body.items as Json[]).map((i) => i.last_executed_at)).toEqual(expected);
+      },
+    );
+
     it('GET /run-cases across runs (project_id and test_case_id)', async () => {
       const url = `/run-cases?project_id=${f.projectId}&test_case_id=${caseIds[0]}`;
       const paged = await pagedIds(url);

@@ -17,6 +17,7 @@ import { RunMetadata1763700019300 } from './1763700019300-RunMetadata';
 import { Webhooks1763700019200 } from './1763700019200-Webhooks';
 import { CursorIndexes1763700019400 } from './1763700019400-CursorIndexes';
 import { RunCountSlots1763700019500 } from './1763700019500-RunCountSlots';
+import { DropRunItemsLastExecuted1763700019510 } from './1763700019510-DropRunItemsLastExecuted';
 import { LeanImportWritesTwo1763700019600 } from './1763700019600-LeanImportWritesTwo';
 import { ProjectResultVersions1763700019700 } from './1763700019700-ProjectResultVersions';
 import { LeanImportWrites1763700002500 } from './1763700002500-LeanImportWrites';
@@ -48,6 +49,7 @@ export const MIGRATIONS = [
   Webhooks1763700019200,
   CursorIndexes1763700019400,
   RunCountSlots1763700019500,
+  DropRunItemsLastExecuted1763700019510,
   LeanImportWritesTwo1763700019600,
   ProjectResultVersions1763700019700,
 ];

@@ -302,7 +302,9 @@ export interface ItemRollUpWrite {
 }
 
 const SORT_EXPRESSIONS: Record<RunCaseSortKey, string[]> = {
-  last_executed_at: ['ri.last_executed_at'],
+  // Never executed = the oldest ('-infinity'): ix_run_items_run_last_executed_keyset's expression,
+  // so the index gives this order (offset and keyset pages alike).
+  last_executed_at: ["coalesce(ri.last_executed_at, '-infinity'::timestamptz)"],
   test_case_title: ["lower(coalesce(tc.title, ri.test_case_title, ''))"],
   // Keys share the `TC-` prefix: shorter first gives numeric order.
   test_case_key: [
@@ -335,10 +337,7 @@ const SORT_TYPES: Record<RunCaseSortKey, KeysetOrder['keys'][number]['type'][]> 
  * run_items orders.
  */
 export function runCaseKeysetOrder(key: RunCaseSortKey, order: 'asc' | 'desc'): KeysetOrder {
-  const exprs =
-    key === 'last_executed_at'
-      ? ["coalesce(ri.last_executed_at, '-infinity'::timestamptz)"]
-      : SORT_EXPRESSIONS[key];
+  const exprs = SORT_EXPRESSIONS[key];
   return {
     keys: [
       ...exprs.map((sql, i) => ({ sql, type: SORT_TYPES[key][i] })),
@@ -350,8 +349,7 @@ export function runCaseKeysetOrder(key: RunCaseSortKey, order: 'asc' | 'desc'): 
 
 function orderBy(key: RunCaseSortKey, dir: 'ASC' | 'DESC'): string {
   // last_executed_at: never-executed items count as the oldest (last in desc, first in asc).
-  const nulls = key === 'last_executed_at' ? (dir === 'DESC' ? ' NULLS LAST' : ' NULLS FIRST') : '';
-  const parts = SORT_EXPRESSIONS[key].map((e) => `${e} ${dir}${nulls}`);
+  const parts = SORT_EXPRESSIONS[key].map((e) => `${e} ${dir}`);
   return [...parts, `ri.id ${dir}`].join(', ');
 }
 
