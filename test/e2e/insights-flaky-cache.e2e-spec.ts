@@ -313,6 +313,17 @@ describe('insights: the cached flaky list and comparisons follow every write (is
     expect(n).toBeLessThan(300);
     expect(await cached('a', s.projectId)).toEqual(await fresh(s.projectId));
   });
+  it('a project with results can be deleted; its versions go with it', async () => {
+    // Deleting the project deletes its runs and items: the triggers then note no change for it.
+    const s = await seed();
+    ok(await on('b', 'delete', `/projects/${s.projectId}`), 204);
+    const [{ n }] = await t.db.query<Array<{ n: number }>>(
+      `SELECT count(*)::int AS n FROM project_result_changes WHERE project_id = $1`,
+      [s.projectId],
+    );
+    expect(n).toBe(0);
+  });
+
   describe('the cached comparison (GET /test-runs/{id}/compare)', () => {
     /** Page sizes of uncached reads: each one is asked once (every comparison has 3–4 cases). */
     let freshSize = 10;
