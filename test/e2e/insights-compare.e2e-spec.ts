@@ -263,6 +263,36 @@ describe('insights: run comparison (issue #17 §1)', () => {
       expect(body).toMatchObject({ total: 0, items: [] });
     });
 
+    it('base=previous skips the runs of other environments (and of none)', async () => {
+      // A project of its own: runs of environments e1 and e2 and without one, interleaved.
+      const p = await t.roleFixture();
+      const envOf = async (name: string) =>
+        post('/environments', { project_id: p.projectId, name: t.unique(name) }, p);
+      const [e1, e2] = [await envOf('e1 '), await envOf('e2 ')];
+      const runIn = (environment: Json | null) =>
+        createRun(environment === null ? {} : { environment_id: environment.id }, p);
+      const a = await runIn(e1);
+      const b = await runIn(null);
+      const c = await runIn(e2);
+      const d = await runIn(e1);
+      const e = await runIn(null);
+      const g = await runIn(e1);
+      const previous = async (runId: string) => {
+        const res = await t.req(
+          'get',
+          `${API}/test-runs/${runId}/compare?base=previous`,
+          p.viewer.token,
+        );
+        return res.status === 200 ? res.body.base.id : res.body.code;
+      };
+      expect(await previous(g.id)).toBe(d.id);
+      expect(await previous(d.id)).toBe(a.id);
+      expect(await previous(e.id)).toBe(b.id);
+      expect(await previous(c.id)).toBe('no_previous_run');
+      expect(await previous(b.id)).toBe('no_previous_run');
+      expect(await previous(a.id)).toBe('no_previous_run');
+    });
+
     it('answers with the same statements whatever the size of the runs', async () => {
       const empty1 = await createRun({ environment_id: env.id });
       const empty2 = await createRun({ environment_id: env.id });

@@ -20,6 +20,7 @@ import { RunCountSlots1763700019500 } from './1763700019500-RunCountSlots';
 import { DropRunItemsLastExecuted1763700019510 } from './1763700019510-DropRunItemsLastExecuted';
 import { LeanImportWritesTwo1763700019600 } from './1763700019600-LeanImportWritesTwo';
 import { ProjectResultVersions1763700019700 } from './1763700019700-ProjectResultVersions';
+import { PreviousRunIndex1763700019710 } from './1763700019710-PreviousRunIndex';
 import { LeanImportWrites1763700002500 } from './1763700002500-LeanImportWrites';
 import { RunSnapshotsOnce1763700002400 } from './1763700002400-RunSnapshotsOnce';
 
@@ -52,4 +53,5 @@ export const MIGRATIONS = [
   DropRunItemsLastExecuted1763700019510,
   LeanImportWritesTwo1763700019600,
   ProjectResultVersions1763700019700,
+  PreviousRunIndex1763700019710,
 ];

@@ -97,18 +97,32 @@ const RUN_COLUMNS = `r.id, r.project_id, r.name, r.build, r.status, r.environmen
 
 const RUNS_BY_ID_SQL = `SELECT ${RUN_COLUMNS} FROM test_runs r WHERE r.id = ANY($1::uuid[])`;
 
-/** The run, then the latest run of its project and environment created before it (if any). */
+/**
+ * The run, then the latest run of its project and environment created before it (if any): one
+ * backward step of `ix_test_runs_project_environment_created` from the run's (created_at, id),
+ * in the branch for a run with an environment or in the one for a run without (a LATERAL, so the
+ * run's values are index bounds, and the branch that does not apply is never run; the ORDER BY
+ * names every index column, so that NULL environments are walked in the index's order too).
+ */
 const RUN_AND_PREVIOUS_SQL = `
   WITH cur AS (SELECT ${RUN_COLUMNS} FROM test_runs r WHERE r.id = $1)
   SELECT * FROM cur
   UNION ALL
-  (SELECT ${RUN_COLUMNS}
-     FROM test_runs r, cur
-    WHERE r.project_id = cur.project_id
-      AND r.environment_id IS NOT DISTINCT FROM cur.environment_id
-      AND (r.created_at, r.id) < (cur.created_at, cur.id)
-    ORDER BY r.created_at DESC, r.id DESC
-    LIMIT 1)`;
+  SELECT p.* FROM cur CROSS JOIN LATERAL (
+    SELECT ${RUN_COLUMNS} FROM test_runs r
+     WHERE r.project_id = cur.project_id AND r.environment_id = cur.environment_id
+       AND (r.created_at, r.id) < (cur.created_at, cur.id)
+     ORDER BY r.project_id DESC, r.environment_id DESC, r.created_at DESC, r.id DESC
+     LIMIT 1) p
+   WHERE cur.environment_id IS NOT NULL
+  UNION ALL
+  SELECT p.* FROM cur CROSS JOIN LATERAL (
+    SELECT ${RUN_COLUMNS} FROM test_runs r
+     WHERE r.project_id = cur.project_id AND r.environment_id IS NULL
+       AND (r.created_at, r.id) < (cur.created_at, cur.id)
+     ORDER BY r.project_id DESC, r.environment_id DESC, r.created_at DESC, r.id DESC
+     LIMIT 1) p
+   WHERE cur.environment_id IS NULL`;
 
 /**
  * The classes of both runs' cases in one statement: a FULL JOIN of the two runs' items on the test
