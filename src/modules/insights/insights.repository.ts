@@ -378,7 +378,9 @@ export class InsightsRepository {
     offset: number,
     knownVersion: string | null,
   ): Promise<{ version: string; result: ComparisonRow | null }> {
-    const [row] = await this.db.query<{ version: string; result: ComparisonRow | null }>(
+    // Prepared: planning the whole text took ten times a version-only read (3 ms against 0.2).
+    const [row] = await this.db.prepared<{ version: string; result: ComparisonRow | null }>(
+      'insights_compare',
       COMPARE_VERSIONED_SQL,
       [runId, baseId, changes, limit, offset, projectId, knownVersion],
     );
