@@ -1336,6 +1336,37 @@ describe('JUnit import (CONTRACT §6)', () => {
       expectProblem(res, 500, 'internal_error');
       expect(await snapshot(projectId, runId)).toEqual(before);
     });
+
+    it('a row refused in the middle of a streamed COPY leaves nothing behind; the next import works', async () => {
+      // Rows are made while their COPY runs: a refusal half-way through a batch (here the rows of the
+      // second batch) must fail the import as a whole and leave the connection usable.
+      const projectId = await newProject();
+      const runId = await createRun(projectId);
+      const before = await snapshot(projectId, runId);
+      const refused = `test_${APPLY_BATCH + 500}`;
+      await t.db.query(`
+        CREATE FUNCTION refuse_import_row() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+          IF NEW.scenario_label = '${refused}' THEN RAISE EXCEPTION 'simulated refusal'; END IF;
+          RETURN NEW;
+        END $$`);
+      await t.db.query(
+        `CREATE TRIGGER refuse_import_row BEFORE INSERT ON run_item_rows FOR EACH ROW EXECUTE FUNCTION refuse_import_row()`,
+      );
+      try {
+        const res = await importInto(runId, bigReport(), 'big.xml', '?create_missing_cases=true');
+        expectProblem(res, 500, 'internal_error');
+        expect(await snapshot(projectId, runId)).toEqual(before);
+      } finally {
+        await t.db.query(`DROP TRIGGER refuse_import_row ON run_item_rows`);
+        await t.db.query(`DROP FUNCTION refuse_import_row()`);
+      }
+      for (let i = 0; i < 3; i++) {
+        const again = await importInto(runId, bigReport(), 'big.xml', '?create_missing_cases=true');
+        expect(again.status).toBe(201);
+        expect(again.body.summary.created_test_cases).toBe(i === 0 ? n - 1 : 0);
+      }
+    });
   });
 
   describe('atomicity', () => {
