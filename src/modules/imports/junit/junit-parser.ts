@@ -710,9 +710,19 @@ class ReportBuilder {
 
   finish(): ParsedReport {
     if (this.root === null) throw new JunitParseError(NO_ROOT_REASON);
-    const raws = this.cases.map(toRawTestcase);
-    this.cases.length = 0;
-    const results = foldRetries(raws);
+    // Each pending testcase is mapped and let go as the fold reads it, so that the pending, raw and
+    // final forms of 100,000 testcases are never all alive at once.
+    const pending = this.cases;
+    const taken = pending.length;
+    function* raws(): Generator<RawTestcase> {
+      for (let i = 0; i < pending.length; i++) {
+        const tc = pending[i] as PendingCase;
+        (pending as Array<PendingCase | undefined>)[i] = undefined;
+        yield toRawTestcase(tc);
+      }
+      pending.length = 0;
+    }
+    const results = foldRetries(raws());
     const totals = countStatuses(results);
     return {
       name: this.rootName ?? this.firstSuiteName,
@@ -720,7 +730,7 @@ class ReportBuilder {
       root: this.root,
       suites: this.suiteCount,
       testcase_elements: this.testcaseElements,
-      ignored_testcases: this.testcaseElements - raws.length,
+      ignored_testcases: this.testcaseElements - taken,
       nameless_testcases: this.nameless,
       results,
       totals: {
