@@ -615,6 +615,32 @@ describe('test runs', () => {
       }
     });
 
+    it('the same race with an environment given (revision and milestone read together) is a 422', async () => {
+      const env = await createEnvironment();
+      const milestone = await createMilestone();
+      const qr = t.db.createQueryRunner();
+      await qr.connect();
+      await qr.startTransaction();
+      try {
+        await qr.query(`DELETE FROM milestones WHERE id = $1`, [milestone.id]);
+        const pending = t
+          .req('post', api('/test-runs'), f.tester.token)
+          .send({
+            project_id: f.projectId,
+            name: 'racing with env',
+            environment_id: env.id,
+            milestone_id: milestone.id,
+          })
+          .then((r) => r);
+        await waitUntilBlockedOrDone(t.db, qr, pending);
+        await qr.commitTransaction();
+        expectProblem(await pending, 422, 'invalid_milestone');
+      } finally {
+        if (qr.isTransactionActive) await qr.rollbackTransaction();
+        await qr.release();
+      }
+    });
+
     it('a deleted milestone unlinks its runs', async () => {
       const milestone = await createMilestone();
       const run = await createRun({ milestone_id: milestone.id });
@@ -632,13 +658,16 @@ describe('test runs', () => {
       const { result: run, statements } = await statementsDuring(() =>
         createRun({ environment_id: env.id, milestone_id: milestone.id }),
       );
-      // Authentication, access, the environment's revision, the milestone, the insert answering
-      // the run with creator and milestone names (RETURNING), the webhook subscribers. The
-      // revision's snapshot comes from the cache the environment's creation filled, or one read.
+      // Authentication, access, the environment's revision with the milestone (one statement),
+      // the insert answering the run with creator and milestone names (RETURNING), the webhook
+      // subscribers. The revision's snapshot comes from the cache the environment's creation
+      // filled, or one read.
       const insert = statements.filter((sql) => /INSERT INTO test_runs/.test(sql));
       expect(insert).toHaveLength(1);
       expect(statements.filter((sql) => /FROM test_runs r/.test(sql))).toHaveLength(0);
-      expect(statements.length).toBeLessThanOrEqual(7);
+      expect(statements.filter((sql) => /FROM milestones/.test(sql))).toHaveLength(1);
+      expect(statements.filter((sql) => /FROM environments/.test(sql))).toHaveLength(1);
+      expect(statements.length).toBeLessThanOrEqual(6);
       expect(run).toMatchObject({
         environment_id: env.id,
         environment_revision_id: env.current_revision_id,

@@ -489,17 +489,29 @@ export class TestRunsRepository {
     return rows[0]?.n ?? 0;
   }
 
-  /** An environment of the project with its current revision. */
+  /**
+   * An environment of the project with its current revision. With `milestoneId` (a uuid) the same
+   * statement reads that milestone's status under a key-share lock, as
+   * {@link findMilestoneStatusForKeyShare} does (`milestone_status`, null when not the project's).
+   */
   async findEnvironmentRevision(
     projectId: string,
     environmentId: string,
-  ): Promise<EnvironmentRevisionRow | undefined> {
-    const rows = await this.db.query<EnvironmentRevisionRow>(
+    milestoneId?: string,
+  ): Promise<(EnvironmentRevisionRow & { milestone_status?: string | null }) | undefined> {
+    const milestone =
+      milestoneId === undefined
+        ? ''
+        : `, (SELECT m.status FROM milestones m WHERE m.id = $3 AND m.project_id = $2
+               FOR KEY SHARE) AS milestone_status`;
+    const rows = await this.db.query<EnvironmentRevisionRow & { milestone_status?: string | null }>(
       `SELECT e.id, e.name, e.status, e.archived_at, r.id AS revision_id, r.revision_number,
-              r.snapshot_hash
+              r.snapshot_hash${milestone}
          FROM environments e JOIN environment_revisions r ON r.id = e.current_revision_id
         WHERE e.id = $1 AND e.project_id = $2`,
-      [environmentId, projectId],
+      milestoneId === undefined
+        ? [environmentId, projectId]
+        : [environmentId, projectId, milestoneId],
     );
     return rows[0];
   }

@@ -204,9 +204,16 @@ export class TestRunsService {
   ): Promise<TestRunDto> {
     const projectId = access.projectId;
     const environmentId = blankToNull(fields.environment_id);
-    const env = environmentId ? await this.captureEnvironment(projectId, environmentId) : null;
     const milestoneId = blankToNull(fields.milestone_id);
-    if (milestoneId) await this.checkMilestone(projectId, milestoneId);
+    // With both, one statement reads the revision and key-share locks the milestone.
+    const withMilestone = milestoneId !== null && isUuid(milestoneId) ? milestoneId : undefined;
+    const env = environmentId
+      ? await this.captureEnvironment(projectId, environmentId, withMilestone)
+      : null;
+    if (milestoneId) {
+      if (env?.milestoneStatus !== undefined) assertMilestoneUsable(env.milestoneStatus);
+      else await this.checkMilestone(projectId, milestoneId);
+    }
     const assignee = blankToNull(fields.assignee);
     if (assignee) await this.checkAssignee(projectId, assignee);
     const row = await this.repo.insert({
@@ -416,10 +423,16 @@ export class TestRunsService {
     };
   }
 
+  /**
+   * The environment's current revision (422 `invalid_environment` unless an active environment of
+   * the project). With `milestoneId`, the same statement key-share locks that milestone and reads
+   * its status (`milestoneStatus`, null when it is not the project's), as checkMilestone would.
+   */
   private async captureEnvironment(
     projectId: string,
     environmentId: string,
-  ): Promise<EnvironmentCapture> {
+    milestoneId?: string,
+  ): Promise<EnvironmentCapture & { milestoneStatus?: string | null }> {
     const invalid = () =>
       new AppException(
         'invalid_environment',
@@ -427,7 +440,7 @@ export class TestRunsService {
         { environment_id: ['must be the id of an active environment of this project'] },
       );
     if (!isUuid(environmentId)) throw invalid();
-    const e = await this.repo.findEnvironmentRevision(projectId, environmentId);
+    const e = await this.repo.findEnvironmentRevision(projectId, environmentId, milestoneId);
     if (!e || e.archived_at !== null || e.status === 'archived') throw invalid();
     return {
       environmentId: e.id,
@@ -435,6 +448,7 @@ export class TestRunsService {
       revisionId: e.revision_id,
       revisionNumber: e.revision_number,
       snapshotHash: e.snapshot_hash,
+      ...(milestoneId === undefined ? {} : { milestoneStatus: e.milestone_status ?? null }),
     };
   }
 
@@ -442,13 +456,18 @@ export class TestRunsService {
     const status = isUuid(milestoneId)
       ? await this.repo.findMilestoneStatusForKeyShare(projectId, milestoneId)
       : undefined;
-    if (status === undefined || status === 'archived') {
-      throw new AppException(
-        'invalid_milestone',
-        'The milestone does not exist in this project or is archived',
-        { milestone_id: ['must be the id of a milestone of this project that is not archived'] },
-      );
-    }
+    assertMilestoneUsable(status ?? null);
+  }
+}
+
+/** 422 `invalid_milestone` unless the milestone (its status; null: none in the project) is usable. */
+function assertMilestoneUsable(status: string | null): void {
+  if (status === null || status === 'archived') {
+    throw new AppException(
+      'invalid_milestone',
+      'The milestone does not exist in this project or is archived',
+      { milestone_id: ['must be the id of a milestone of this project that is not archived'] },
+    );
   }
 }
 
