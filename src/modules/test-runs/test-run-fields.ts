@@ -1,6 +1,6 @@
 import type { JsonPart } from '../../common/http/json-body';
 import { FieldSelection } from '../../common/pagination/fields';
-import { testRunJsonParts, toTestRunDto } from './test-run.mapper';
+import { fieldsAfterSnapshot, fieldsBeforeSnapshot, testRunJsonParts } from './test-run.mapper';
 import type { TestRunRow } from './test-runs.repository';
 
 /** The run's field that carries the environment snapshot (served from the snapshot cache). */
@@ -16,14 +16,9 @@ export function selectedRunJsonParts(
   selection: FieldSelection,
 ): JsonPart[] {
   if (selection === null) return testRunJsonParts(r, snapshot ?? Buffer.from('{}'));
-  const all = toTestRunDto(r, {}) as unknown as Record<string, unknown>;
-  const before: Record<string, unknown> = {};
-  const after: Record<string, unknown> = {};
-  let seen = false;
-  for (const [k, v] of Object.entries(all)) {
-    if (k === SNAPSHOT_FIELD) seen = true;
-    else if (selection.has(k)) (seen ? after : before)[k] = v;
-  }
+  // The mapper's two halves, filtered: no object of every field is spread together first.
+  const before = pick(fieldsBeforeSnapshot(r), selection);
+  const after = pick(fieldsAfterSnapshot(r), selection);
   if (!selection.has(SNAPSHOT_FIELD)) return [JSON.stringify({ ...before, ...after })];
   const head = JSON.stringify(before);
   const tail = JSON.stringify(after);
@@ -32,4 +27,14 @@ export function selectedRunJsonParts(
     snapshot ?? Buffer.from('{}'),
     tail === '{}' ? '}' : `,${tail.slice(1)}`,
   ];
+}
+
+/** The selected keys of `all`, in its order. */
+function pick(
+  all: Record<string, unknown>,
+  selection: ReadonlySet<string>,
+): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const k in all) if (selection.has(k)) out[k] = all[k];
+  return out;
 }

@@ -1,10 +1,5 @@
 import type { JsonPart } from '../../common/http/json-body';
-import {
-  buildRunSummary,
-  buildStatusBreakdown,
-  RunItemStatus,
-  StatusCounts,
-} from './run-summary';
+import { buildRunSummary, buildStatusBreakdown, RunItemStatus, StatusCounts } from './run-summary';
 import type { TestRunDto } from './dto/test-run.dto';
 import { ciOf } from './run-metadata';
 import type { TestRunRow } from './test-runs.repository';
@@ -29,7 +24,7 @@ export function runStatusCounts(r: TestRunRow): Record<RunItemStatus, number> {
 }
 
 /** The fields of the run object before `environment_snapshot`, in the order they are answered. */
-function fieldsBeforeSnapshot(r: TestRunRow) {
+export function fieldsBeforeSnapshot(r: TestRunRow) {
   return {
     id: r.id,
     project_id: r.project_id,
@@ -51,7 +46,7 @@ function fieldsBeforeSnapshot(r: TestRunRow) {
 }
 
 /** The fields of the run object after `environment_snapshot`, in the order they are answered. */
-function fieldsAfterSnapshot(r: TestRunRow) {
+export function fieldsAfterSnapshot(r: TestRunRow) {
   const counts = runStatusCounts(r);
   return {
     milestone_id: r.milestone_id,
@@ -90,9 +85,5 @@ export function toTestRunDto(r: TestRunRow, snapshot: Record<string, unknown>): 
 export function testRunJsonParts(r: TestRunRow, snapshot: Buffer): JsonPart[] {
   const before = JSON.stringify(fieldsBeforeSnapshot(r));
   const after = JSON.stringify(fieldsAfterSnapshot(r));
-  return [
-    `${before.slice(0, -1)},"environment_snapshot":`,
-    snapshot,
-    `,${after.slice(1)}`,
-  ];
+  return [`${before.slice(0, -1)},"environment_snapshot":`, snapshot, `,${after.slice(1)}`];
 }
