@@ -30,8 +30,10 @@ export function RunsPage({ projectId, query }: { projectId: string; query: URLSe
   const runs = useLoad(`${key}|${page}`, list(page));
   const laterTrend = useLoad(page === 1 ? null : key, list(1));
   const trend = page === 1 ? runs : laterTrend;
-  // The environment filter's choices, at the same time: names only (no topologies).
-  const environments = useLoad(`envs:${projectId}`, () =>
+  // The environment filter's choices (names only, no topologies) are not on screen until the list
+  // is opened: asked for when the filter is first used, or at once when the address filters by one.
+  const [wantEnvironments, setWantEnvironments] = useState(filters.environment_id !== '');
+  const environments = useLoad(wantEnvironments ? `envs:${projectId}` : null, () =>
     getJson<Page<EnvironmentName>>('/environments', { project_id: projectId, page_size: 200, include_archived: true, fields: 'id,name' }),
   );
 
@@ -42,7 +44,12 @@ export function RunsPage({ projectId, query }: { projectId: string; query: URLSe
     <>
       <ProjectNav projectId={projectId} current="runs" />
       <PageTitle sub="Newest first. Archived runs are hidden unless the status filter asks for them.">Test runs</PageTitle>
-      <RunFilters filters={filters} environments={environments.state === 'done' ? environments.data.items : []} onApply={(f) => go(f)} />
+      <RunFilters
+        filters={filters}
+        environments={environments.state === 'done' ? environments.data.items : []}
+        onEnvironmentsWanted={() => setWantEnvironments(true)}
+        onApply={(f) => go(f)}
+      />
       <section aria-labelledby="trend-title">
         <h2 id="trend-title">Pass rate, last {TREND_RUNS} runs</h2>
         <Show value={trend} what="the trend">
@@ -68,7 +75,17 @@ export function RunsPage({ projectId, query }: { projectId: string; query: URLSe
   );
 }
 
-function RunFilters({ filters, environments, onApply }: { filters: Filters; environments: EnvironmentName[]; onApply: (f: Filters) => void }) {
+function RunFilters({
+  filters,
+  environments,
+  onEnvironmentsWanted,
+  onApply,
+}: {
+  filters: Filters;
+  environments: EnvironmentName[];
+  onEnvironmentsWanted: () => void;
+  onApply: (f: Filters) => void;
+}) {
   const [draft, setDraft] = useState(filters);
   const set = (name: keyof Filters) => (e: Event) => setDraft({ ...draft, [name]: (e.currentTarget as HTMLInputElement).value });
   return (
@@ -93,7 +110,14 @@ function RunFilters({ filters, environments, onApply }: { filters: Filters; envi
       </label>
       <label>
         Environment
-        <select name="environment_id" value={draft.environment_id} onChange={set('environment_id')}>
+        <select
+          name="environment_id"
+          value={draft.environment_id}
+          onChange={set('environment_id')}
+          // Its choices load when a pointer comes near or the list takes focus, before it opens.
+          onPointerEnter={onEnvironmentsWanted}
+          onFocus={onEnvironmentsWanted}
+        >
           <option value="">Any</option>
           {environments.map((e) => (
             <option key={e.id} value={e.id}>
