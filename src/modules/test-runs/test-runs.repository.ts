@@ -13,6 +13,8 @@ import type { RunSortKey } from './dto/test-run.dto';
 import type { RunAttributes, RunCi } from './run-metadata';
 import type { RunStatus } from './run-status';
 import type { RevisionSnapshotRow } from './snapshot-cache';
+import { subscribersSql } from '../webhooks/webhooks.repository';
+import type { WebhookEventType } from '../webhooks/webhook-policy';
 
 /** The columns every run read selects (alias `r` = test_runs, `u` = creator, `m` = milestone). */
 export const RUN_COLUMNS = `r.id, r.project_id, r.name, r.description, r.environment_id,
@@ -393,11 +395,15 @@ export class TestRunsRepository {
 
   /**
    * Inserts the run and answers it as every read does (RUN_COLUMNS, its own snapshot parsed): one
-   * statement, the insert's RETURNING joined with creator and milestone names.
+   * statement, the insert's RETURNING joined with creator and milestone names, and the ids of the
+   * project's webhook subscriptions to `event` (`subscribers`, read as the webhooks module does).
    */
-  async insert(run: NewTestRun): Promise<TestRunRow> {
+  async insert(
+    run: NewTestRun,
+    event: WebhookEventType,
+  ): Promise<TestRunRow & { subscribers: string[] }> {
     const env = run.environment;
-    const rows = await this.db.query<TestRunRow>(
+    const rows = await this.db.query<TestRunRow & { subscribers: string[] }>(
       `WITH r AS (
          INSERT INTO test_runs (id, project_id, name, description, environment_id, environment_name,
                                 environment_revision_id, environment_revision_number,
@@ -408,7 +414,8 @@ export class TestRunsRepository {
                  $18, $19, $20)
          RETURNING *
        )
-       SELECT ${RUN_COLUMNS} FROM r ${RUN_JOINS}`,
+       SELECT ${RUN_COLUMNS}, ARRAY(${subscribersSql('r.project_id', '$21')}) AS subscribers
+         FROM r ${RUN_JOINS}`,
       [
         run.id,
         run.projectId,
@@ -431,6 +438,7 @@ export class TestRunsRepository {
         run.ci.commit_sha,
         run.ci.job_url,
         run.ci.pipeline_id,
+        event,
       ],
     );
     return rows[0];

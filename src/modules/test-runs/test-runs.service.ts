@@ -216,21 +216,26 @@ export class TestRunsService {
     }
     const assignee = blankToNull(fields.assignee);
     if (assignee) await this.checkAssignee(projectId, assignee);
-    const row = await this.repo.insert({
-      id: uuidv7(),
-      projectId,
-      name: fields.name,
-      description: fields.description ?? null,
-      environment: env,
-      milestoneId,
-      build: fields.build ?? null,
-      ci: ciToStore(fields.ci),
-      attributes: fields.attributes ?? {},
-      assigneeId: assignee,
-      createdBy: user.id,
-    });
+    const row = await this.repo.insert(
+      {
+        id: uuidv7(),
+        projectId,
+        name: fields.name,
+        description: fields.description ?? null,
+        environment: env,
+        milestoneId,
+        build: fields.build ?? null,
+        ci: ciToStore(fields.ci),
+        attributes: fields.attributes ?? {},
+        assigneeId: assignee,
+        createdBy: user.id,
+      },
+      'test_run.created',
+    );
     const run = await this.dtoOf(row);
-    await this.webhooks.emit(projectId, 'test_run.created', runEventData(run));
+    await this.webhooks.emitTo(projectId, 'test_run.created', row.subscribers, () =>
+      runEventData(run),
+    );
     return run;
   }
 

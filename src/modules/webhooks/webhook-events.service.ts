@@ -39,7 +39,19 @@ export class WebhookEvents {
     type: WebhookEventType,
     data: object | (() => object),
   ): Promise<string | null> {
-    const subscribers = await this.repo.subscribersOf(projectId, type);
+    return this.emitTo(projectId, type, await this.repo.subscribersOf(projectId, type), data);
+  }
+
+  /**
+   * {@link emit} to subscribers the caller has read already, in this transaction, with
+   * `subscribersSql` in its own statement (one round trip less on a hot write).
+   */
+  async emitTo(
+    projectId: string,
+    type: WebhookEventType,
+    subscribers: readonly string[],
+    data: object | (() => object),
+  ): Promise<string | null> {
     if (subscribers.length === 0) return null;
     const payload = typeof data === 'function' ? data() : data;
     return (await this.write(projectId, type, payload, subscribers, 'event')).eventId;

@@ -92,6 +92,15 @@ const DELIVERY_SELECT = `SELECT d.id, d.webhook_id, d.event_id, e.type AS event_
   FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id`;
 
 /**
+ * SQL of the ids of a project's active subscriptions to an event type, in id order (`project`
+ * and `type` are SQL expressions): what {@link WebhooksRepository.subscribersOf} reads, for a
+ * writer that reads them in its own statement (`WebhookEvents.emitTo`).
+ */
+export function subscribersSql(project: string, type: string): string {
+  return `SELECT id FROM webhooks WHERE project_id = ${project} AND active AND ${type} = ANY(events) ORDER BY id`;
+}
+
+/**
  * `webhooks`, `webhook_events` (the outbox) and `webhook_deliveries` (the log): the only SQL that
  * touches them. Methods taking `m` run on that transaction (the delivery worker's own, outside any
  * request); the others on the request's transaction or the pool ({@link Db}).
@@ -211,10 +220,7 @@ export class WebhooksRepository {
 
   /** The active subscriptions of a project that listen to `type`. */
   async subscribersOf(projectId: string, type: string): Promise<string[]> {
-    const rows = await this.db.query<{ id: string }>(
-      `SELECT id FROM webhooks WHERE project_id = $1 AND active AND $2 = ANY(events) ORDER BY id`,
-      [projectId, type],
-    );
+    const rows = await this.db.query<{ id: string }>(subscribersSql('$1', '$2'), [projectId, type]);
     return rows.map((r) => r.id);
   }
 
