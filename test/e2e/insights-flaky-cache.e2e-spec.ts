@@ -137,6 +137,20 @@ describe('insights: the cached flaky list and comparisons follow every write (is
     const s = await seed();
     const before = await cached('a', s.projectId);
     expect(titles(before)).toEqual(['Case x', 'Case y']);
+    // Each case's window as `recent`, newest run first, on the first read and the cached ones.
+    const recentOfX = [...s.runs]
+      .map((run_id, i) => ({
+        run_id,
+        status: ['passed', 'failure', 'passed', 'failure', 'passed'][i],
+      }))
+      .reverse();
+    expect(before.items[0].recent).toEqual(recentOfX);
+    const again = await cached('a', s.projectId);
+    expect(again.items[0].recent).toEqual(recentOfX);
+    expect(again).toEqual(before);
+    expect((await cached('a', s.projectId, '&page=2&page_size=1')).items[0].recent).toEqual(
+      before.items[1].recent,
+    );
     // A direct write with triggers off (session_replication_role = replica): the version stays.
     const runner = t.db.createQueryRunner();
     try {

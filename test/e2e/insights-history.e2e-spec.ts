@@ -329,7 +329,10 @@ describe('insights: case history and flaky tests (issue #17 §3, §4)', () => {
         flaky_attempts: 0,
         last_status: 'passed',
         last_failure_run_id: expect.any(String),
+        recent: expect.any(Array),
       });
+      expect((body.items[0].recent as Json[]).map((r) => r.status)).toEqual([...PLAIN.a].reverse());
+      expect(body.items[0].last_failure_run_id).toBe(body.items[0].recent[1].run_id);
       expect(body.items[1]).toMatchObject({
         runs: 8,
         passed: 5,
@@ -351,7 +354,9 @@ describe('insights: case history and flaky tests (issue #17 §3, §4)', () => {
     });
 
     it('agrees with the history stats of each case', async () => {
-      const body = ok(await flaky('&window=4'));
+      // min_runs 3: four runs are below the default 5, and the loop below would check nothing.
+      const body = ok(await flaky('&window=4&min_runs=3'));
+      expect(body.items.length).toBeGreaterThan(1);
       for (const item of body.items as Json[]) {
         const h = ok(
           await t.req(
@@ -360,9 +365,43 @@ describe('insights: case history and flaky tests (issue #17 §3, §4)', () => {
             f.viewer.token,
           ),
         );
-        const { test_case_id: _id, title: _title, ...stats } = item;
+        const { test_case_id: _id, title: _title, recent: _recent, ...stats } = item;
         expect(stats).toEqual(h.stats);
       }
+    });
+
+    it('recent: the newest `window` entries of each case’s history, with and without environment', async () => {
+      const seen = new Set<string>();
+      for (const [query, window] of [
+        ['', 30],
+        ['&window=4&min_runs=3', 4],
+        ['&window=3&min_runs=3', 3],
+        ['&min_runs=1&page_size=2', 30],
+        [`&environment_id=${env.id}&min_runs=3`, 30],
+        [`&environment_id=${env.id}&min_runs=2&window=2`, 2],
+      ] as const) {
+        const filter = query.match(/environment_id=[^&]+/)?.[0];
+        const body = ok(await flaky(query));
+        expect({ query, listed: body.items.length > 0 }).toEqual({ query, listed: true });
+        for (const item of body.items as Json[]) {
+          seen.add(item.test_case_id);
+          const h = ok(
+            await t.req(
+              'get',
+              `${API}/test-cases/${item.test_case_id}/history?page_size=${window}${filter ? `&${filter}` : ''}`,
+              f.viewer.token,
+            ),
+          );
+          const expected = (h.items as Json[])
+            .slice(0, window)
+            .map((i) => ({ run_id: i.run_id, status: i.status }));
+          expect(item.recent).toEqual(expected);
+          expect(item.recent).toHaveLength(item.runs);
+        }
+        // A second read is the cached ranking: the same windows.
+        expect(ok(await flaky(query))).toEqual(body);
+      }
+      expect([...seen].sort()).toEqual([ids.a, ids.b, ids.c, ids.flaky].sort());
     });
 
     it('min_runs lowers or raises the bar', async () => {

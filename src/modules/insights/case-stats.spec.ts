@@ -131,14 +131,14 @@ describe('flaky ranking', () => {
 });
 
 describe('windowFromLetters', () => {
-  it('decodes one letter per run, newest first, upper case marking flaky', () => {
-    expect(windowFromLetters('fPse', 'r9')).toEqual([
-      { run_id: 'r9', status: 'failure', flaky: false },
-      { run_id: '', status: 'passed', flaky: true },
-      { run_id: '', status: 'skipped', flaky: false },
-      { run_id: 'r9', status: 'error', flaky: false },
+  it('decodes one letter per run, newest first, upper case marking flaky, with its run id', () => {
+    expect(windowFromLetters('fPse', ['r4', 'r3', 'r2', 'r1'])).toEqual([
+      { run_id: 'r4', status: 'failure', flaky: false },
+      { run_id: 'r3', status: 'passed', flaky: true },
+      { run_id: 'r2', status: 'skipped', flaky: false },
+      { run_id: 'r1', status: 'error', flaky: false },
     ]);
-    expect(caseStats(windowFromLetters('sfPxE', 'r9'))).toEqual({
+    expect(caseStats(windowFromLetters('sfPxE', ['r5', 'r4', 'r3', 'r2', 'r1']))).toEqual({
       runs: 5,
       passed: 2,
       failing: 2,
@@ -146,17 +146,18 @@ describe('windowFromLetters', () => {
       flip_rate: 2 / 3,
       flaky_attempts: 2,
       last_status: 'skipped',
-      last_failure_run_id: 'r9',
+      last_failure_run_id: 'r4',
     });
   });
 
-  it('has one distinct letter per status and refuses unknown letters', () => {
+  it('has one distinct letter per status and refuses unknown letters or a count mismatch', () => {
     const letters = Object.values(STATUS_LETTERS);
     expect(new Set(letters).size).toBe(9);
     expect(letters.every((l) => l === l.toLowerCase() && l.length === 1)).toBe(true);
     for (const [status, letter] of Object.entries(STATUS_LETTERS)) {
-      expect(windowFromLetters(letter, null)[0].status).toBe(status);
+      expect(windowFromLetters(letter, ['r'])[0].status).toBe(status);
     }
-    expect(() => windowFromLetters('z', null)).toThrow();
+    expect(() => windowFromLetters('z', ['r'])).toThrow();
+    expect(() => windowFromLetters('pf', ['r'])).toThrow();
   });
 });

@@ -89,22 +89,17 @@ export const STATUS_LETTERS: Readonly<Record<string, string>> = {
 const STATUS_OF_LETTER = new Map(Object.entries(STATUS_LETTERS).map(([s, l]) => [l, s]));
 
 /**
- * The window a letter string stands for, newest first. Run ids are not in the string: every result
- * gets `newestFailingRunId` when it is failing (only the first failing one is ever read, as
- * `last_failure_run_id`), else an empty id.
+ * The window a letter string stands for, newest first, with the run ids `runIds` (same order, one
+ * per letter).
  */
-export function windowFromLetters(
-  letters: string,
-  newestFailingRunId: string | null,
-): WindowResult[] {
-  return [...letters].map((letter) => {
+export function windowFromLetters(letters: string, runIds: readonly string[]): WindowResult[] {
+  if (runIds.length !== letters.length) {
+    throw new Error(`${letters.length} status letters but ${runIds.length} run ids`);
+  }
+  return [...letters].map((letter, i) => {
     const status = STATUS_OF_LETTER.get(letter.toLowerCase());
     if (status === undefined) throw new Error(`unknown status letter ${letter}`);
-    return {
-      run_id: isFailing(status) ? (newestFailingRunId ?? '') : '',
-      status,
-      flaky: letter !== letter.toLowerCase(),
-    };
+    return { run_id: runIds[i], status, flaky: letter !== letter.toLowerCase() };
   });
 }
 
@@ -140,9 +135,9 @@ export function compareFlaky(a: FlakyCandidate, b: FlakyCandidate): number {
 }
 
 /** The flaky cases of a set of candidates, ranked. */
-export function rankFlaky(
-  candidates: readonly FlakyCandidate[],
+export function rankFlaky<T extends FlakyCandidate>(
+  candidates: readonly T[],
   minRuns: number,
-): FlakyCandidate[] {
+): T[] {
   return candidates.filter((c) => isFlaky(c, minRuns)).sort(compareFlaky);
 }

@@ -55,7 +55,9 @@ const FLAKY_DESCRIPTION =
   '`flip_rate` (descending), then `flaky_attempts`, then `flips` (descending), then title ' +
   '(case-insensitive) and test case id. Paginated. Cases whose test case was deleted are left ' +
   'out; an unknown `environment_id` lists nothing. One statement reads each case’s window ' +
-  '(the index `ix_run_items_project_case_run`, newest run first). Each instance keeps the ranking ' +
+  '(the index `ix_run_items_project_case_run`, newest run first). Each item carries that window ' +
+  'as `recent` (run id and status per run, newest first, at most `window` entries): what a ' +
+  'history strip draws, with no call per case to the history. Each instance keeps the ranking ' +
   'per (project, window, environment, min_runs) and version of the project’s results, which every ' +
   'write of a result, run case, run or test case that changes what the list reads changes in its ' +
   'own transaction: a read after such a write (on any instance) is never stale, and the other ' +

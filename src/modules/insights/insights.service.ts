@@ -54,7 +54,7 @@ function revisionRef(row: RevisionRow | undefined): RevisionRef | null {
 @Injectable()
 export class InsightsService {
   /** Flaky rankings by (project, window, environment, min_runs), each at one result version. */
-  private readonly flakyCache = new ResultVersionCache<FlakyCaseDto[]>(
+  private readonly flakyCache = new ResultVersionCache<readonly RankedFlaky[]>(
     FLAKY_CACHE_BYTES,
     FLAKY_CACHE_ENTRIES,
   );
@@ -243,7 +243,7 @@ export class InsightsService {
       environmentId,
       held?.version ?? null,
     );
-    let ranked: FlakyCaseDto[];
+    let ranked: readonly RankedFlaky[];
     if (read.windows === null && held !== undefined) {
       ranked = held.value;
     } else {
@@ -251,7 +251,9 @@ export class InsightsService {
         (read.windows ?? []).map((r) => ({
           test_case_id: r.test_case_id,
           title: r.title,
-          ...caseStats(windowFromLetters(r.w, r.newest_failing_run)),
+          ...caseStats(windowFromLetters(r.w, r.r.split(','))),
+          w: r.w,
+          r: r.r,
         })),
         q.min_runs,
       ).map((c) => ({
@@ -265,12 +267,38 @@ export class InsightsService {
         flaky_attempts: c.flaky_attempts,
         last_status: c.last_status,
         last_failure_run_id: c.last_failure_run_id,
+        w: c.w,
+        r: c.r,
       }));
       this.flakyCache.set(key, read.version, deepFreeze(ranked), flakyBytes(ranked));
     }
     const offset = offsetOf(q.page, q.page_size);
-    return pageOf(ranked.slice(offset, offset + q.page_size), q.page, q.page_size, ranked.length);
+    return pageOf(
+      ranked.slice(offset, offset + q.page_size).map(toFlakyCase),
+      q.page,
+      q.page_size,
+      ranked.length,
+    );
   }
+}
+
+/**
+ * A ranked flaky case as the cache holds it: its stats, and its window as read (`w` one letter per
+ * run, `r` the run ids joined by commas, newest first), two short strings per case rather than
+ * one object per run; a page's `recent` entries are built from them when it is answered.
+ */
+interface RankedFlaky extends Omit<FlakyCaseDto, 'recent'> {
+  w: string;
+  r: string;
+}
+
+/** A ranked case as the list answers it, its window as `recent`. */
+function toFlakyCase(c: RankedFlaky): FlakyCaseDto {
+  const { w, r, ...stats } = c;
+  return {
+    ...stats,
+    recent: windowFromLetters(w, r.split(',')).map((x) => ({ run_id: x.run_id, status: x.status })),
+  };
 }
 
 /** Bound of the flaky list cache ({@link ResultVersionCache}), per process: 32 MiB. */
@@ -298,9 +326,12 @@ function deepFreeze<T>(value: T): T {
   return value;
 }
 
-/** About what a ranking takes in memory: a fixed cost per case plus its title (UTF-16). */
-export function flakyBytes(ranked: readonly FlakyCaseDto[]): number {
+/**
+ * About what a ranking takes in memory: a fixed cost per case plus its title and its window's
+ * two strings (`w`, `r`; UTF-16 counted, whatever V8 stores).
+ */
+export function flakyBytes(ranked: readonly RankedFlaky[]): number {
   let bytes = 64;
-  for (const c of ranked) bytes += 400 + 2 * c.title.length;
+  for (const c of ranked) bytes += 400 + 2 * (c.title.length + c.w.length + c.r.length);
   return bytes;
 }

@@ -165,9 +165,29 @@ export class CaseHistoryDto {
   stats: CaseStatsDto;
 }
 
+/** One run of a flaky case's window: what the dashboard's history strip draws. */
+export class FlakyRecentResultDto {
+  @ApiProperty({ format: 'uuid' }) run_id: string;
+  @ApiProperty({
+    enum: STATUS_ENUM,
+    description: 'The case’s status in the run (as in its history)',
+  })
+  status: string;
+}
+
 export class FlakyCaseDto extends CaseStatsDto {
   @ApiProperty({ format: 'uuid' }) test_case_id: string;
   @ApiProperty({ example: 'Checkout with a saved card' }) title: string;
+  @ApiProperty({
+    type: [FlakyRecentResultDto],
+    maxItems: STATS_WINDOW_MAX,
+    description:
+      'The window the stats cover, newest run first: the run id and status of the case in each of ' +
+      'its last `window` runs (at most `window` entries, ' +
+      `${STATS_WINDOW_MAX} at most), the same entries, in the same order, as the newest ` +
+      '`window` items of `GET /test-cases/{id}/history` with the same `environment_id`',
+  })
+  recent: FlakyRecentResultDto[];
 }
 
 export class FlakyPageDto {
