@@ -1,5 +1,6 @@
 import jwt from 'jsonwebtoken';
 import { DEFAULT_PASSWORD, TEST_ADMIN, TEST_AUTH_SECRET } from '../support/constants';
+import { statementsDuring } from '../support/query-count';
 import { createTestApp, expectProblem, TestApp } from '../support/test-app';
 
 describe('identity: login, tokens, users, API keys (CONTRACT §4)', () => {
@@ -188,6 +189,45 @@ describe('identity: login, tokens, users, API keys (CONTRACT §4)', () => {
       expectProblem(login, 401, 'user_disabled');
       const row = await t.req('get', `/api/v1/users/${u.id}`, t.adminToken);
       expect(row.body.is_active).toBe(false);
+    });
+  });
+
+  describe('a project route with a bearer token: the user and the membership in one statement', () => {
+    const joined = (q: string) => /\bFROM users u\b[\s\S]*\bproject_members m\b/.test(q);
+
+    it('reads the caller and its project role together, for a project in the query and for a resource', async () => {
+      const f = await t.roleFixture();
+      const list = await statementsDuring(() => t.req('get', `/api/v1/test-cases?project_id=${f.projectId}`, f.viewer.token));
+      expect(list.result.status).toBe(200);
+      expect(list.statements.filter(joined)).toHaveLength(1);
+      expect(list.statements.filter((q) => /^SELECT id, username, display_name/.test(q.trim()))).toHaveLength(0);
+      const one = await statementsDuring(() => t.req('get', `/api/v1/projects/${f.projectId}`, f.viewer.token));
+      expect(one.result.status).toBe(200);
+      expect(one.statements.filter(joined)).toHaveLength(1);
+    });
+
+    it('keeps the order 401 → 404 → 403 when both are read at once', async () => {
+      const f = await t.roleFixture();
+      const missing = '0195f5d2-0000-7000-8000-000000000000';
+      // A disabled user is 401 even for a project that does not exist or that it cannot see.
+      const u = await t.createUser();
+      expect((await t.req('delete', `/api/v1/users/${u.id}`, t.adminToken)).status).toBe(204);
+      expectProblem(await t.req('get', `/api/v1/test-cases?project_id=${missing}`, u.token), 401, 'user_disabled');
+      expectProblem(await t.req('get', `/api/v1/projects/${f.projectId}`, u.token), 401, 'user_disabled');
+      // A revoked token likewise.
+      const r = await t.createUser();
+      const reset = await t.req('put', `/api/v1/users/${r.id}/password`, t.adminToken).send({ new_password: 'another long password' });
+      expect(reset.status).toBe(204);
+      expectProblem(await t.req('get', `/api/v1/test-cases?project_id=${f.projectId}`, r.token), 401, 'token_revoked');
+      // Then 404 for a missing project or a non-member, 403 below the role, 2xx at it.
+      expectProblem(await t.req('get', `/api/v1/test-cases?project_id=${missing}`, f.viewer.token), 404, 'project_not_found');
+      expectProblem(await t.req('get', `/api/v1/test-cases?project_id=${f.projectId}`, f.outsider.token), 404, 'project_not_found');
+      const byViewer = await t.req('post', '/api/v1/test-cases', f.viewer.token).send({ project_id: f.projectId, title: 'Viewer may not write' });
+      expectProblem(byViewer, 403, 'insufficient_project_role');
+      const byTester = await t.req('post', '/api/v1/test-cases', f.tester.token).send({ project_id: f.projectId, title: 'Tester writes' });
+      expect(byTester.status).toBe(201);
+      // An administrator who is no member acts as lead.
+      expect((await t.req('get', `/api/v1/projects/${f.projectId}`, t.adminToken)).status).toBe(200);
     });
   });
 

@@ -3,7 +3,7 @@ import { AppException } from '../errors/app-exception';
 import { ErrorCode } from '../errors/error-codes';
 import { isUuid } from '../persistence/ids';
 import { AuthenticatedUser } from '../auth/authenticated-user';
-import { AccessRepository, MembershipRow } from './access.repository';
+import { AccessRepository, MembershipRow, UserMembershipRow } from './access.repository';
 import { ProjectAccess, ResourceRef } from './project-access';
 import { hasRole, isProjectRole, ProjectRole } from './roles';
 
@@ -16,17 +16,38 @@ export class AccessService {
   constructor(private readonly repo: AccessRepository) {}
 
   /** Resolves the caller's access to a project by id (404 `notFound` when it is not visible). */
-  async forProject(user: AuthenticatedUser, projectId: unknown, notFound: ErrorCode = 'project_not_found'): Promise<ProjectAccess> {
-    if (!isUuid(projectId)) throw AppException.notFound(notFound, notFound === 'project_not_found' ? 'Project' : 'Resource');
+  async forProject(
+    user: AuthenticatedUser,
+    projectId: unknown,
+    notFound: ErrorCode = 'project_not_found',
+  ): Promise<ProjectAccess> {
+    if (!isUuid(projectId))
+      throw AppException.notFound(
+        notFound,
+        notFound === 'project_not_found' ? 'Project' : 'Resource',
+      );
     const row = await this.repo.projectMembership(projectId, user.id);
     return this.decide(user, row, notFound, 'Project');
   }
 
   /** Resolves the caller's access to the project owning resource `id` of `ref`. */
-  async forResource(user: AuthenticatedUser, ref: ResourceRef, id: unknown): Promise<ProjectAccess> {
+  async forResource(
+    user: AuthenticatedUser,
+    ref: ResourceRef,
+    id: unknown,
+  ): Promise<ProjectAccess> {
     if (!isUuid(id)) throw AppException.notFound(ref.notFound, ref.label);
     const row = await this.repo.resourceMembership(ref, id, user.id);
     return this.decide(user, row, ref.notFound, ref.label);
+  }
+
+  /**
+   * The user row of `userId` and its membership in project `id` (no `ref`) or in the project owning
+   * resource `id` of `ref`, read together; {@link decide} turns the membership into access once the
+   * user is authenticated. `id` must be a uuid.
+   */
+  userAndMembership(userId: string, id: string, ref?: ResourceRef): Promise<UserMembershipRow> {
+    return this.repo.userAndMembership(userId, id, ref);
   }
 
   /** 403 unless `access` carries at least `needed` (for rules that depend on the payload). */
@@ -47,7 +68,8 @@ export class AccessService {
     return this.repo.activeMemberOrAdmin(userId, projectId);
   }
 
-  private decide(
+  /** Access from a membership row: 404 `notFound` when not visible, administrators act as lead. */
+  decide(
     user: AuthenticatedUser,
     row: MembershipRow | undefined,
     notFound: ErrorCode,

@@ -4,6 +4,7 @@ import type { Request } from 'express';
 import { AuthenticationService } from '../auth/authentication.service';
 import { AppException } from '../errors/app-exception';
 import { currentStore } from '../persistence/request-context';
+import { isUuid } from '../persistence/ids';
 import { isPathInteger, MAX_PATH_INTEGER } from '../validation/path-integer';
 import { requestPartsOf } from '../validation/request-parts';
 import { isDtoClass, MAX_ERROR_FIELDS, validateInput } from '../validation/validate';
@@ -33,6 +34,10 @@ export class RolesGuard implements CanActivate {
     ]);
     if (!rule) throw new AppException('forbidden', 'This route declares no access rule');
 
+    if (rule.kind === 'project' && req.deferredError === undefined) {
+      if (await this.projectRequestWithToken(context, req, rule)) return true;
+    }
+
     if (rule.kind !== 'public') req.user = await this.auth.authenticate(req);
     // A body problem found before routing (415, 413, malformed JSON) surfaces after authentication.
     if (req.deferredError !== undefined) throw req.deferredError;
@@ -54,9 +59,66 @@ export class RolesGuard implements CanActivate {
       const part = (src.in === 'query' ? validated.get('query') : validated.get('body')) as
         | Record<string, unknown>
         | undefined;
-      const raw = part ? part[key] : src.in === 'query' ? req.query[key] : (req.body as Record<string, unknown> | undefined)?.[key];
+      const raw = part
+        ? part[key]
+        : src.in === 'query'
+          ? req.query[key]
+          : (req.body as Record<string, unknown> | undefined)?.[key];
       access = await this.access.forProject(req.user, raw);
     }
+    if (!hasRole(access.role, rule.minRole)) {
+      throw new AppException(
+        'insufficient_project_role',
+        `This operation requires the ${rule.minRole} role or higher in this project; you are ${access.role}`,
+      );
+    }
+    req.access = access;
+    return true;
+  }
+
+  /**
+   * The common case of a project route, with one statement instead of two: a bearer access token
+   * that verifies, a request shape that validates and a uuid for the project or resource. The user
+   * row (authentication) and the membership (access) are read together, then judged in the CONTRACT
+   * §3 order (401, 404, 403; a 422 cannot occur here). Returns false, having read nothing from the
+   * database, whenever any of that does not hold: the general path then answers in the same order.
+   */
+  private async projectRequestWithToken(
+    context: ExecutionContext,
+    req: Request,
+    rule: Extract<AccessRule, { kind: 'project' }>,
+  ): Promise<boolean> {
+    const claims = this.auth.verifiedTokenClaims(req);
+    if (!claims) return false;
+    let validated: Map<string, unknown>;
+    try {
+      validated = this.validateArguments(context, req, rule.pathIntegers ?? []);
+    } catch {
+      return false;
+    }
+    const src = rule.project;
+    let id: unknown;
+    if ('resource' in src) id = req.params[src.param ?? 'id'];
+    else {
+      const key = src.key ?? 'project_id';
+      const part = validated.get(src.in) as Record<string, unknown> | undefined;
+      id = part
+        ? part[key]
+        : src.in === 'query'
+          ? req.query[key]
+          : (req.body as Record<string, unknown> | undefined)?.[key];
+    }
+    if (!isUuid(id)) return false;
+    const ref = 'resource' in src ? src.resource : undefined;
+    const row = await this.access.userAndMembership(claims.sub, id, ref);
+    const user = this.auth.userOfToken(row.user, claims);
+    req.user = user;
+    const access = this.access.decide(
+      user,
+      row.membership,
+      ref?.notFound ?? 'project_not_found',
+      ref?.label ?? 'Project',
+    );
     if (!hasRole(access.role, rule.minRole)) {
       throw new AppException(
         'insufficient_project_role',
@@ -82,7 +144,8 @@ export class RolesGuard implements CanActivate {
     const proto = context.getClass().prototype as object;
     const method = context.getHandler().name;
     const parts = requestPartsOf(proto, method);
-    const types: unknown[] = parts.length > 0 ? (Reflect.getMetadata('design:paramtypes', proto, method) ?? []) : [];
+    const types: unknown[] =
+      parts.length > 0 ? (Reflect.getMetadata('design:paramtypes', proto, method) ?? []) : [];
     const isMultipart = (req.headers['content-type'] ?? '').toLowerCase().startsWith('multipart/');
     // Errors of the query and the body are reported together.
     // No prototype: a field path such as `toString` must not resolve to an inherited member.
@@ -104,7 +167,9 @@ export class RolesGuard implements CanActivate {
     }
     for (const name of pathIntegers) {
       if (!isPathInteger(req.params[name])) {
-        (errors[`path.${name}`] ??= []).push(`${name} must be a whole number from 1 to ${MAX_PATH_INTEGER}`);
+        (errors[`path.${name}`] ??= []).push(
+          `${name} must be a whole number from 1 to ${MAX_PATH_INTEGER}`,
+        );
       }
     }
     if (Object.keys(errors).length > 0) throw AppException.validation(errors, detail);
