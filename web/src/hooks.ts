@@ -1,5 +1,4 @@
-import type { RefObject } from 'preact';
-import { useEffect, useLayoutEffect, useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { ApiError } from './api';
 import type { Problem } from './types';
 
@@ -33,32 +32,4 @@ export function useLoad<T>(key: string | null, load: () => Promise<T>): Loaded<T
     // `load` is a fresh closure each render; `key` says when it loads something else.
   }, [key]);
   return result.key === key ? result.value : { state: 'loading' };
-}
-
-/**
- * False until the element behind `ref` has been in the viewport, then true for good: what is below
- * the fold loads when it is scrolled to, not with the page. An element in view when it is first laid
- * out counts at once (before the browser paints), not one IntersectionObserver callback later.
- */
-export function useSeen(ref: RefObject<Element>): boolean {
-  const [seen, setSeen] = useState(false);
-  useLayoutEffect(() => {
-    const el = ref.current;
-    if (seen || !el) return;
-    const box = el.getBoundingClientRect();
-    const inView = box.bottom >= 0 && box.top <= window.innerHeight && box.right >= 0 && box.left <= window.innerWidth;
-    if (inView || typeof IntersectionObserver === 'undefined') {
-      setSeen(true);
-      return;
-    }
-    const observer = new IntersectionObserver((entries) => {
-      if (entries.some((e) => e.isIntersecting)) {
-        observer.disconnect();
-        setSeen(true);
-      }
-    });
-    observer.observe(el);
-    return () => observer.disconnect();
-  }, [seen]);
-  return seen;
 }

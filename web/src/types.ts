@@ -133,14 +133,13 @@ export interface FlakyCase {
   flaky_attempts: number;
   last_status: ItemStatus | null;
   last_failure_run_id: string | null;
+  /** The window the stats cover, newest run first. */
+  recent: FlakyRecentResult[];
 }
 
-export interface CaseHistoryItem {
+export interface FlakyRecentResult {
   run_id: string;
-  run_name: string;
-  build: string | null;
   status: ItemStatus;
-  run_created_at: string;
 }
 
 export interface Environment {

@@ -1,9 +1,8 @@
 import { getJson } from '../api';
-import { dateTime, outcomeOf, ratio, statusLabel } from '../format';
-import { useRef } from 'preact/hooks';
-import { useLoad, useSeen } from '../hooks';
+import { outcomeOf, ratio, statusLabel } from '../format';
+import { useLoad } from '../hooks';
 import { ProjectNav } from '../project-nav';
-import type { CaseHistoryItem, FlakyCase, Page } from '../types';
+import type { FlakyCase, FlakyRecentResult, Page } from '../types';
 import { Empty, PageTitle, Show, StatusBadge } from '../ui';
 
 /** Runs each case's stats and strip cover (the API's default window). */
@@ -11,8 +10,7 @@ export const FLAKY_WINDOW = 30;
 const FLAKY_PAGE_SIZE = 25;
 
 export function FlakyPage({ projectId }: { projectId: string }) {
-  // The ranking shows at once; each strip then loads its case's history (one request per case),
-  // when its row comes into view.
+  // One request: each case of the ranking carries the window its strip draws (`recent`).
   const flaky = useLoad(`flaky:${projectId}`, () =>
     getJson<Page<FlakyCase>>('/test-cases/flaky', { project_id: projectId, window: FLAKY_WINDOW, page_size: FLAKY_PAGE_SIZE }),
   );
@@ -68,7 +66,7 @@ export function FlakyPage({ projectId }: { projectId: string }) {
                       <StatusBadge status={c.last_status} />
                     </td>
                     <td>
-                      <CaseHistory testCaseId={c.test_case_id} title={c.title} runs={c.runs} />
+                      <HistoryStrip title={c.title} recent={c.recent} />
                     </td>
                   </tr>
                 ))}
@@ -81,59 +79,30 @@ export function FlakyPage({ projectId }: { projectId: string }) {
   );
 }
 
-function CaseHistory({ testCaseId, title, runs }: { testCaseId: string; title: string; runs: number }) {
-  const cell = useRef<HTMLDivElement>(null);
-  const seen = useSeen(cell);
-  const history = useLoad(seen ? `history:${testCaseId}` : null, () =>
-    getJson<Page<CaseHistoryItem>>(`/test-cases/${testCaseId}/history`, { window: FLAKY_WINDOW, page_size: FLAKY_WINDOW }),
-  );
-  return (
-    <div ref={cell}>
-      {history.state === 'loading' ? (
-        <PendingStrip runs={runs} />
-      ) : (
-        <Show value={history} what="the history">
-          {(p) => <HistoryStrip title={title} history={p.items} />}
-        </Show>
-      )}
-    </div>
-  );
-}
-
 /**
- * The strip's place while its history loads: as many empty squares as the ranking counted runs in
- * the window, so the row keeps its height when the strip arrives (a row that shrank would pull the
- * next ones into view, and their histories would only be asked for then).
+ * Pass/fail squares, oldest first, from a case's window (`recent`, newest first); each one links to
+ * its run and says its result and how many runs ago it was, also for screen readers.
  */
-function PendingStrip({ runs }: { runs: number }) {
-  return (
-    <div class="strip" role="status" aria-label="Loading the history">
-      {Array.from({ length: runs }, (_, i) => (
-        <span key={i} class="square pending" />
-      ))}
-    </div>
-  );
-}
-
-/** Pass/fail squares, oldest first; each one links to its run and names it for screen readers. */
-export function HistoryStrip({ title, history }: { title: string; history: CaseHistoryItem[] }) {
-  const ordered = [...history].reverse();
+export function HistoryStrip({ title, recent }: { title: string; recent: FlakyRecentResult[] }) {
+  const ordered = [...recent].reverse();
   const summary = ordered.map((h) => outcomeOf(h.status)).map((o) => (o === 'pass' ? 'P' : o === 'fail' ? 'F' : '·'));
   return (
     <ol class="strip" aria-label={`History of ${title}, oldest first: ${summary.join('')}`}>
-      {ordered.map((h) => (
-        <li key={h.run_id}>
-          <a
-            href={`#/runs/${h.run_id}`}
-            class={`square ${outcomeOf(h.status)}`}
-            title={`${h.run_name}${h.build ? ` (build ${h.build})` : ''}: ${statusLabel(h.status)}, ${dateTime(h.run_created_at)}`}
-          >
-            <span class="visually-hidden">
-              {h.run_name}: {statusLabel(h.status)}
-            </span>
-          </a>
-        </li>
-      ))}
+      {ordered.map((h, i) => {
+        const label = `${statusLabel(h.status)}, ${runsAgo(ordered.length - 1 - i)}`;
+        return (
+          <li key={h.run_id}>
+            <a href={`#/runs/${h.run_id}`} class={`square ${outcomeOf(h.status)}`} title={label}>
+              <span class="visually-hidden">{label}</span>
+            </a>
+          </li>
+        );
+      })}
     </ol>
   );
+}
+
+/** Where a square's run stands in the window: 0 is the newest. */
+function runsAgo(n: number): string {
+  return n === 0 ? 'latest run' : n === 1 ? '1 run before the latest' : `${n} runs before the latest`;
 }
