@@ -2,6 +2,8 @@ import {
   CaseStats,
   caseStats,
   STATUS_LETTERS,
+  recentFromLetters,
+  runIdsFromBase64,
   windowFromLetters,
   compareFlaky,
   countFlips,
@@ -131,14 +133,14 @@ describe('flaky ranking', () => {
 });
 
 describe('windowFromLetters', () => {
-  it('decodes one letter per run, newest first, upper case marking flaky, with its run id', () => {
-    expect(windowFromLetters('fPse', ['r4', 'r3', 'r2', 'r1'])).toEqual([
-      { run_id: 'r4', status: 'failure', flaky: false },
-      { run_id: 'r3', status: 'passed', flaky: true },
-      { run_id: 'r2', status: 'skipped', flaky: false },
-      { run_id: 'r1', status: 'error', flaky: false },
+  it('decodes one letter per run, newest first, upper case marking flaky', () => {
+    expect(windowFromLetters('fPse', 'r9')).toEqual([
+      { run_id: 'r9', status: 'failure', flaky: false },
+      { run_id: '', status: 'passed', flaky: true },
+      { run_id: '', status: 'skipped', flaky: false },
+      { run_id: 'r9', status: 'error', flaky: false },
     ]);
-    expect(caseStats(windowFromLetters('sfPxE', ['r5', 'r4', 'r3', 'r2', 'r1']))).toEqual({
+    expect(caseStats(windowFromLetters('sfPxE', 'r9'))).toEqual({
       runs: 5,
       passed: 2,
       failing: 2,
@@ -146,18 +148,38 @@ describe('windowFromLetters', () => {
       flip_rate: 2 / 3,
       flaky_attempts: 2,
       last_status: 'skipped',
-      last_failure_run_id: 'r4',
+      last_failure_run_id: 'r9',
     });
   });
 
-  it('has one distinct letter per status and refuses unknown letters or a count mismatch', () => {
+  it('has one distinct letter per status and refuses unknown letters', () => {
     const letters = Object.values(STATUS_LETTERS);
     expect(new Set(letters).size).toBe(9);
     expect(letters.every((l) => l === l.toLowerCase() && l.length === 1)).toBe(true);
     for (const [status, letter] of Object.entries(STATUS_LETTERS)) {
-      expect(windowFromLetters(letter, ['r'])[0].status).toBe(status);
+      expect(windowFromLetters(letter, null)[0].status).toBe(status);
     }
-    expect(() => windowFromLetters('z', ['r'])).toThrow();
-    expect(() => windowFromLetters('pf', ['r'])).toThrow();
+    expect(() => windowFromLetters('z', null)).toThrow();
+  });
+});
+
+describe('recentFromLetters and runIdsFromBase64', () => {
+  it('pairs each letter with its run id, newest first, without the flaky mark', () => {
+    expect(recentFromLetters('fPs', ['r3', 'r2', 'r1'])).toEqual([
+      { run_id: 'r3', status: 'failure' },
+      { run_id: 'r2', status: 'passed' },
+      { run_id: 'r1', status: 'skipped' },
+    ]);
+    expect(recentFromLetters('', [])).toEqual([]);
+    expect(() => recentFromLetters('pf', ['r1'])).toThrow();
+    expect(() => recentFromLetters('z', ['r1'])).toThrow();
+  });
+
+  it('decodes the uuids of a window from their bytes in base64', () => {
+    const ids = ['01a210b4-72ec-778d-9bfe-30ca318817e7', '00000000-0000-7000-8000-0000000000ff'];
+    const encoded = Buffer.concat(ids.map((id) => Buffer.from(id.replace(/-/g, ''), 'hex')));
+    expect(runIdsFromBase64(encoded.toString('base64'))).toEqual(ids);
+    expect(runIdsFromBase64('')).toEqual([]);
+    expect(() => runIdsFromBase64(Buffer.alloc(15).toString('base64'))).toThrow();
   });
 });

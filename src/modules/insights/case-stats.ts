@@ -89,18 +89,61 @@ export const STATUS_LETTERS: Readonly<Record<string, string>> = {
 const STATUS_OF_LETTER = new Map(Object.entries(STATUS_LETTERS).map(([s, l]) => [l, s]));
 
 /**
- * The window a letter string stands for, newest first, with the run ids `runIds` (same order, one
- * per letter).
+ * The window a letter string stands for, newest first. Run ids are not in the string: every result
+ * gets `newestFailingRunId` when it is failing (only the first failing one is ever read, as
+ * `last_failure_run_id`), else an empty id.
  */
-export function windowFromLetters(letters: string, runIds: readonly string[]): WindowResult[] {
+export function windowFromLetters(
+  letters: string,
+  newestFailingRunId: string | null,
+): WindowResult[] {
+  return [...letters].map((letter) => {
+    const status = STATUS_OF_LETTER.get(letter.toLowerCase());
+    if (status === undefined) throw new Error(`unknown status letter ${letter}`);
+    return {
+      run_id: isFailing(status) ? (newestFailingRunId ?? '') : '',
+      status,
+      flaky: letter !== letter.toLowerCase(),
+    };
+  });
+}
+
+/** A run of a flaky case's window as the list answers it (`recent`). */
+export interface RecentResult {
+  run_id: string;
+  status: string;
+}
+
+/**
+ * A window's `recent` entries, newest first: its letters ({@link STATUS_LETTERS}, the flaky mark
+ * dropped) with the run ids `runIds` (same order, one per letter).
+ */
+export function recentFromLetters(letters: string, runIds: readonly string[]): RecentResult[] {
   if (runIds.length !== letters.length) {
     throw new Error(`${letters.length} status letters but ${runIds.length} run ids`);
   }
   return [...letters].map((letter, i) => {
     const status = STATUS_OF_LETTER.get(letter.toLowerCase());
     if (status === undefined) throw new Error(`unknown status letter ${letter}`);
-    return { run_id: runIds[i], status, flaky: letter !== letter.toLowerCase() };
+    return { run_id: runIds[i], status };
   });
+}
+
+/**
+ * The run ids of a window as the flaky list's SQL hands them: the uuids' 16 bytes each, one after
+ * the other, in base64 (22 characters a run instead of 37 as text with a comma).
+ */
+export function runIdsFromBase64(encoded: string): string[] {
+  const bytes = Buffer.from(encoded, 'base64');
+  if (bytes.length % 16 !== 0) throw new Error(`${bytes.length} bytes are not whole uuids`);
+  const ids: string[] = [];
+  for (let at = 0; at < bytes.length; at += 16) {
+    const h = bytes.toString('hex', at, at + 16);
+    ids.push(
+      `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`,
+    );
+  }
+  return ids;
 }
 
 /** A case's stats as the flaky list ranks them. */

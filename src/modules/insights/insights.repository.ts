@@ -70,13 +70,14 @@ export interface HistoryRow {
 }
 
 /**
- * A case's window for the flaky list, newest first: one letter per run ({@link STATUS_LETTERS})
- * and the runs' ids, joined by commas, in the same order.
+ * A case's window for the flaky list, newest first: one letter per run ({@link STATUS_LETTERS}),
+ * the newest failing run, and the runs' ids in the same order ({@link runIdsFromBase64}).
  */
 export interface FlakyWindowRow {
   test_case_id: string;
   title: string;
   w: string;
+  newest_failing_run: string | null;
   r: string;
 }
 
@@ -86,6 +87,7 @@ interface FlakyResult {
 }
 
 const quoted = (values: readonly string[]) => values.map((v) => `'${v}'`).join(', ');
+const FAILING = quoted(FAILING_STATUSES);
 
 /**
  * A row an import marked flaky: the JUnit/results import writes `Flaky: passed after <n> failed
@@ -289,8 +291,11 @@ function flakyWindowSql(w: string, min: string): string {
  * after `$2` results, so the cost follows cases × window, not the project's whole history.
  * `w` is one letter per run ({@link STATUS_LETTERS}), newest run id first (run ids are uuidv7:
  * creation order), upper case when the result has a row an import marked flaky (the project's
- * flaky rows are read once, through `ix_run_item_rows_flaky`); `r` is the window's run ids in
- * the same order, joined by commas (the list's `recent`, and `last_failure_run_id`). Only the
+ * flaky rows are read once, through `ix_run_item_rows_flaky`); `newest_failing_run` is the newest
+ * failing run within the window (the only one the stats read: {@link windowFromLetters}); `r` is
+ * the window's run ids in the same order, for the list's `recent`: their 16 bytes each, in base64
+ * without line breaks (22 characters a run rather than 37 as text: the answer is about a third of
+ * the size of the text form, and so is what the cache keeps). Only the
  * windows that `isFlaky` lists with `$4` min_runs are answered (about one case in five at
  * bench scale: less to send and to rank). The stats and the ranking are the pure rules'
  * ({@link windowFromLetters}, {@link rankFlaky}). With an environment ($5) the window is taken
@@ -320,13 +325,17 @@ export function flakySql(environment: boolean): string {
            )
            SELECT coalesce(json_agg(json_build_object(
                     'test_case_id', c.id, 'title', c.title, 'w', s.w,
-                    'r', s.r)), '[]'::json)
+                    'newest_failing_run', s.newest_failing_run, 'r', s.r)), '[]'::json)
              FROM test_cases c
              CROSS JOIN LATERAL (
                SELECT string_agg(CASE WHEN ri.id IN (SELECT run_item_id FROM flaky)
                                       THEN upper(${LETTER_OF_STATUS}) ELSE ${LETTER_OF_STATUS} END,
                                  '' ORDER BY ri.test_run_id DESC) AS w,
-                      string_agg(ri.test_run_id::text, ',' ORDER BY ri.test_run_id DESC) AS r
+                      max(ri.test_run_id::text) FILTER (WHERE ri.status IN (${FAILING}))
+                        AS newest_failing_run,
+                      translate(encode(string_agg(uuid_send(ri.test_run_id), ''::bytea
+                                                  ORDER BY ri.test_run_id DESC), 'base64'),
+                                E'\\n', '') AS r
                  FROM (${window}) ri
                OFFSET 0 -- the filter below must not be pushed into the aggregate (it would be
                         -- computed once per use: aggregates with a subplan are not shared)

@@ -8,7 +8,13 @@ import {
   revisionDiffResponse,
   RevisionSnapshotLike,
 } from '../environments/revision-diff';
-import { caseStats, rankFlaky, windowFromLetters } from './case-stats';
+import {
+  caseStats,
+  rankFlaky,
+  recentFromLetters,
+  runIdsFromBase64,
+  windowFromLetters,
+} from './case-stats';
 import { CHANGE_CLASSES } from './change-class';
 import {
   CompareRunsQueryDto,
@@ -251,7 +257,7 @@ export class InsightsService {
         (read.windows ?? []).map((r) => ({
           test_case_id: r.test_case_id,
           title: r.title,
-          ...caseStats(windowFromLetters(r.w, r.r.split(','))),
+          ...caseStats(windowFromLetters(r.w, r.newest_failing_run)),
           w: r.w,
           r: r.r,
         })),
@@ -284,8 +290,8 @@ export class InsightsService {
 
 /**
  * A ranked flaky case as the cache holds it: its stats, and its window as read (`w` one letter per
- * run, `r` the run ids joined by commas, newest first), two short strings per case rather than
- * one object per run; a page's `recent` entries are built from them when it is answered.
+ * run, `r` the run ids in base64, newest first), two short strings per case rather than one
+ * object per run; a page's `recent` entries are built from them when it is answered.
  */
 interface RankedFlaky extends Omit<FlakyCaseDto, 'recent'> {
   w: string;
@@ -297,7 +303,7 @@ function toFlakyCase(c: RankedFlaky): FlakyCaseDto {
   const { w, r, ...stats } = c;
   return {
     ...stats,
-    recent: windowFromLetters(w, r.split(',')).map((x) => ({ run_id: x.run_id, status: x.status })),
+    recent: recentFromLetters(w, runIdsFromBase64(r)),
   };
 }
 
@@ -327,11 +333,11 @@ function deepFreeze<T>(value: T): T {
 }
 
 /**
- * About what a ranking takes in memory: a fixed cost per case plus its title and its window's
- * two strings (`w`, `r`; UTF-16 counted, whatever V8 stores).
+ * About what a ranking takes in memory: a fixed cost per case plus its title (UTF-16) and its
+ * window's two strings (`w`, `r`: ASCII, one byte a character in V8, plus a header each).
  */
 export function flakyBytes(ranked: readonly RankedFlaky[]): number {
   let bytes = 64;
-  for (const c of ranked) bytes += 400 + 2 * (c.title.length + c.w.length + c.r.length);
+  for (const c of ranked) bytes += 400 + 2 * c.title.length + 32 + c.w.length + c.r.length;
   return bytes;
 }
