@@ -179,6 +179,11 @@ describe('recentFromLetters and runIdsFromBase64', () => {
     const ids = ['01a210b4-72ec-778d-9bfe-30ca318817e7', '00000000-0000-7000-8000-0000000000ff'];
     const encoded = Buffer.concat(ids.map((id) => Buffer.from(id.replace(/-/g, ''), 'hex')));
     expect(runIdsFromBase64(encoded.toString('base64'))).toEqual(ids);
+    // PostgreSQL's encode(…, 'base64') breaks its lines every 76 characters.
+    const many = Buffer.concat(Array.from({ length: 6 }, () => encoded));
+    const wrapped = many.toString('base64').replace(/.{76}/g, '$&\n');
+    expect(wrapped).toContain('\n');
+    expect(runIdsFromBase64(wrapped)).toEqual(Array.from({ length: 6 }, () => ids).flat());
     expect(runIdsFromBase64('')).toEqual([]);
     expect(() => runIdsFromBase64(Buffer.alloc(15).toString('base64'))).toThrow();
   });

@@ -131,7 +131,8 @@ export function recentFromLetters(letters: string, runIds: readonly string[]): R
 
 /**
  * The run ids of a window as the flaky list's SQL hands them: the uuids' 16 bytes each, one after
- * the other, in base64 (22 characters a run instead of 37 as text with a comma).
+ * the other, in base64 (22 characters a run instead of 37 as text with a comma; line breaks are
+ * skipped).
  */
 export function runIdsFromBase64(encoded: string): string[] {
   const bytes = Buffer.from(encoded, 'base64');

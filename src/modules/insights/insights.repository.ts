@@ -294,8 +294,9 @@ function flakyWindowSql(w: string, min: string): string {
  * flaky rows are read once, through `ix_run_item_rows_flaky`); `newest_failing_run` is the newest
  * failing run within the window (the only one the stats read: {@link windowFromLetters}); `r` is
  * the window's run ids in the same order, for the list's `recent`: their 16 bytes each, in base64
- * without line breaks (22 characters a run rather than 37 as text: the answer is about a third of
- * the size of the text form, and so is what the cache keeps). Only the
+ * (22 characters a run rather than 37 as text, for the answer and for what the cache keeps; the
+ * line breaks `encode` puts every 76 characters are left in: removing them cost more than the
+ * whole encoding, and the decoder skips them). Only the
  * windows that `isFlaky` lists with `$4` min_runs are answered (about one case in five at
  * bench scale: less to send and to rank). The stats and the ranking are the pure rules'
  * ({@link windowFromLetters}, {@link rankFlaky}). With an environment ($5) the window is taken
@@ -333,9 +334,8 @@ export function flakySql(environment: boolean): string {
                                  '' ORDER BY ri.test_run_id DESC) AS w,
                       max(ri.test_run_id::text) FILTER (WHERE ri.status IN (${FAILING}))
                         AS newest_failing_run,
-                      translate(encode(string_agg(uuid_send(ri.test_run_id), ''::bytea
-                                                  ORDER BY ri.test_run_id DESC), 'base64'),
-                                E'\\n', '') AS r
+                      encode(string_agg(uuid_send(ri.test_run_id), ''::bytea
+                                        ORDER BY ri.test_run_id DESC), 'base64') AS r
                  FROM (${window}) ri
                OFFSET 0 -- the filter below must not be pushed into the aggregate (it would be
                         -- computed once per use: aggregates with a subplan are not shared)
