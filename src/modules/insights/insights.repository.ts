@@ -296,7 +296,7 @@ function flakyWindowSql(w: string, min: string): string {
  * the window's run ids in the same order, for the list's `recent`: their 16 bytes each, in base64
  * (22 characters a run rather than 37 as text, for the answer and for what the cache keeps; the
  * line breaks `encode` puts every 76 characters are left in: removing them cost more than the
- * whole encoding, and the decoder skips them). Only the
+ * whole encoding, and the decoder skips them; encoded for the listed cases only). Only the
  * windows that `isFlaky` lists with `$4` min_runs are answered (about one case in five at
  * bench scale: less to send and to rank). The stats and the ranking are the pure rules'
  * ({@link windowFromLetters}, {@link rankFlaky}). With an environment ($5) the window is taken
@@ -326,7 +326,8 @@ export function flakySql(environment: boolean): string {
            )
            SELECT coalesce(json_agg(json_build_object(
                     'test_case_id', c.id, 'title', c.title, 'w', s.w,
-                    'newest_failing_run', s.newest_failing_run, 'r', s.r)), '[]'::json)
+                    'newest_failing_run', s.newest_failing_run,
+                    'r', encode(s.r, 'base64'))), '[]'::json)
              FROM test_cases c
              CROSS JOIN LATERAL (
                SELECT string_agg(CASE WHEN ri.id IN (SELECT run_item_id FROM flaky)
@@ -334,8 +335,8 @@ export function flakySql(environment: boolean): string {
                                  '' ORDER BY ri.test_run_id DESC) AS w,
                       max(ri.test_run_id::text) FILTER (WHERE ri.status IN (${FAILING}))
                         AS newest_failing_run,
-                      encode(string_agg(uuid_send(ri.test_run_id), ''::bytea
-                                        ORDER BY ri.test_run_id DESC), 'base64') AS r
+                      string_agg(uuid_send(ri.test_run_id), ''::bytea ORDER BY ri.test_run_id DESC)
+                        AS r
                  FROM (${window}) ri
                OFFSET 0 -- the filter below must not be pushed into the aggregate (it would be
                         -- computed once per use: aggregates with a subplan are not shared)
