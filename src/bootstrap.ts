@@ -1,9 +1,8 @@
 import type { Writable } from 'node:stream';
 import { NestFactory } from '@nestjs/core';
-import type { NestExpressApplication } from '@nestjs/platform-express';
+import { ExpressAdapter, type NestExpressApplication } from '@nestjs/platform-express';
 import type { Logger } from 'pino';
 import { AppModule } from './app.module';
-import { ExpressServerAdapter } from './common/http/express-server';
 import { AppLogger, rootLoggerOf } from './common/http/logging';
 import { AppConfig } from './config/config';
 import { setupApp } from './setup-app';
@@ -24,7 +23,7 @@ export async function createApp(
   const logger = rootLoggerOf(config, log);
   const app = await NestFactory.create<NestExpressApplication>(
     AppModule.forRoot(config, databaseUrl, logger),
-    new ExpressServerAdapter(),
+    new ExpressAdapter(),
     { bodyParser: false, logger: new AppLogger(logger), abortOnError: false },
   );
   setupApp(app);
