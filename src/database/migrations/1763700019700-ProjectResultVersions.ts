@@ -2,7 +2,7 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
  * The version of each project's results (issues #17, #21): what the insights cache keys the
- * flaky list by (`insights/result-version-cache.ts`), correct on any number of instances sharing
+ * flaky list by (`common/cache/versioned-cache.ts`), correct on any number of instances sharing
  * the database.
  *
  * Every transaction that changes something the insights read — run items (insert, delete, or an

@@ -1,3 +1,5 @@
+import { VersionedCache } from '../../common/cache/versioned-cache';
+
 /**
  * The in-process cache of projects' component graphs (issue #23): at most one entry per (kind,
  * project), holding the value of one graph version. A value is immutable for its (project,
@@ -9,36 +11,27 @@
  */
 export type GraphCacheKind = 'response' | 'topology';
 
-interface Entry {
-  version: string;
-  value: unknown;
-  bytes: number;
-}
-
+/** The graph cache: a {@link VersionedCache} keyed by (kind, project), bounded by bytes only. */
 export class ProjectGraphCache {
-  /** Map order is the recency order: least recently used first. */
-  private readonly entries = new Map<string, Entry>();
-  private used = 0;
+  private readonly cache: VersionedCache<unknown>;
 
-  constructor(readonly maxBytes: number) {}
+  constructor(readonly maxBytes: number) {
+    this.cache = new VersionedCache<unknown>(maxBytes, Number.POSITIVE_INFINITY);
+  }
 
   /** Total size of the entries held. */
   get bytes(): number {
-    return this.used;
+    return this.cache.bytes;
   }
 
   get size(): number {
-    return this.entries.size;
+    return this.cache.size;
   }
 
   /** The value stored for exactly this version, if any (and marks it recently used). */
   get<T>(kind: GraphCacheKind, projectId: string, version: string): T | undefined {
-    const key = `${kind}:${projectId}`;
-    const entry = this.entries.get(key);
-    if (entry === undefined || entry.version !== version) return undefined;
-    this.entries.delete(key);
-    this.entries.set(key, entry);
-    return entry.value as T;
+    const entry = this.cache.peek(`${kind}:${projectId}`);
+    return entry !== undefined && entry.version === version ? (entry.value as T) : undefined;
   }
 
   /**
@@ -52,22 +45,6 @@ export class ProjectGraphCache {
     value: unknown,
     bytes: number,
   ): void {
-    const key = `${kind}:${projectId}`;
-    this.remove(key);
-    if (this.maxBytes === 0 || bytes > this.maxBytes) return;
-    for (const [oldest, entry] of this.entries) {
-      if (this.used + bytes <= this.maxBytes) break;
-      this.entries.delete(oldest);
-      this.used -= entry.bytes;
-    }
-    this.entries.set(key, { version, value, bytes });
-    this.used += bytes;
-  }
-
-  private remove(key: string): void {
-    const entry = this.entries.get(key);
-    if (entry === undefined) return;
-    this.entries.delete(key);
-    this.used -= entry.bytes;
+    this.cache.set(`${kind}:${projectId}`, version, value, bytes);
   }
 }

@@ -30,7 +30,7 @@ import {
   FlakyQueryDto,
 } from './dto/history.dto';
 import { ComparisonRow, InsightsRepository, RevisionRow, RunRow } from './insights.repository';
-import { ResultVersionCache } from './result-version-cache';
+import { VersionedCache } from '../../common/cache/versioned-cache';
 
 const iso = (value: string | Date | null): string | null =>
   value === null ? null : new Date(value).toISOString();
@@ -60,19 +60,19 @@ function revisionRef(row: RevisionRow | undefined): RevisionRef | null {
 @Injectable()
 export class InsightsService {
   /** Flaky rankings by (project, window, environment, min_runs), each at one result version. */
-  private readonly flakyCache = new ResultVersionCache<readonly RankedFlaky[]>(
+  private readonly flakyCache = new VersionedCache<readonly RankedFlaky[]>(
     FLAKY_CACHE_BYTES,
     FLAKY_CACHE_ENTRIES,
   );
 
   /** Comparison pages by (run, base, classes, page), each at one result version. */
-  private readonly compareCache = new ResultVersionCache<ComparisonRow>(
+  private readonly compareCache = new VersionedCache<ComparisonRow>(
     COMPARE_CACHE_BYTES,
     COMPARE_CACHE_ENTRIES,
   );
 
   /** Revision diffs by (from, to) revision ids: immutable data. */
-  private readonly diffCache = new ResultVersionCache<Record<string, unknown>>(
+  private readonly diffCache = new VersionedCache<Record<string, unknown>>(
     DIFF_CACHE_BYTES,
     DIFF_CACHE_ENTRIES,
   );
@@ -235,7 +235,7 @@ export class InsightsService {
 
   /**
    * §4: the project's flaky cases, ranked. The ranking of (project, window, environment,
-   * min_runs) is kept per result version ({@link ResultVersionCache}): one statement reads the
+   * min_runs) is kept per result version ({@link VersionedCache}): one statement reads the
    * version and, only when it is not the one held, the windows.
    */
   async flaky(access: ProjectAccess, q: FlakyQueryDto): Promise<FlakyPageDto> {
@@ -307,7 +307,7 @@ function toFlakyCase(c: RankedFlaky): FlakyCaseDto {
   };
 }
 
-/** Bound of the flaky list cache ({@link ResultVersionCache}), per process: 32 MiB. */
+/** Bound of the flaky list cache ({@link VersionedCache}), per process: 32 MiB. */
 export const FLAKY_CACHE_BYTES = 32 * 1024 * 1024;
 /** Most rankings the flaky list cache holds, per process. */
 export const FLAKY_CACHE_ENTRIES = 256;

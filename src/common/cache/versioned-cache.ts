@@ -1,10 +1,9 @@
 /**
- * The in-process cache of insights answers (issues #17, #21): at most one entry per key (for the
- * flaky list: project, window, environment, min_runs), holding the value computed at one version
- * of the project's results (`project_result_changes`, see the ProjectResultVersions migration). A
- * (key, version) pair names immutable data: every transaction that changes what the answer reads
- * changes the version, so an entry whose version is the database's current one is exact on any
- * number of instances. The latest store of a key wins. Least recently used entries go first when
+ * An in-process cache of values computed at one version of what they read: at most one entry per
+ * key, holding the value of one version (the insights answers per project result version,
+ * `project_result_changes`; the component graph per graph version). A (key, version) pair names
+ * immutable data: every transaction that changes what the value reads changes the version, so an
+ * entry whose version is the database's current one is exact on any number of instances. The latest store of a key wins. Least recently used entries go first when
  * the total of the entries' sizes would exceed the bound, or their number would exceed
  * `maxEntries`; a value larger than the bound is not kept; a bound of 0 keeps nothing.
  */
@@ -14,7 +13,7 @@ interface Entry<T> {
   bytes: number;
 }
 
-export class ResultVersionCache<T> {
+export class VersionedCache<T> {
   /** Map order is the recency order: least recently used first. */
   private readonly entries = new Map<string, Entry<T>>();
   private used = 0;
