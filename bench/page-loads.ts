@@ -25,18 +25,15 @@
  */
 import 'reflect-metadata';
 import { execFileSync, execSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { Client } from 'pg';
 import { type Browser, type BrowserContext, chromium } from 'playwright-core';
-import { prepareDatabase } from '../src/bootstrap';
-import { loadConfig } from '../src/config/config';
 import { startEmbeddedPostgres } from '../src/database/embedded-postgres';
+import { BENCH_POSTGRES_FLAGS, migrateAndSeed } from './bench-database';
 import { loadBenchConfig } from './config';
 import { fixed, table } from './report';
-import { BENCH_PASSWORD, BENCH_USERNAME, Seeder, SeedResult } from './seed';
+import { BENCH_PASSWORD, BENCH_USERNAME, SeedResult } from './seed';
 import { freePort, productionNodeArgs, startServer } from './servers';
 
 /** The package root (package.json, node_modules, web/): upwards from here, else the cwd. */
@@ -415,43 +412,12 @@ async function main(): Promise<void> {
         dataDir: join(tmp, 'db'),
         port,
         database: 'tms_bench',
-        postgresFlags: [
-          '-c',
-          'shared_buffers=512MB',
-          '-c',
-          'max_connections=200',
-          '-c',
-          'max_wal_size=8GB',
-          '-c',
-          'checkpoint_timeout=30min',
-          '-c',
-          'work_mem=16MB',
-        ],
+        postgresFlags: [...BENCH_POSTGRES_FLAGS],
       });
       cleanups.push(() => pg.stop());
       url = pg.url;
     }
-    const secret = randomBytes(32).toString('hex');
-    const appConfig = loadConfig(
-      {
-        DATABASE_URL: url,
-        AUTH_SECRET: secret,
-        ADMIN_PASSWORD: randomBytes(12).toString('hex'),
-        LOG_LEVEL: 'warn',
-      },
-      { persistSecret: false },
-    );
-    log('migrating');
-    await prepareDatabase(appConfig, url);
-    log('seeding');
-    const client = new Client({ connectionString: url });
-    await client.connect();
-    let seed: SeedResult;
-    try {
-      seed = await new Seeder(client, cfg.sizes, log).run();
-    } finally {
-      await client.end();
-    }
+    const { seed, secret } = await migrateAndSeed(url, cfg.sizes, log);
     log(`seeded in ${(seed.totalMs / 1000).toFixed(1)} s`);
 
     const browser = await chromium.launch({ executablePath: chromiumPath, args: ['--no-sandbox'] });

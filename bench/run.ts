@@ -5,7 +5,6 @@
  */
 import 'reflect-metadata';
 import { execSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import {
   appendFileSync,
   chmodSync,
@@ -18,9 +17,8 @@ import {
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Client } from 'pg';
-import { prepareDatabase } from '../src/bootstrap';
-import { loadConfig } from '../src/config/config';
 import { startEmbeddedPostgres } from '../src/database/embedded-postgres';
+import { BENCH_POSTGRES_FLAGS, migrateAndSeed } from './bench-database';
 import { BenchConfig, loadBenchConfig } from './config';
 import { writeJunitReport, uploadJunit } from './junit';
 import {
@@ -34,7 +32,7 @@ import {
 } from './load';
 import { databaseNow, ImportLimitResult, measureImportLimit } from './import-limit';
 import { fixed, mb, table } from './report';
-import { BENCH_PASSWORD, BENCH_USERNAME, Seeder, SeedResult } from './seed';
+import { BENCH_PASSWORD, BENCH_USERNAME, SeedResult } from './seed';
 import {
   CpuWatch,
   freePort,
@@ -916,16 +914,7 @@ async function main(): Promise<void> {
         port,
         database: 'tms_bench',
         postgresFlags: [
-          '-c',
-          'shared_buffers=512MB',
-          '-c',
-          'max_connections=200',
-          '-c',
-          'max_wal_size=8GB',
-          '-c',
-          'checkpoint_timeout=30min',
-          '-c',
-          'work_mem=16MB',
+          ...BENCH_POSTGRES_FLAGS,
           ...(cfg.pgStatements
             ? [
                 '-c',
@@ -952,32 +941,7 @@ async function main(): Promise<void> {
         Number(readFileSync(join(tmp, 'db', 'pg', 'postmaster.pid'), 'utf8').split('\n')[0]) ||
         null;
     }
-    const secret = randomBytes(32).toString('hex');
-    const appConfig = loadConfig(
-      {
-        DATABASE_URL: url,
-        AUTH_SECRET: secret,
-        ADMIN_PASSWORD: randomBytes(12).toString('hex'),
-        LOG_LEVEL: 'warn',
-      },
-      { persistSecret: false },
-    );
-    log('migrating');
-    await prepareDatabase(appConfig, url);
-
-    log('seeding');
-    const client = new Client({ connectionString: url });
-    await client.connect();
-    let seed: SeedResult;
-    let pgVersion = '';
-    try {
-      seed = await new Seeder(client, cfg.sizes, log).run();
-      pgVersion = (
-        (await client.query('SHOW server_version')).rows[0] as { server_version: string }
-      ).server_version;
-    } finally {
-      await client.end();
-    }
+    const { seed, secret, pgVersion } = await migrateAndSeed(url, cfg.sizes, log);
     log(`seeded in ${(seed.totalMs / 1000).toFixed(1)} s: ${JSON.stringify(seed.counts)}`);
 
     const appPort = await freePort();
