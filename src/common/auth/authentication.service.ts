@@ -47,13 +47,14 @@ export class AuthenticationService {
    * the user with its own statement and hands the row to {@link userOfToken}.
    */
   verifiedTokenClaims(req: Request): TokenClaims | null {
-    const apiKey = req.headers['x-api-key'];
-    if (typeof apiKey === 'string' && apiKey.trim() !== '') return null;
-    const header = req.headers.authorization;
-    if (typeof header !== 'string') return null;
-    const m = /^Bearer\s+(\S+)\s*$/i.exec(header.trim());
-    if (!m || looksLikeApiKey(m[1])) return null;
-    const check = verifyAccessToken(m[1], this.config.authSecret);
+    let credential: ReturnType<typeof extractCredential>;
+    try {
+      credential = extractCredential(req);
+    } catch {
+      return null; // a malformed Authorization header: authenticate() answers it
+    }
+    if (!credential || credential.apiKeyHeader || looksLikeApiKey(credential.value)) return null;
+    const check = verifyAccessToken(credential.value, this.config.authSecret);
     return check.ok ? check.claims : null;
   }
 
