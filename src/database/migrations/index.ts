@@ -21,6 +21,7 @@ import { DropRunItemsLastExecuted1763700019510 } from './1763700019510-DropRunIt
 import { LeanImportWritesTwo1763700019600 } from './1763700019600-LeanImportWritesTwo';
 import { ProjectResultVersions1763700019700 } from './1763700019700-ProjectResultVersions';
 import { PreviousRunIndex1763700019710 } from './1763700019710-PreviousRunIndex';
+import { LeanImportWritesThree1763700019900 } from './1763700019900-LeanImportWritesThree';
 import { LeanImportWrites1763700002500 } from './1763700002500-LeanImportWrites';
 import { RunSnapshotsOnce1763700002400 } from './1763700002400-RunSnapshotsOnce';
 
@@ -54,4 +55,5 @@ export const MIGRATIONS = [
   LeanImportWritesTwo1763700019600,
   ProjectResultVersions1763700019700,
   PreviousRunIndex1763700019710,
+  LeanImportWritesThree1763700019900,
 ];

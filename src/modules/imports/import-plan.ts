@@ -145,7 +145,8 @@ export class ImportPlanner {
     flags: Flags,
     runFilter: RunRef | null,
   ): Promise<ImportPlan> {
-    if (flags.createMissing && !flags.dryRun) {
+    const creates = flags.createMissing && !flags.dryRun;
+    if (creates) {
       // Take the case-key counter lock first: concurrent case creators wait, so the lookups below
       // see every case that exists when this import creates its own.
       await this.cases.allocateCounter(projectId, TEST_CASE_KEY_COUNTER, 0);
@@ -159,7 +160,8 @@ export class ImportPlanner {
     ];
     const [candidates, suites] = await Promise.all([
       this.repo.loadCandidates(projectId, automationIds),
-      this.repo.loadSuites(projectId),
+      // An import that creates cases keeps the suites it may put them in (no foreign key does).
+      this.repo.loadSuites(projectId, creates),
     ]);
     const index = new MatchIndex(candidates, suites);
     const planner = new SuitePlanner(suites);
