@@ -22,6 +22,7 @@ import { LeanImportWritesTwo1763700019600 } from './1763700019600-LeanImportWrit
 import { ProjectResultVersions1763700019700 } from './1763700019700-ProjectResultVersions';
 import { PreviousRunIndex1763700019710 } from './1763700019710-PreviousRunIndex';
 import { LeanImportWritesThree1763700019900 } from './1763700019900-LeanImportWritesThree';
+import { LowerTagsInPlpgsql1763700019910 } from './1763700019910-LowerTagsInPlpgsql';
 import { LeanImportWrites1763700002500 } from './1763700002500-LeanImportWrites';
 import { RunSnapshotsOnce1763700002400 } from './1763700002400-RunSnapshotsOnce';
 
@@ -56,4 +57,5 @@ export const MIGRATIONS = [
   ProjectResultVersions1763700019700,
   PreviousRunIndex1763700019710,
   LeanImportWritesThree1763700019900,
+  LowerTagsInPlpgsql1763700019910,
 ];
