@@ -882,65 +882,71 @@ export class ImportsService {
     await this.suites.insertTree(projectId, newSuites);
 
     // 2. Cases, keys allocated in one statement from the project counter (locked since planning).
+    // They are written batch by batch by the run-items writer's `writeCreated`, right before the
+    // items of their batch, so that the writer builds those items while the database writes the
+    // cases (bench/README.md, fix 28); the answer and the writer get them all now.
     const caseIds = plan.cases.map(() => uuidv7());
     const createdCases: ImportCreatedCaseDto[] = [];
     // The new cases as stored, for the writer: it adds them to the run without reading them again.
     const created = new Map<string, CaseRecord>();
+    /** Position in `plan.cases` of each case not written yet. */
+    const unwritten = new Map<string, number>();
+    let first = 0;
     if (plan.cases.length > 0) {
-      const first = await this.cases.allocateCounter(
-        projectId,
-        TEST_CASE_KEY_COUNTER,
-        plan.cases.length,
-      );
-      // Each batch's cases are made as its COPY reads them (the database writes while the service
-      // builds), and recorded for the answer and for the writer on the way.
-      const batchOf = function* (start: number): Generator<ImportedCase> {
-        const end = Math.min(start + APPLY_BATCH, plan.cases.length);
-        for (let i = start; i < end; i++) {
-          const c = plan.cases[i] as PlannedCase;
-          const suite =
-            c.suite === null
-              ? null
-              : 'existing' in c.suite
-                ? c.suite.existing
-                : (suiteIds[c.suite.planned] ?? null);
-          const row: ImportedCase = {
-            id: caseIds[i] ?? '',
-            key: formatCaseKey(first + i),
-            key_number: first + i,
-            title: c.title,
-            automation_id: c.automation_id,
-            suite_id: suite,
-            preconditions: c.preconditions,
-            steps: JSON.stringify(
-              c.steps === null ? [] : [{ action: c.steps, expected: c.assertions }],
-            ),
-          };
-          yield row;
-          createdCases.push({
-            id: row.id,
-            key: row.key,
-            title: row.title,
-            automation_id: row.automation_id,
-            suite_path: c.suite_path,
-          });
-          created.set(row.id, {
-            id: row.id,
-            project_id: projectId,
-            status: 'active',
-            key: row.key,
-            title: row.title,
-            priority: null,
-            tags: CREATED_CASE_TAGS,
-            suite_id: suite,
-            suite_name: plan.planner.nameOf(c.suite),
-          });
-        }
-      };
-      for (let start = 0; start < plan.cases.length; start += APPLY_BATCH) {
-        await this.cases.insertImported(projectId, user.id, batchOf(start));
+      first = await this.cases.allocateCounter(projectId, TEST_CASE_KEY_COUNTER, plan.cases.length);
+      for (let i = 0; i < plan.cases.length; i++) {
+        const c = plan.cases[i] as PlannedCase;
+        const id = caseIds[i] ?? '';
+        const key = formatCaseKey(first + i);
+        unwritten.set(id, i);
+        createdCases.push({
+          id,
+          key,
+          title: c.title,
+          automation_id: c.automation_id,
+          suite_path: c.suite_path,
+        });
+        created.set(id, {
+          id,
+          project_id: projectId,
+          status: 'active',
+          key,
+          title: c.title,
+          priority: null,
+          tags: CREATED_CASE_TAGS,
+          suite_id: suiteIdOf(c),
+          suite_name: plan.planner.nameOf(c.suite),
+        });
       }
     }
+    function suiteIdOf(c: PlannedCase): string | null {
+      if (c.suite === null) return null;
+      return 'existing' in c.suite ? c.suite.existing : (suiteIds[c.suite.planned] ?? null);
+    }
+    // Each COPY's rows are made as it reads them.
+    const rowsOf = function* (ids: Iterable<string>): Generator<ImportedCase> {
+      for (const id of ids) {
+        const i = unwritten.get(id);
+        if (i === undefined) continue;
+        unwritten.delete(id);
+        const c = plan.cases[i] as PlannedCase;
+        yield {
+          id,
+          key: formatCaseKey(first + i),
+          key_number: first + i,
+          title: c.title,
+          automation_id: c.automation_id,
+          suite_id: suiteIdOf(c),
+          preconditions: c.preconditions,
+          steps: JSON.stringify(
+            c.steps === null ? [] : [{ action: c.steps, expected: c.assertions }],
+          ),
+        };
+      }
+    };
+    const writeCreated = async (ids: string[]): Promise<void> => {
+      await this.cases.insertImported(projectId, user.id, rowsOf(ids));
+    };
 
     // 3. Results grouped by case (in order of first appearance), applied by the run-items writer.
     if (plan.matches.length > 0) {
@@ -953,10 +959,19 @@ export class ImportsService {
         else list.push(match);
       }
       await this.results.applyResults(run.lock, {
-        results: { byCase, executedById: user.id, finishedAt: now, onProgress, created },
+        results: {
+          byCase,
+          executedById: user.id,
+          finishedAt: now,
+          onProgress,
+          created,
+          writeCreated,
+        },
         changedById: user.id,
       });
     }
+    // Every planned case has a result, so the writer has asked for all of them; none is lost if not.
+    while (unwritten.size > 0) await writeCreated([...unwritten.keys()].slice(0, APPLY_BATCH));
 
     // 4. The run: started when it had not been.
     await this.startRun(access, user, run);

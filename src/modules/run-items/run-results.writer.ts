@@ -6,6 +6,7 @@ import { BindingExpansionService } from '../datasets/binding-expansion.service';
 import { LockedRun, TestRunsService } from '../test-runs/test-runs.service';
 import type { RunItemStatus, StatusCounts } from '../test-runs/run-summary';
 import { rollUpRunItem, rollUpRunItemFromCounts } from './roll-up';
+import { prefetch } from './prefetch';
 import { planRowWrites } from './row-plan';
 import {
   CaseRecord,
@@ -63,6 +64,13 @@ export interface ResultsInput {
    * what is stored is the same as for any case added with results.
    */
   created?: ReadonlyMap<string, CaseRecord>;
+  /**
+   * Writes cases of `created` (their ids, in batch order) right before the items of their batch are
+   * inserted: the caller inserts its new cases batch by batch, and the writer builds the batch's
+   * items and rows meanwhile (while the database writes the cases). Every case of `created` that
+   * has results is passed exactly once.
+   */
+  writeCreated?: (caseIds: string[]) => Promise<void>;
 }
 
 /** What `applyResults` writes into one locked run. */
@@ -198,6 +206,7 @@ export class RunResultsWriter {
       field?: string;
       results?: (caseId: string, planned: PlannedRow[]) => NewItemRows;
       changedById?: string | null;
+      beforeInsert?: () => Promise<void>;
     },
     preloaded?: CaseRecord[],
     created?: ReadonlyMap<string, CaseRecord>,
@@ -271,6 +280,8 @@ export class RunResultsWriter {
     options: {
       results?: (caseId: string, planned: PlannedRow[]) => NewItemRows;
       changedById?: string | null;
+      /** Awaited before the items' COPY; the items are built meanwhile ({@link prefetch}). */
+      beforeInsert?: () => Promise<void>;
     },
     created?: ReadonlyMap<string, CaseRecord>,
   ): Promise<string[]> {
@@ -325,7 +336,18 @@ export class RunResultsWriter {
         yield [{ id, rollUp, last, comment: stored.comment, snapshot: snapshotJson }, c];
       }
     }
-    await this.repo.insertItems(run, assigneeId, newItems());
+    if (options.beforeInsert === undefined) {
+      await this.repo.insertItems(run, assigneeId, newItems());
+    } else {
+      const items = prefetch(newItems());
+      try {
+        await options.beforeInsert();
+      } catch (error) {
+        items.stop();
+        throw error;
+      }
+      await this.repo.insertItems(run, assigneeId, items.rest());
+    }
     await this.repo.insertNewItemRows(run.projectId, rows);
     return ids;
   }
@@ -387,6 +409,11 @@ export class RunResultsWriter {
     const missing = caseIds.filter((id) => !items.has(id));
     if (missing.length > 0) {
       const resultsOf = new Map(batch);
+      const writeCreated = results.writeCreated;
+      const createdHere =
+        writeCreated === undefined || created === undefined
+          ? []
+          : missing.filter((id) => created.has(id));
       const added = await this.addCases(
         run,
         missing,
@@ -395,6 +422,10 @@ export class RunResultsWriter {
           changedById,
           results: (caseId, planned) =>
             storedRows(planned, labelled(resultsOf.get(caseId) ?? [], now), executedById, now),
+          beforeInsert:
+            writeCreated === undefined || createdHere.length === 0
+              ? undefined
+              : () => writeCreated(createdHere),
         },
         undefined,
         created,
@@ -533,7 +564,6 @@ function labelled(results: ResultInput[], now: Date): Array<{ label: string; pay
     },
   }));
 }
-
 
 /**
  * The rows of an item that results add to the run, as they are to be stored: the same plan as for
