@@ -3,6 +3,7 @@ import request, { type Response } from 'supertest';
 import { createTestApp, TestApp } from '../support/test-app';
 // After test-app, which loads the application's modules in their usual order.
 import { createApp } from '../../src/bootstrap';
+import { InsightsRepository } from '../../src/modules/insights/insights.repository';
 
 /**
  * The flaky list is cached per process by (project, window, environment, min_runs), a run
@@ -163,6 +164,57 @@ describe('insights: the cached flaky list and comparisons follow every write (is
     }
     expect(await cached('a', s.projectId)).toEqual(before);
     expect(titles(await fresh(s.projectId))).toEqual(['Case x', 'Case y', 'Case z']);
+  });
+
+  it("each page of a held ranking has its cases' windows, also after a write", async () => {
+    const s = await seed();
+    const page = (n: number) => `&page=${n}&page_size=1`;
+    const first = await cached('a', s.projectId, page(1));
+    // The ranking is held now, page 2 is not: its windows are read at the ranking's version.
+    const second = await cached('a', s.projectId, page(2));
+    expect([...titles(first), ...titles(second)]).toEqual(['Case x', 'Case y']);
+    expect(second).toEqual(await fresh(s.projectId, page(2)));
+    expect(await cached('a', s.projectId, page(2))).toEqual(second);
+    // y's newest result passed → failure, written on the other instance.
+    await setStatus(s.items[4].y, 'failure', 'b');
+    const after = await cached('a', s.projectId, page(2));
+    expect(after).not.toEqual(second);
+    expect(after).toEqual(await fresh(s.projectId, page(2)));
+    expect(after.items[0]).toMatchObject({
+      title: 'Case y',
+      flips: 3,
+      last_status: 'failure',
+      last_failure_run_id: s.runs[4],
+    });
+    expect(after.items[0].recent[0]).toEqual({ run_id: s.runs[4], status: 'failure' });
+    expect(await cached('a', s.projectId, page(1))).toEqual(await fresh(s.projectId, page(1)));
+  });
+
+  it('a write committed between the ranking and its page is seen by neither', async () => {
+    const s = await seed();
+    const before = await fresh(s.projectId);
+    const repo = t.app.get(InsightsRepository);
+    const rank = repo.flakyWindows.bind(repo);
+    const spy = jest.spyOn(repo, 'flakyWindows').mockImplementationOnce(async (...args) => {
+      const windows = await rank(...args);
+      // Another connection commits x's newest result as a failure before the page is read.
+      await t.db.query(`UPDATE run_items SET status = 'failure' WHERE id = $1`, [s.items[4].x]);
+      return windows;
+    });
+    try {
+      const during = await cached('a', s.projectId, '&window=77');
+      expect(spy).toHaveBeenCalledTimes(1);
+      expect(during).toEqual(before);
+    } finally {
+      spy.mockRestore();
+    }
+    const after = await cached('a', s.projectId, '&window=77');
+    expect(after).not.toEqual(before);
+    expect(after).toEqual(await fresh(s.projectId));
+    expect(after.items.find((i: Json) => i.title === 'Case x').recent[0]).toEqual({
+      run_id: s.runs[4],
+      status: 'failure',
+    });
   });
 
   it('a result written on one instance is seen at once by the other', async () => {

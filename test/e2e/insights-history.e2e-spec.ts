@@ -432,13 +432,24 @@ describe('insights: case history and flaky tests (issue #17 §3, §4)', () => {
 
     it('reads the project with the same statements whatever its size', async () => {
       const empty = await t.roleFixture();
-      const none = await statementsDuring(() =>
-        t.req('get', `${API}/test-cases/flaky?project_id=${empty.projectId}`, empty.viewer.token),
-      );
-      const some = await statementsDuring(() => flaky());
+      const emptyList = () =>
+        t.req(
+          'get',
+          `${API}/test-cases/flaky?project_id=${empty.projectId}&window=29`,
+          empty.viewer.token,
+        );
+      // A ranking not held yet (window 29 is asked nowhere else): ranking and page in one snapshot.
+      const none = await statementsDuring(emptyList);
+      const some = await statementsDuring(() => flaky('&window=29'));
       expect(ok(none.result).total).toBe(0);
       expect(ok(some.result).total).toBe(3);
       expect(some.statements.length).toBe(none.statements.length);
+      // Held: the version (and the page's windows when that page is not held at it) only.
+      const noneHeld = await statementsDuring(emptyList);
+      const someHeld = await statementsDuring(() => flaky('&window=29'));
+      expect(ok(someHeld.result)).toEqual(ok(some.result));
+      expect(someHeld.statements.length).toBe(noneHeld.statements.length);
+      expect(someHeld.statements.length).toBeLessThan(some.statements.length);
     });
 
     it('paginates the ranking', async () => {

@@ -115,6 +115,44 @@ export class Db {
   }
 
   /**
+   * Several reads that must see one snapshot, outside any transaction (a GET): `fn` sends them on
+   * one pooled connection in a `REPEATABLE READ READ ONLY` transaction, each as the named prepared
+   * statement `name` (as {@link prepared}) with the read deadline; work done in `fn` between two
+   * reads is fine (nothing is locked). Inside the request's transaction the reads simply use it.
+   */
+  async readSnapshot<T>(fn: (read: SnapshotRead) => Promise<T>): Promise<T> {
+    const open = currentStore()?.manager;
+    if (open !== undefined) {
+      return fn((_name, sql, params) => open.query(sql, params) as Promise<never[]>);
+    }
+    const client = await poolOf(this.dataSource).connect();
+    let failed = true;
+    try {
+      await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+      const result = await fn(async <R>(name: string, sql: string, params: unknown[]) => {
+        try {
+          const raw = await client.query({
+            name: this.config.dbPreparedStatements ? name : undefined,
+            text: sql,
+            values: params,
+            query_timeout: this.config.db.readTimeoutMs,
+          } as QueryConfig);
+          return raw.rows as R[];
+        } catch (error) {
+          if (error instanceof DatabaseError) throw new QueryFailedError(sql, params, error);
+          throw error;
+        }
+      });
+      await client.query('COMMIT');
+      failed = false;
+      return result;
+    } finally {
+      // A connection that failed mid-transaction is not given back (it may still be in it).
+      client.release(failed);
+    }
+  }
+
+  /**
    * Runs `fn` in a transaction: the request's one if open, else a new one (for work outside requests).
    */
   async transaction<T>(fn: (m: EntityManager) => Promise<T>): Promise<T> {
@@ -142,3 +180,10 @@ function* copyChunks(rows: Iterable<string>): Generator<string, void> {
   }
   if (chunk.length > 0) yield chunk;
 }
+
+/** One read of {@link Db.readSnapshot}: a named prepared statement, its rows. */
+export type SnapshotRead = <R = Record<string, unknown>>(
+  name: string,
+  sql: string,
+  params: unknown[],
+) => Promise<R[]>;

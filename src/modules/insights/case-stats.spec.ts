@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import {
   CaseStats,
   caseStats,
@@ -5,6 +6,8 @@ import {
   recentFromLetters,
   runIdsFromBase64,
   windowFromLetters,
+  statsFromLetters,
+  lastFailureRunId,
   compareFlaky,
   countFlips,
   FlakyCandidate,
@@ -186,5 +189,113 @@ describe('recentFromLetters and runIdsFromBase64', () => {
     expect(runIdsFromBase64(wrapped)).toEqual(Array.from({ length: 6 }, () => ids).flat());
     expect(runIdsFromBase64('')).toEqual([]);
     expect(() => runIdsFromBase64(Buffer.alloc(15).toString('base64'))).toThrow();
+  });
+});
+
+describe('statsFromLetters and lastFailureRunId', () => {
+  it.each([
+    [
+      '',
+      {
+        runs: 0,
+        passed: 0,
+        failing: 0,
+        flips: 0,
+        flip_rate: 0,
+        flaky_attempts: 0,
+        last_status: null,
+      },
+    ],
+    [
+      'p',
+      {
+        runs: 1,
+        passed: 1,
+        failing: 0,
+        flips: 0,
+        flip_rate: 0,
+        flaky_attempts: 0,
+        last_status: 'passed',
+      },
+    ],
+    [
+      'sfPxE',
+      {
+        runs: 5,
+        passed: 2,
+        failing: 2,
+        flips: 2,
+        flip_rate: 2 / 3,
+        flaky_attempts: 2,
+        last_status: 'skipped',
+      },
+    ],
+    [
+      'pspfbf',
+      {
+        runs: 6,
+        passed: 2,
+        failing: 2,
+        flips: 1,
+        flip_rate: 1 / 3,
+        flaky_attempts: 0,
+        last_status: 'passed',
+      },
+    ],
+    [
+      'PPPPP',
+      {
+        runs: 5,
+        passed: 5,
+        failing: 0,
+        flips: 0,
+        flip_rate: 0,
+        flaky_attempts: 5,
+        last_status: 'passed',
+      },
+    ],
+    [
+      'uiyb',
+      {
+        runs: 4,
+        passed: 0,
+        failing: 0,
+        flips: 0,
+        flip_rate: 0,
+        flaky_attempts: 0,
+        last_status: 'untested',
+      },
+    ],
+  ])('%j', (letters, expected) => {
+    expect(statsFromLetters(letters)).toEqual({ ...expected, last_failure_run_id: null });
+  });
+
+  it('gives caseStats of the window the letters stand for, for any letters', () => {
+    const letter = fc.constantFrom(
+      ...Object.values(STATUS_LETTERS).flatMap((l) => [l, l.toUpperCase()]),
+    );
+    fc.assert(
+      fc.property(fc.array(letter, { maxLength: 60 }), (letters) => {
+        const w = letters.join('');
+        expect(statsFromLetters(w)).toEqual({
+          ...caseStats(windowFromLetters(w, 'r')),
+          last_failure_run_id: null,
+        });
+      }),
+    );
+  });
+
+  it('refuses unknown letters', () => {
+    expect(() => statsFromLetters('pz')).toThrow();
+  });
+
+  it.each([
+    ['', [], null],
+    ['ppp', ['r3', 'r2', 'r1'], null],
+    ['pEf', ['r3', 'r2', 'r1'], 'r2'],
+    ['fe', ['r2', 'r1'], 'r2'],
+    ['sxye', ['r4', 'r3', 'r2', 'r1'], 'r1'],
+  ])('lastFailureRunId(%j, %j) is %j', (letters, ids, expected) => {
+    expect(lastFailureRunId(letters, ids)).toBe(expected);
   });
 });

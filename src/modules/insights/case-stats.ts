@@ -108,6 +108,60 @@ export function windowFromLetters(
   });
 }
 
+/** Per letter ({@link STATUS_LETTERS}, either case): is its status failing, passing, or neither. */
+const OUTCOME_OF_LETTER = new Map<string, 'failing' | 'passing' | null>(
+  [...STATUS_OF_LETTER].flatMap(([letter, status]) => {
+    const outcome = isFailing(status) ? 'failing' : isPassing(status) ? 'passing' : null;
+    return [
+      [letter, outcome],
+      [letter.toUpperCase(), outcome],
+    ] as Array<[string, 'failing' | 'passing' | null]>;
+  }),
+);
+
+/**
+ * {@link caseStats} of the window a letter string stands for (one letter per run, newest first,
+ * upper case: marked flaky), read straight from the letters (the flaky list ranks thousands of
+ * windows: no object per run). Run ids are not in the string: `last_failure_run_id` is null
+ * ({@link lastFailureRunId} gives it from a window's run ids).
+ */
+export function statsFromLetters(letters: string): CaseStats {
+  let passed = 0;
+  let failing = 0;
+  let flips = 0;
+  let flaky = 0;
+  let previous: 'failing' | 'passing' | null = null;
+  for (const letter of letters) {
+    const outcome = OUTCOME_OF_LETTER.get(letter);
+    if (outcome === undefined) throw new Error(`unknown status letter ${letter}`);
+    if (letter !== letter.toLowerCase()) flaky++;
+    if (outcome === null) continue;
+    if (outcome === 'failing') failing++;
+    else passed++;
+    if (previous !== null && previous !== outcome) flips++;
+    previous = outcome;
+  }
+  return {
+    runs: letters.length,
+    passed,
+    failing,
+    flips,
+    flip_rate: flipRate(flips, passed + failing),
+    flaky_attempts: flaky,
+    last_status:
+      letters.length === 0 ? null : (STATUS_OF_LETTER.get(letters[0].toLowerCase()) ?? null),
+    last_failure_run_id: null,
+  };
+}
+
+/** The newest failing run of a window: its letters and its run ids (same order, newest first). */
+export function lastFailureRunId(letters: string, runIds: readonly string[]): string | null {
+  for (let i = 0; i < letters.length; i++) {
+    if (OUTCOME_OF_LETTER.get(letters[i]) === 'failing') return runIds[i] ?? null;
+  }
+  return null;
+}
+
 /** A run of a flaky case's window as the list answers it (`recent`). */
 export interface RecentResult {
   run_id: string;

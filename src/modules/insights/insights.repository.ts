@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { Db } from '../../common/persistence/db.service';
+import { Db, SnapshotRead } from '../../common/persistence/db.service';
 import { STATUS_LETTERS } from './case-stats';
 import { CHANGE_CLASSES, changeClassSql, FAILING_STATUSES, PASSING_STATUSES } from './change-class';
 
@@ -69,25 +69,26 @@ export interface HistoryRow {
   stats_window: Array<{ run_id: string; status: string; flaky: boolean }>;
 }
 
-/**
- * A case's window for the flaky list, newest first: one letter per run ({@link STATUS_LETTERS}),
- * the newest failing run, and the runs' ids in the same order ({@link runIdsFromBase64}).
- */
+/** A listed case's window for the flaky list: one letter per run, newest first ({@link flakySql}). */
 export interface FlakyWindowRow {
   test_case_id: string;
   title: string;
   w: string;
-  newest_failing_run: string | null;
+}
+
+/** A case's window with its run ids ({@link flakyRecentSql}). */
+export interface FlakyRecentRow {
+  test_case_id: string;
+  w: string;
   r: string;
 }
 
-interface FlakyResult {
+interface Versioned<T> {
   version: string;
-  windows: FlakyWindowRow[] | null;
+  windows: T[] | null;
 }
 
 const quoted = (values: readonly string[]) => values.map((v) => `'${v}'`).join(', ');
-const FAILING = quoted(FAILING_STATUSES);
 
 /**
  * A row an import marked flaky: the JUnit/results import writes `Flaky: passed after <n> failed
@@ -275,49 +276,66 @@ const OTHER_LETTERS = lettersOf(
   ),
 );
 
+/** Letters of passing results become P, of failing ones F; the others are dropped (no counterpart). */
+const PASS_FAIL_FROM = lettersOf([...PASSING_STATUSES, ...FAILING_STATUSES]) + OTHER_LETTERS;
+const PASS_FAIL_TO = `${'P'.repeat(2 * PASSING_STATUSES.length)}${'F'.repeat(2 * FAILING_STATUSES.length)}`;
+const UPPER_LETTERS = Object.values(STATUS_LETTERS)
+  .map((l) => l.toUpperCase())
+  .join('');
+
 /**
- * `isFlaky` (case-stats.ts) over a window's letters `w`: at least `min` pass-or-fail results, and a flip
- * (a passing and a failing result both in the window) or a result marked flaky (upper case).
+ * `isFlaky` (case-stats.ts) over a window's letters `w` and their pass-or-fail letters `pf`: at
+ * least `min` pass-or-fail results, and a flip (a passing and a failing result both in the
+ * window) or a result marked flaky (upper case). Plain string functions: regular expressions over
+ * every case's letters cost more.
  */
-function flakyWindowSql(w: string, min: string): string {
-  return `length(translate(${w}, '${OTHER_LETTERS}', '')) >= ${min}
-         AND ((${w} ~ '[${lettersOf(PASSING_STATUSES)}]' AND ${w} ~ '[${lettersOf(FAILING_STATUSES)}]')
-              OR ${w} <> lower(${w}))`;
+function flakyLettersSql(w: string, pf: string, min: string): string {
+  return `length(${pf}) >= ${min}
+         AND ((strpos(${pf}, 'P') > 0 AND strpos(${pf}, 'F') > 0)
+              OR length(translate(${w}, '${UPPER_LETTERS}', '')) < length(${w}))`;
 }
 
 /**
- * The flaky list: per test case of the project, only its window is read — a `LATERAL` walking
- * `ix_run_items_project_case_run` (project, case, run id descending) newest run first and stopping
- * after `$2` results, so the cost follows cases × window, not the project's whole history.
- * `w` is one letter per run ({@link STATUS_LETTERS}), newest run id first (run ids are uuidv7:
- * creation order), upper case when the result has a row an import marked flaky (the project's
- * flaky rows are read once, through `ix_run_item_rows_flaky`); `newest_failing_run` is the newest
- * failing run within the window (the only one the stats read: {@link windowFromLetters}); `r` is
- * the window's run ids in the same order, for the list's `recent`: their 16 bytes each, in base64
- * (22 characters a run rather than 37 as text, for the answer and for what the cache keeps; the
- * line breaks `encode` puts every 76 characters are left in: removing them cost more than the
- * whole encoding, and the decoder skips them; encoded for the listed cases only). Only the
- * windows that `isFlaky` lists with `$4` min_runs are answered (about one case in five at
- * bench scale: less to send and to rank). The stats and the ranking are the pure rules'
- * ({@link windowFromLetters}, {@link rankFlaky}). With an environment ($5) the window is taken
- * over that environment's runs only.
- *
- * One statement, one snapshot: `version` is the project's result version
- * ({@link resultVersionSql}) and `windows` (a JSON array) is read only when the version differs
- * from `$3`, the version of the answer the caller already holds (NULL: none). An uncorrelated
- * scalar subquery is an init plan, evaluated when first used: not at all when the `CASE` does not
- * take its branch.
+ * A case's window (`c.id`), newest run first (run ids are uuidv7: creation order), at most `$2`
+ * results: a walk of `ix_run_items_project_case_run` (project, case, run id descending) that stops
+ * after `$2`, so the cost follows cases × window, not the project's whole history. With an
+ * environment (`env`, a parameter) the window is taken over that environment's runs only.
  */
-export function flakySql(environment: boolean): string {
-  const window = environment
+function windowSql(env: string | null): string {
+  return env !== null
     ? `SELECT ri.id, ri.status, ri.test_run_id
          FROM run_items ri JOIN test_runs r ON r.id = ri.test_run_id
-        WHERE ri.project_id = $1 AND ri.test_case_id = c.id AND r.environment_id = $5
+        WHERE ri.project_id = $1 AND ri.test_case_id = c.id AND r.environment_id = ${env}
         ORDER BY ri.test_run_id DESC LIMIT $2`
     : `SELECT ri.id, ri.status, ri.test_run_id
          FROM run_items ri
         WHERE ri.project_id = $1 AND ri.test_case_id = c.id
         ORDER BY ri.test_run_id DESC LIMIT $2`;
+}
+
+/**
+ * The flaky list's windows: per test case of the project, its window ({@link windowSql}) as `w`,
+ * one letter per run ({@link STATUS_LETTERS}), newest first, upper case when the result has a row
+ * an import marked flaky (the project's flaky rows are read once, through
+ * `ix_run_item_rows_flaky`). Only the windows that `isFlaky` lists with `$4` min_runs are
+ * answered (about one case in five at bench scale), with their case's title; the stats and the
+ * ranking are the pure rules' ({@link statsFromLetters}, {@link rankFlaky}). The run ids of a
+ * window are not read here: only the cases of the page answered need them
+ * ({@link flakyRecentSql}), and reading them for every listed case was a sixth of this
+ * statement's time and most of what the service parsed (full bench scale: 2,660 windows of 30).
+ *
+ * Shape (full bench scale, 20,000 cases, 101,000 results read): the window is a scalar subquery
+ * per case (an aggregate under a `LATERAL` cost more per case), the letters one `string_agg`, the
+ * filter on the letters (`pf` keeps the pass-or-fail results as P and F), and the titles are read
+ * for the listed cases only, by primary key.
+ *
+ * One statement, one snapshot: `version` is the project's result version
+ * ({@link resultVersionSql}) and `windows` (a JSON array) is read only when the version differs
+ * from `$3`, the version of the answer the caller already holds (NULL: none). An uncorrelated
+ * scalar subquery is an init plan, evaluated when first used: not at all when the `CASE` does not
+ * take its branch. With an environment, `$5`.
+ */
+export function flakySql(environment: boolean): string {
   return `
   SELECT v.version,
          CASE WHEN v.version IS DISTINCT FROM $3::text THEN (
@@ -325,23 +343,51 @@ export function flakySql(environment: boolean): string {
              SELECT w.run_item_id FROM run_item_rows w WHERE w.project_id = $1 AND ${FLAKY_ROW}
            )
            SELECT coalesce(json_agg(json_build_object(
-                    'test_case_id', c.id, 'title', c.title, 'w', s.w,
-                    'newest_failing_run', s.newest_failing_run,
-                    'r', encode(s.r, 'base64'))), '[]'::json)
-             FROM test_cases c
-             CROSS JOIN LATERAL (
-               SELECT string_agg(CASE WHEN ri.id IN (SELECT run_item_id FROM flaky)
-                                      THEN upper(${LETTER_OF_STATUS}) ELSE ${LETTER_OF_STATUS} END,
-                                 '' ORDER BY ri.test_run_id DESC) AS w,
-                      max(ri.test_run_id::text) FILTER (WHERE ri.status IN (${FAILING}))
-                        AS newest_failing_run,
-                      string_agg(uuid_send(ri.test_run_id), ''::bytea ORDER BY ri.test_run_id DESC)
-                        AS r
-                 FROM (${window}) ri
-               OFFSET 0 -- the filter below must not be pushed into the aggregate (it would be
-                        -- computed once per use: aggregates with a subplan are not shared)
+                    'test_case_id', s.id,
+                    'title', (SELECT t.title FROM test_cases t WHERE t.id = s.id),
+                    'w', s.w)), '[]'::json)
+             FROM (
+               SELECT s.id, s.w, translate(s.w, '${PASS_FAIL_FROM}', '${PASS_FAIL_TO}') AS pf
+                 FROM (
+                   SELECT c.id,
+                          (SELECT string_agg(CASE WHEN ri.id IN (SELECT run_item_id FROM flaky)
+                                                  THEN upper(${LETTER_OF_STATUS})
+                                                  ELSE ${LETTER_OF_STATUS} END,
+                                             '' ORDER BY ri.test_run_id DESC)
+                             FROM (${windowSql(environment ? '$5' : null)}) ri) AS w
+                     FROM test_cases c
+                    WHERE c.project_id = $1
+                   OFFSET 0 -- one window per case: the filters below must not recompute it
+                 ) s
+                WHERE length(s.w) >= $4::int
+               OFFSET 0
              ) s
-            WHERE c.project_id = $1 AND s.w IS NOT NULL AND ${flakyWindowSql('s.w', '$4::int')}
+            WHERE ${flakyLettersSql('s.w', 's.pf', '$4::int')}
+         ) END AS windows
+    FROM (${resultVersionSql('$1')}) v`;
+}
+
+/**
+ * The windows of some cases (`$4`, the page answered) with their run ids, when the project's
+ * result version is `$3` (else `windows` is NULL: the ranking the page was cut from is not the
+ * current one). `w` as in {@link flakySql} but without the flaky mark, `r` the window's run ids
+ * in the same order: their 16 bytes each, in base64 (the line breaks `encode` puts every 76
+ * characters are left in; the decoder skips them). With an environment, `$5`.
+ */
+export function flakyRecentSql(environment: boolean): string {
+  return `
+  SELECT v.version,
+         CASE WHEN v.version = $3::text THEN (
+           SELECT coalesce(json_agg(json_build_object(
+                    'test_case_id', c.id, 'w', s.w, 'r', encode(s.r, 'base64'))), '[]'::json)
+             FROM unnest($4::uuid[]) c(id)
+             CROSS JOIN LATERAL (
+               SELECT coalesce(string_agg(${LETTER_OF_STATUS}, '' ORDER BY ri.test_run_id DESC), '')
+                        AS w,
+                      coalesce(string_agg(uuid_send(ri.test_run_id), ''::bytea
+                                          ORDER BY ri.test_run_id DESC), ''::bytea) AS r
+                 FROM (${windowSql(environment ? '$5' : null)}) ri
+             ) s
          ) END AS windows
     FROM (${resultVersionSql('$1')}) v`;
 }
@@ -362,6 +408,7 @@ const HISTORY_SQL = {
   both: historySql(true, true),
 };
 const FLAKY_SQL = { all: flakySql(false), env: flakySql(true) };
+const FLAKY_RECENT_SQL = { all: flakyRecentSql(false), env: flakyRecentSql(true) };
 
 @Injectable()
 export class InsightsRepository {
@@ -431,8 +478,8 @@ export class InsightsRepository {
   }
 
   /**
-   * The project's result version and, when it is not `knownVersion`, every case's window (see
-   * {@link flakySql}): one statement.
+   * The project's result version and, when it is not `knownVersion`, the listed cases' windows
+   * ({@link flakySql}): one statement.
    */
   async flakyWindows(
     projectId: string,
@@ -440,16 +487,53 @@ export class InsightsRepository {
     minRuns: number,
     environmentId: string | undefined,
     knownVersion: string | null,
-  ): Promise<{ version: string; windows: FlakyWindowRow[] | null }> {
+    read: SnapshotRead = (name, sql, params) => this.db.prepared(name, sql, params),
+  ): Promise<Versioned<FlakyWindowRow>> {
     // Prepared: most reads are a version lookup (planning the whole text took longer than that).
-    const params = [projectId, window, knownVersion, minRuns];
+    const params: unknown[] = [projectId, window, knownVersion, minRuns];
     const [row] =
       environmentId === undefined
-        ? await this.db.prepared<FlakyResult>('insights_flaky', FLAKY_SQL.all, params)
-        : await this.db.prepared<FlakyResult>('insights_flaky_environment', FLAKY_SQL.env, [
+        ? await read<Versioned<FlakyWindowRow>>('insights_flaky', FLAKY_SQL.all, params)
+        : await read<Versioned<FlakyWindowRow>>('insights_flaky_environment', FLAKY_SQL.env, [
             ...params,
             environmentId,
           ]);
     return row;
+  }
+
+  /**
+   * The project's result version and, when it is `version`, the windows of `caseIds` with their
+   * run ids ({@link flakyRecentSql}): one statement.
+   */
+  async flakyRecent(
+    projectId: string,
+    window: number,
+    environmentId: string | undefined,
+    version: string,
+    caseIds: readonly string[],
+    read: SnapshotRead = (name, sql, params) => this.db.prepared(name, sql, params),
+  ): Promise<Versioned<FlakyRecentRow>> {
+    const params: unknown[] = [projectId, window, version, caseIds];
+    const [row] =
+      environmentId === undefined
+        ? await read<Versioned<FlakyRecentRow>>(
+            'insights_flaky_recent',
+            FLAKY_RECENT_SQL.all,
+            params,
+          )
+        : await read<Versioned<FlakyRecentRow>>(
+            'insights_flaky_recent_environment',
+            FLAKY_RECENT_SQL.env,
+            [...params, environmentId],
+          );
+    return row;
+  }
+
+  /**
+   * `fn` with reads that all see one snapshot ({@link Db.readSnapshot}): a ranking and the run ids
+   * of its page read apart still agree.
+   */
+  snapshot<T>(fn: (read: SnapshotRead) => Promise<T>): Promise<T> {
+    return this.db.readSnapshot(fn);
   }
 }

@@ -10,10 +10,11 @@ import {
 } from '../environments/revision-diff';
 import {
   caseStats,
+  lastFailureRunId,
   rankFlaky,
   recentFromLetters,
   runIdsFromBase64,
-  windowFromLetters,
+  statsFromLetters,
 } from './case-stats';
 import { CHANGE_CLASSES } from './change-class';
 import {
@@ -29,7 +30,14 @@ import {
   FlakyPageDto,
   FlakyQueryDto,
 } from './dto/history.dto';
-import { ComparisonRow, InsightsRepository, RevisionRow, RunRow } from './insights.repository';
+import {
+  ComparisonRow,
+  FlakyRecentRow,
+  FlakyWindowRow,
+  InsightsRepository,
+  RevisionRow,
+  RunRow,
+} from './insights.repository';
 import { VersionedCache } from '../../common/cache/versioned-cache';
 
 const iso = (value: string | Date | null): string | null =>
@@ -63,6 +71,12 @@ export class InsightsService {
   private readonly flakyCache = new VersionedCache<readonly RankedFlaky[]>(
     FLAKY_CACHE_BYTES,
     FLAKY_CACHE_ENTRIES,
+  );
+
+  /** Pages of flaky rankings (their `recent` windows), by ranking key and page, at one version. */
+  private readonly flakyPageCache = new VersionedCache<readonly FlakyCaseDto[]>(
+    FLAKY_PAGE_CACHE_BYTES,
+    FLAKY_PAGE_CACHE_ENTRIES,
   );
 
   /** Comparison pages by (run, base, classes, page), each at one result version. */
@@ -235,82 +249,120 @@ export class InsightsService {
 
   /**
    * §4: the project's flaky cases, ranked. The ranking of (project, window, environment,
-   * min_runs) is kept per result version ({@link VersionedCache}): one statement reads the
-   * version and, only when it is not the one held, the windows.
+   * min_runs) is kept per result version ({@link flakyCache}), and so is each page answered with
+   * its cases' windows ({@link flakyPageCache}). A held ranking costs one statement: the version
+   * and, when the page is not held at it, the run ids of the page's windows. Otherwise the
+   * ranking (the listed cases' letters, no run ids) and then its page's run ids are read in one
+   * snapshot ({@link InsightsRepository.snapshot}), so they agree.
    */
   async flaky(access: ProjectAccess, q: FlakyQueryDto): Promise<FlakyPageDto> {
     const environmentId = q.environment_id?.toLowerCase();
     const key = `${access.projectId}|${q.window}|${environmentId ?? ''}|${q.min_runs}`;
-    const held = this.flakyCache.peek(key);
-    const read = await this.repo.flakyWindows(
-      access.projectId,
-      q.window,
-      q.min_runs,
-      environmentId,
-      held?.version ?? null,
-    );
-    let ranked: readonly RankedFlaky[];
-    if (read.windows === null && held !== undefined) {
-      ranked = held.value;
-    } else {
-      ranked = rankFlaky(
-        (read.windows ?? []).map((r) => ({
-          test_case_id: r.test_case_id,
-          title: r.title,
-          ...caseStats(windowFromLetters(r.w, r.newest_failing_run)),
-          w: r.w,
-          r: r.r,
-        })),
-        q.min_runs,
-      ).map((c) => ({
-        test_case_id: c.test_case_id,
-        title: c.title,
-        runs: c.runs,
-        passed: c.passed,
-        failing: c.failing,
-        flips: c.flips,
-        flip_rate: c.flip_rate,
-        flaky_attempts: c.flaky_attempts,
-        last_status: c.last_status,
-        last_failure_run_id: c.last_failure_run_id,
-        w: c.w,
-        r: c.r,
-      }));
-      this.flakyCache.set(key, read.version, deepFreeze(ranked), flakyBytes(ranked));
-    }
     const offset = offsetOf(q.page, q.page_size);
-    return pageOf(
-      ranked.slice(offset, offset + q.page_size).map(toFlakyCase),
-      q.page,
-      q.page_size,
-      ranked.length,
-    );
+    const pageKey = `${key}|${offset}|${q.page_size}`;
+    const answer = (ranked: readonly RankedFlaky[], items: readonly FlakyCaseDto[]) =>
+      pageOf([...items], q.page, q.page_size, ranked.length);
+
+    const held = this.flakyCache.peek(key);
+    if (held !== undefined) {
+      const heldPage = this.flakyPageCache.peek(pageKey);
+      const pageHeld = heldPage !== undefined && heldPage.version === held.version;
+      const page = held.value.slice(offset, offset + q.page_size);
+      const read = await this.repo.flakyRecent(
+        access.projectId,
+        q.window,
+        environmentId,
+        held.version,
+        pageHeld ? [] : page.map((c) => c.test_case_id),
+      );
+      if (read.windows !== null) {
+        if (pageHeld) return answer(held.value, heldPage.value);
+        const items = pageItems(page, read.windows);
+        this.flakyPageCache.set(pageKey, held.version, items, pageBytes(items));
+        return answer(held.value, items);
+      }
+    }
+    return this.repo.snapshot(async (read) => {
+      const windows = await this.repo.flakyWindows(
+        access.projectId,
+        q.window,
+        q.min_runs,
+        environmentId,
+        null,
+        read,
+      );
+      const ranked = deepFreeze(rankWindows(windows.windows ?? [], q.min_runs));
+      this.flakyCache.set(key, windows.version, ranked, flakyBytes(ranked));
+      const page = ranked.slice(offset, offset + q.page_size);
+      const recent = await this.repo.flakyRecent(
+        access.projectId,
+        q.window,
+        environmentId,
+        windows.version,
+        page.map((c) => c.test_case_id),
+        read,
+      );
+      const items = pageItems(page, recent.windows ?? []);
+      this.flakyPageCache.set(pageKey, windows.version, items, pageBytes(items));
+      return answer(ranked, items);
+    });
   }
 }
 
 /**
- * A ranked flaky case as the cache holds it: its stats, and its window as read (`w` one letter per
- * run, `r` the run ids in base64, newest first), two short strings per case rather than one
- * object per run; a page's `recent` entries are built from them when it is answered.
+ * A ranked flaky case as the cache holds it: its stats, without `last_failure_run_id` (null) and
+ * `recent`, which a page fills in from its cases' windows ({@link pageItems}).
  */
-interface RankedFlaky extends Omit<FlakyCaseDto, 'recent'> {
-  w: string;
-  r: string;
+type RankedFlaky = Omit<FlakyCaseDto, 'recent'>;
+
+/** The listed windows ranked ({@link statsFromLetters}, {@link rankFlaky}). */
+function rankWindows(windows: readonly FlakyWindowRow[], minRuns: number): RankedFlaky[] {
+  return rankFlaky(
+    windows.map((r) => ({
+      test_case_id: r.test_case_id,
+      title: r.title,
+      ...statsFromLetters(r.w),
+    })),
+    minRuns,
+  );
 }
 
-/** A ranked case as the list answers it, its window as `recent`. */
-function toFlakyCase(c: RankedFlaky): FlakyCaseDto {
-  const { w, r, ...stats } = c;
-  return {
-    ...stats,
-    recent: recentFromLetters(w, runIdsFromBase64(r)),
-  };
+/**
+ * A page's cases as the list answers them: each one's stats, its newest failing run and its
+ * window as `recent`, from its window read at the ranking's version (`windows`).
+ */
+function pageItems(
+  page: readonly RankedFlaky[],
+  windows: readonly FlakyRecentRow[],
+): readonly FlakyCaseDto[] {
+  const byCase = new Map(windows.map((w) => [w.test_case_id, w]));
+  return deepFreeze(
+    page.map((c) => {
+      const window = byCase.get(c.test_case_id);
+      if (window === undefined) throw new Error(`no window read for ranked case ${c.test_case_id}`);
+      const runIds = runIdsFromBase64(window.r);
+      return {
+        ...c,
+        last_failure_run_id: lastFailureRunId(window.w, runIds),
+        recent: recentFromLetters(window.w, runIds),
+      };
+    }),
+  );
+}
+
+/** About what a page of the flaky list takes in memory (its JSON, UTF-16). */
+function pageBytes(items: readonly FlakyCaseDto[]): number {
+  return 256 + 2 * JSON.stringify(items).length;
 }
 
 /** Bound of the flaky list cache ({@link VersionedCache}), per process: 32 MiB. */
 export const FLAKY_CACHE_BYTES = 32 * 1024 * 1024;
 /** Most rankings the flaky list cache holds, per process. */
 export const FLAKY_CACHE_ENTRIES = 256;
+/** Bound of the cache of flaky list pages (with their cases' windows), per process: 8 MiB. */
+export const FLAKY_PAGE_CACHE_BYTES = 8 * 1024 * 1024;
+/** Most flaky list pages the cache holds, per process. */
+export const FLAKY_PAGE_CACHE_ENTRIES = 1024;
 
 /** Bound of the comparison cache (counts and one page per entry), per process: 16 MiB. */
 export const COMPARE_CACHE_BYTES = 16 * 1024 * 1024;
@@ -332,12 +384,9 @@ function deepFreeze<T>(value: T): T {
   return value;
 }
 
-/**
- * About what a ranking takes in memory: a fixed cost per case plus its title (UTF-16) and its
- * window's two strings (`w`, `r`: ASCII, one byte a character in V8, plus a header each).
- */
+/** About what a ranking takes in memory: a fixed cost per case plus its title (UTF-16). */
 export function flakyBytes(ranked: readonly RankedFlaky[]): number {
   let bytes = 64;
-  for (const c of ranked) bytes += 400 + 2 * c.title.length + 32 + c.w.length + c.r.length;
+  for (const c of ranked) bytes += 400 + 2 * c.title.length;
   return bytes;
 }
