@@ -151,13 +151,11 @@ export class ImportPlanner {
       // see every case that exists when this import creates its own.
       await this.cases.allocateCounter(projectId, TEST_CASE_KEY_COUNTER, 0);
     }
-    const automationIds = [
-      ...new Set(
-        report.results.flatMap((r) =>
-          r.automation_id === null ? [] : [storageAutomationId(r.automation_id)],
-        ),
-      ),
-    ];
+    const ids = new Set<string>();
+    for (const r of report.results) {
+      if (r.automation_id !== null) ids.add(storageAutomationId(r.automation_id));
+    }
+    const automationIds = [...ids];
     const [candidates, suites] = await Promise.all([
       this.repo.loadCandidates(projectId, automationIds),
       // An import that creates cases keeps the suites it may put them in (no foreign key does).

@@ -91,8 +91,13 @@ export function suitePathOf(
   return names;
 }
 
-function pathTitleKey(path: readonly string[], title: string): string {
-  return JSON.stringify([normalizeSuitePath(path), normalizeTitle(title)]);
+/**
+ * `JSON.stringify([normalizeSuitePath(path), t])` is this head followed by `,JSON.stringify(t)]`;
+ * null when the normalised path is empty (rule 2 does not apply).
+ */
+function keyHeadOf(path: readonly string[]): string | null {
+  const normalized = normalizeSuitePath(path);
+  return normalized.length > 0 ? `[${JSON.stringify(normalized)}` : null;
 }
 
 /** A parsed suite path in the forms matching compares (computed once per path array). */
@@ -132,7 +137,7 @@ export function storedSuitePathOf(path: readonly string[]): string[] {
   return formsOf(path).stored;
 }
 
-/** {@link pathTitleKey} of a stored title under a parsed path, from its memoised forms. */
+/** The byPathTitle key (`JSON.stringify([normalised path, normalised title])`) from a path's memoised forms. */
 function formsKey(forms: PathForms, normalizedTitle: string): string {
   return `${forms.keyHead},${JSON.stringify(normalizedTitle)}]`;
 }
@@ -153,12 +158,19 @@ export class MatchIndex {
 
   constructor(cases: readonly CandidateCase[], suites: readonly SuiteRow[]) {
     const suiteMap = new Map(suites.map((suite) => [suite.id, suite]));
+    // The cases of a suite share its path: normalised once per suite, not once per case.
+    const heads = new Map<string | null, string | null>();
     for (const c of cases) {
       if (c.status !== 'active') {
         if (c.automation_id !== null) this.inactiveAutomationIds.add(c.automation_id);
         continue;
       }
-      this.add(c, suitePathOf(c.suite_id, suiteMap));
+      let head = heads.get(c.suite_id);
+      if (head === undefined) {
+        head = keyHeadOf(suitePathOf(c.suite_id, suiteMap));
+        heads.set(c.suite_id, head);
+      }
+      this.addUnder(c, head);
     }
   }
 
@@ -167,10 +179,18 @@ export class MatchIndex {
     c: Pick<CandidateCase, 'id' | 'title' | 'automation_id'>,
     suitePath: readonly string[],
   ): void {
+    this.addUnder(c, keyHeadOf(suitePath));
+  }
+
+  /** `head`: {@link keyHeadOf} the case's suite path. */
+  private addUnder(
+    c: Pick<CandidateCase, 'id' | 'title' | 'automation_id'>,
+    head: string | null,
+  ): void {
     if (c.automation_id !== null) push(this.byAutomationId, c.automation_id, c.id);
-    const normalizedPath = normalizeSuitePath(suitePath);
-    if (normalizedPath.length > 0) push(this.byPathTitle, pathTitleKey(suitePath, c.title), c.id);
-    push(this.byTitle, normalizeTitle(c.title), c.id);
+    const title = normalizeTitle(c.title);
+    if (head !== null) push(this.byPathTitle, `${head},${JSON.stringify(title)}]`, c.id);
+    push(this.byTitle, title, c.id);
   }
 
   isAutomationIdTaken(automationId: string): boolean {
