@@ -151,13 +151,8 @@ export class ImportPlanner {
       // see every case that exists when this import creates its own.
       await this.cases.allocateCounter(projectId, TEST_CASE_KEY_COUNTER, 0);
     }
-    const ids = new Set<string>();
-    for (const r of report.results) {
-      if (r.automation_id !== null) ids.add(storageAutomationId(r.automation_id));
-    }
-    const automationIds = [...ids];
     const [candidates, suites] = await Promise.all([
-      this.repo.loadCandidates(projectId, automationIds),
+      this.repo.loadCandidates(projectId),
       // An import that creates cases keeps the suites it may put them in (no foreign key does).
       this.repo.loadSuites(projectId, creates),
     ]);

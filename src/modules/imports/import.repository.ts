@@ -91,12 +91,19 @@ export class ImportRepository {
   }
 
   /** Active cases of the project, plus any case holding one of `automationIds` (whatever its status). */
-  async loadCandidates(projectId: string, automationIds: string[]): Promise<CandidateCase[]> {
+  /**
+   * What matching needs of the project's cases: the active ones, and the automation ids of the
+   * others (which no new case may take). All of the others' ids, not only the report's: sending the
+   * report's ids (100,000 of them for a large report) and testing each case against them cost more
+   * than reading the few inactive automated cases (embedded PostgreSQL, 20,000 cases, 100,000 ids:
+   * 180–270 ms against 52–54 ms).
+   */
+  async loadCandidates(projectId: string): Promise<CandidateCase[]> {
     return this.db.query<CandidateCase>(
       `SELECT id, title, automation_id, suite_id, status FROM test_cases
-        WHERE project_id = $1 AND (status = 'active' OR automation_id = ANY($2::text[]))
+        WHERE project_id = $1 AND (status = 'active' OR automation_id IS NOT NULL)
         ORDER BY key_number, id`,
-      [projectId, automationIds],
+      [projectId],
     );
   }
 
