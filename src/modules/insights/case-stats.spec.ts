@@ -299,3 +299,30 @@ describe('statsFromLetters and lastFailureRunId', () => {
     expect(lastFailureRunId(letters, ids)).toBe(expected);
   });
 });
+
+describe('rankFlaky', () => {
+  it('orders as compareFlaky does, for any candidates', () => {
+    const candidate = fc.record({
+      test_case_id: fc.constantFrom('a', 'b', 'c', 'd'),
+      title: fc.constantFrom('Alpha', 'alpha', 'Beta', 'ÉCLAIR', 'éclair', ''),
+      runs: fc.constant(30),
+      passed: fc.integer({ min: 0, max: 15 }),
+      failing: fc.integer({ min: 0, max: 15 }),
+      flips: fc.integer({ min: 0, max: 3 }),
+      flip_rate: fc.constantFrom(0, 0.25, 0.5, 1),
+      flaky_attempts: fc.integer({ min: 0, max: 2 }),
+      last_status: fc.constant(null),
+      last_failure_run_id: fc.constant(null),
+    });
+    fc.assert(
+      fc.property(
+        fc.array(candidate, { maxLength: 30 }),
+        fc.integer({ min: 1, max: 10 }),
+        (list, min) => {
+          const expected = list.filter((c) => isFlaky(c, min)).sort(compareFlaky);
+          expect(rankFlaky(list, min)).toEqual(expected);
+        },
+      ),
+    );
+  });
+});

@@ -108,16 +108,33 @@ export function windowFromLetters(
   });
 }
 
-/** Per letter ({@link STATUS_LETTERS}, either case): is its status failing, passing, or neither. */
-const OUTCOME_OF_LETTER = new Map<string, 'failing' | 'passing' | null>(
-  [...STATUS_OF_LETTER].flatMap(([letter, status]) => {
-    const outcome = isFailing(status) ? 'failing' : isPassing(status) ? 'passing' : null;
-    return [
-      [letter, outcome],
-      [letter.toUpperCase(), outcome],
-    ] as Array<[string, 'failing' | 'passing' | null]>;
-  }),
-);
+/** Outcome of a letter's status: failing, passing or neither. */
+const FAILING_OUTCOME = 1;
+const PASSING_OUTCOME = 2;
+const OTHER_OUTCOME = 3;
+/**
+ * Per character code, the outcome of the status of that letter ({@link STATUS_LETTERS}, either
+ * case), 0 for a character that is no letter: a table, so the flaky ranking reads thousands of
+ * windows without a lookup by string per run.
+ */
+const OUTCOME_OF_CODE = new Uint8Array(128);
+for (const [letter, status] of STATUS_OF_LETTER) {
+  const outcome = isFailing(status)
+    ? FAILING_OUTCOME
+    : isPassing(status)
+      ? PASSING_OUTCOME
+      : OTHER_OUTCOME;
+  OUTCOME_OF_CODE[letter.charCodeAt(0)] = outcome;
+  OUTCOME_OF_CODE[letter.toUpperCase().charCodeAt(0)] = outcome;
+}
+const outcomeOf = (letters: string, i: number): number => {
+  const code = letters.charCodeAt(i);
+  const outcome = code < 128 ? OUTCOME_OF_CODE[code] : 0;
+  if (outcome === 0) throw new Error(`unknown status letter ${letters[i]}`);
+  return outcome;
+};
+/** Upper case letters are below `a`: the mark of a result flaky. */
+const LOWER_A = 'a'.charCodeAt(0);
 
 /**
  * {@link caseStats} of the window a letter string stands for (one letter per run, newest first,
@@ -130,15 +147,14 @@ export function statsFromLetters(letters: string): CaseStats {
   let failing = 0;
   let flips = 0;
   let flaky = 0;
-  let previous: 'failing' | 'passing' | null = null;
-  for (const letter of letters) {
-    const outcome = OUTCOME_OF_LETTER.get(letter);
-    if (outcome === undefined) throw new Error(`unknown status letter ${letter}`);
-    if (letter !== letter.toLowerCase()) flaky++;
-    if (outcome === null) continue;
-    if (outcome === 'failing') failing++;
+  let previous = 0;
+  for (let i = 0; i < letters.length; i++) {
+    const outcome = outcomeOf(letters, i);
+    if (letters.charCodeAt(i) < LOWER_A) flaky++;
+    if (outcome === OTHER_OUTCOME) continue;
+    if (outcome === FAILING_OUTCOME) failing++;
     else passed++;
-    if (previous !== null && previous !== outcome) flips++;
+    if (previous !== 0 && previous !== outcome) flips++;
     previous = outcome;
   }
   return {
@@ -157,7 +173,7 @@ export function statsFromLetters(letters: string): CaseStats {
 /** The newest failing run of a window: its letters and its run ids (same order, newest first). */
 export function lastFailureRunId(letters: string, runIds: readonly string[]): string | null {
   for (let i = 0; i < letters.length; i++) {
-    if (OUTCOME_OF_LETTER.get(letters[i]) === 'failing') return runIds[i] ?? null;
+    if (outcomeOf(letters, i) === FAILING_OUTCOME) return runIds[i] ?? null;
   }
   return null;
 }
@@ -237,5 +253,17 @@ export function rankFlaky<T extends FlakyCandidate>(
   candidates: readonly T[],
   minRuns: number,
 ): T[] {
-  return candidates.filter((c) => isFlaky(c, minRuns)).sort(compareFlaky);
+  // compareFlaky's order, with each title lowered once rather than at every comparison.
+  return candidates
+    .filter((c) => isFlaky(c, minRuns))
+    .map((c) => ({ c, title: c.title.toLowerCase() }))
+    .sort(
+      (a, b) =>
+        b.c.flip_rate - a.c.flip_rate ||
+        b.c.flaky_attempts - a.c.flaky_attempts ||
+        b.c.flips - a.c.flips ||
+        compareText(a.title, b.title) ||
+        compareText(a.c.test_case_id, b.c.test_case_id),
+    )
+    .map((x) => x.c);
 }
