@@ -765,9 +765,12 @@ describe('JUnit import (CONTRACT §6)', () => {
       }
       const copies = (runId: string): Promise<Array<Record<string, unknown>>> =>
         t.db.query(
-          `SELECT tc.key_number, ri.test_case_key, ri.test_case_title, ri.test_case_priority,
-                  ri.test_case_tags, ri.suite_id, ri.suite_name, ri.dataset_snapshot, ri.assignee_id,
-                  ri.project_id
+          `SELECT tc.key_number, coalesce(tc.key, ri.test_case_key) AS test_case_key,
+                  coalesce(tc.title, ri.test_case_title) AS test_case_title,
+                  ri.test_case_key IS NULL AND ri.test_case_title IS NULL
+                    AND ri.test_case_priority IS NULL AND ri.test_case_tags IS NULL AS no_copies,
+                  coalesce(tc.tags, ri.test_case_tags) AS test_case_tags, ri.suite_id, ri.suite_name,
+                  ri.dataset_snapshot, ri.assignee_id, ri.project_id
              FROM run_items ri JOIN test_cases tc ON tc.id = ri.test_case_id
             WHERE ri.test_run_id = $1 ORDER BY tc.key_number`,
           [runId],
@@ -781,6 +784,8 @@ describe('JUnit import (CONTRACT §6)', () => {
         ['TC-4', 'new', ['auto-imported']],
         ['TC-5', null, ['auto-imported']],
       ]);
+      // Items of live, unchanged cases store no copies of them (migration RunItemCaseCopiesOnDemand).
+      expect(created.map((c) => c.no_copies)).toEqual([true, true, true, true, true]);
       expect(await stored(fresh)).toEqual(await stored(prepared));
     });
   });
@@ -1279,9 +1284,10 @@ describe('JUnit import (CONTRACT §6)', () => {
                 (SELECT count(*) FROM run_item_history h JOIN run_items ri ON ri.id = h.run_item_id
                   WHERE ri.test_run_id = $1)::int AS history,
                 (SELECT count(*) FROM run_items WHERE test_run_id = $1 AND status = 'failure')::int AS failed,
-                (SELECT count(*) FROM run_items WHERE test_run_id = $1
-                  AND comment = 'boom ' || substring(test_case_title from 6) || E'\n\ntrace '
-                                || substring(test_case_title from 6))::int AS commented`,
+                (SELECT count(*) FROM run_items ri JOIN test_cases tc ON tc.id = ri.test_case_id
+                  WHERE ri.test_run_id = $1
+                  AND ri.comment = 'boom ' || substring(tc.title from 6) || E'\n\ntrace '
+                                || substring(tc.title from 6))::int AS commented`,
         [runId],
       );
       // The shared case's two results land on two rows of one item; every other case has one

@@ -23,6 +23,7 @@ import { ProjectResultVersions1763700019700 } from './1763700019700-ProjectResul
 import { PreviousRunIndex1763700019710 } from './1763700019710-PreviousRunIndex';
 import { LeanImportWritesThree1763700019900 } from './1763700019900-LeanImportWritesThree';
 import { LowerTagsInPlpgsql1763700019910 } from './1763700019910-LowerTagsInPlpgsql';
+import { RunItemCaseCopiesOnDemand1763700019850 } from './1763700019850-RunItemCaseCopiesOnDemand';
 import { LeanImportWrites1763700002500 } from './1763700002500-LeanImportWrites';
 import { RunSnapshotsOnce1763700002400 } from './1763700002400-RunSnapshotsOnce';
 
@@ -58,4 +59,5 @@ export const MIGRATIONS = [
   PreviousRunIndex1763700019710,
   LeanImportWritesThree1763700019900,
   LowerTagsInPlpgsql1763700019910,
+  RunItemCaseCopiesOnDemand1763700019850,
 ];

@@ -664,8 +664,10 @@ export class RunItemsRepository {
   // Writes
 
   /**
-   * The new items of a run in one `COPY` (case fields copied as snapshots); `items` may be lazy
-   * (each item is then made as the statement reads it).
+   * The new items of a run in one `COPY`; `items` may be lazy (each item is then made as the
+   * statement reads it). The case's key, title, priority and tags are not copied: they stay NULL
+   * until the case changes or is deleted, when triggers write them (migration
+   * RunItemCaseCopiesOnDemand); the suite is copied.
    */
   async insertItems(
     run: { id: string; projectId: string },
@@ -674,8 +676,7 @@ export class RunItemsRepository {
   ): Promise<void> {
     await this.db.copyIn(
       `COPY run_items (id, project_id, test_run_id, test_case_id, assignee_id, status, rows_total,
-                       rows_passed, rows_failed, last_executed_at, comment, test_case_key,
-                       test_case_title, test_case_priority, test_case_tags, suite_id, suite_name,
+                       rows_passed, rows_failed, last_executed_at, comment, suite_id, suite_name,
                        dataset_snapshot) FROM STDIN`,
       copyLines(items, ([i, c]) =>
         copyRow([
@@ -690,10 +691,6 @@ export class RunItemsRepository {
           i.rollUp.rows_failed,
           i.last,
           i.comment,
-          c.key,
-          c.title,
-          c.priority,
-          c.tags ?? [],
           c.suite_id,
           c.suite_name,
           i.snapshot,

@@ -1,7 +1,11 @@
 import { Column, CreateDateColumn, Entity, PrimaryColumn, UpdateDateColumn } from 'typeorm';
 import type { RunItemStatus } from '../../test-runs/run-summary';
 
-/** A test case in a run ("run case"); status and row counters are rolled up from its rows. */
+/**
+ * A test case in a run ("run case"); status and row counters are rolled up from its rows. The case
+ * copies (`testCase*`) are NULL while they equal the live case's values; triggers on `test_cases`
+ * write them when the case changes or is deleted (migration RunItemCaseCopiesOnDemand).
+ */
 @Entity({ name: 'run_items' })
 export class RunItemEntity {
   @PrimaryColumn('uuid') id: string;
@@ -19,8 +23,8 @@ export class RunItemEntity {
   @Column({ name: 'test_case_title', type: 'text', nullable: true }) testCaseTitle: string | null;
   @Column({ name: 'test_case_priority', type: 'varchar', length: 32, nullable: true })
   testCasePriority: string | null;
-  @Column({ name: 'test_case_tags', type: 'text', array: true, default: () => "'{}'" })
-  testCaseTags: string[];
+  @Column({ name: 'test_case_tags', type: 'text', array: true, nullable: true })
+  testCaseTags: string[] | null;
   @Column({ name: 'suite_id', type: 'uuid', nullable: true }) suiteId: string | null;
   @Column({ name: 'suite_name', type: 'text', nullable: true }) suiteName: string | null;
   @Column({ name: 'dataset_snapshot', type: 'jsonb', default: () => "'{}'::jsonb" })
