@@ -24,6 +24,7 @@ import { PreviousRunIndex1763700019710 } from './1763700019710-PreviousRunIndex'
 import { LeanImportWritesThree1763700019900 } from './1763700019900-LeanImportWritesThree';
 import { LowerTagsInPlpgsql1763700019910 } from './1763700019910-LowerTagsInPlpgsql';
 import { RunItemCaseCopiesOnDemand1763700019850 } from './1763700019850-RunItemCaseCopiesOnDemand';
+import { RunItemIndexesLean1763700019860 } from './1763700019860-RunItemIndexesLean';
 import { LeanImportWrites1763700002500 } from './1763700002500-LeanImportWrites';
 import { RunSnapshotsOnce1763700002400 } from './1763700002400-RunSnapshotsOnce';
 
@@ -60,4 +61,5 @@ export const MIGRATIONS = [
   LeanImportWritesThree1763700019900,
   LowerTagsInPlpgsql1763700019910,
   RunItemCaseCopiesOnDemand1763700019850,
+  RunItemIndexesLean1763700019860,
 ];
