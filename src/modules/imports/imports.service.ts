@@ -849,9 +849,10 @@ export class ImportsService {
   }
 
   /**
-   * Writes the plan: suites and cases (through their repositories), then the results through the
-   * run-items writer (items, rows, roll-ups, history and the run's counters, once), then the run
-   * start. The run is the one locked before planning; nothing locks it again.
+   * Writes the plan: suites (through their repository), then the results through the run-items
+   * writer (items, rows, roll-ups, history and the run's counters, once), which has the new cases
+   * copied (`TestCasesRepository.insertImported`) batch by batch right before their items, then
+   * the run start. The run is the one locked before planning; nothing locks it again.
    *
    * Cases are inserted, and results applied, in batches of about {@link APPLY_BATCH} testcases
    * (all results of one case stay in one batch), so that the statements' parameters and the
