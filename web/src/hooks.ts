@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useLayoutEffect, useState } from 'preact/hooks';
 import { ApiError } from './api';
 import type { Problem } from './types';
 
@@ -14,11 +14,14 @@ export function asProblem(err: unknown): Problem {
 
 /**
  * Runs `load` when `key` changes (a string naming what is loaded) and keeps the latest answer; an
- * answer for an older key is dropped.
+ * answer for an older key is dropped. The request starts as soon as the page is rendered (a layout
+ * effect), not after the browser has painted it (an effect waits for that): on a first load (full
+ * bench scale, bench/page-loads.ts) the pages' first API calls started 84-100 ms after navigation
+ * with an effect, 44-53 ms with a layout effect.
  */
 export function useLoad<T>(key: string | null, load: () => Promise<T>): Loaded<T> {
   const [result, setResult] = useState<{ key: string | null; value: Loaded<T> }>({ key: null, value: { state: 'loading' } });
-  useEffect(() => {
+  useLayoutEffect(() => {
     if (key === null) return;
     let live = true;
     setResult({ key, value: { state: 'loading' } });
