@@ -16,7 +16,7 @@ import { type Browser, chromium, type Page } from 'playwright-core';
 import { WEB_APP_CSP } from '../../src/common/http/web-app';
 import { REDOC_CSP } from '../../src/common/openapi/openapi';
 import { DEFAULT_PASSWORD } from '../support/constants';
-import { createTestApp, expectProblem, type RoleFixture, type TestApp } from '../support/test-app';
+import { createTestApp, expectProblem, type RoleFixture, type TestApp, type TestUser } from '../support/test-app';
 import { waitFor } from '../support/wait-for';
 
 const API = '/api/v1';
@@ -47,6 +47,24 @@ const RUNS = 6;
  * is a chunk of its own loaded by the pages with a chart (about 180 KB; the whole app was 227 KB).
  */
 const FIRST_SCRIPT_MAX_BYTES = 80 * 1024;
+/** The API's largest page: the lists below are seeded one entry longer. */
+const API_PAGE = 200;
+const MANY = API_PAGE + 1;
+/** Requests in flight at once while seeding the long lists. */
+const BATCH = 10;
+
+/** `make(1)` … `make(count)`, `BATCH` at a time, their answers in order. */
+async function inBatches<T>(count: number, make: (i: number) => Promise<T>): Promise<T[]> {
+  const out: T[] = [];
+  for (let first = 1; first <= count; first += BATCH) {
+    const size = Math.min(BATCH, count - first + 1);
+    out.push(...(await Promise.all(Array.from({ length: size }, (_, k) => make(first + k)))));
+  }
+  return out;
+}
+
+/** `Env 007`: padded, so that names sort as numbers do. */
+const numbered = (prefix: string, i: number) => `${prefix} ${String(i).padStart(3, '0')}`;
 
 describe('dashboard in a headless browser (issue #21)', () => {
   let t: TestApp;
@@ -525,5 +543,117 @@ describe('dashboard in a headless browser (issue #21)', () => {
     await expect(page.getByRole('alert').textContent()).resolves.toMatch(/Error 404/);
     consoleErrors.length = 0;
     await checkPage('not-a-member');
+  });
+
+  /**
+   * Lists longer than the API's largest page (200): a user with 201 projects, whose first project
+   * has 201 environments and 201 products, the first environment 201 revisions. Every entry is
+   * reachable: the lists page through `Pager`, the runs filter offers every environment, the drift
+   * selects every revision.
+   */
+  describe('lists longer than one page of the API', () => {
+    const many = { user: undefined as unknown as TestUser, projectId: '', envId: '' };
+    const names = (prefix: string) => Array.from({ length: MANY }, (_, k) => numbered(prefix, k + 1));
+    /** The query of the page's hash route (`#/environments/…?from=1&to=2`). */
+    const hashQuery = () => new URLSearchParams(new URL(page.url()).hash.split('?')[1] ?? '');
+
+    beforeAll(async () => {
+      many.user = await t.createUser({ displayName: 'Morgan Many' });
+      const token = many.user.token;
+      many.projectId = await t.createProject(token, numbered('Bulk', 1));
+      const post = async (path: string, body: Json) => ok(await t.req('post', `${API}${path}`, token).send(body), 201).id as string;
+      const envs = async () => {
+        const ids = await inBatches(MANY, (i) => post('/environments', { project_id: many.projectId, name: numbered('Env', i) }));
+        many.envId = ids[0];
+        // Revisions 2…MANY of the first one (each PATCH waits for the one before on the row's lock).
+        await inBatches(MANY - 1, async (i) =>
+          ok(await t.req('patch', `${API}/environments/${many.envId}`, token).send({ description: `Change ${i}` })),
+        );
+      };
+      await Promise.all([
+        inBatches(MANY - 1, (i) => t.createProject(token, numbered('Bulk', i + 1))),
+        envs(),
+        inBatches(MANY, (i) => post('/products', { project_id: many.projectId, name: numbered('Product', i) })),
+      ]);
+      await page.goto(`${base}/app/#/projects`);
+      const signOut = page.getByRole('button', { name: 'Sign out' });
+      if ((await signOut.count()) > 0) await signOut.click();
+      await page.getByLabel('Username').fill(many.user.username);
+      await page.getByLabel('Password').fill(DEFAULT_PASSWORD);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await heading('Projects').waitFor();
+    });
+
+    /** Opens the list at `hash`, checks its first page and the next one; the names listed on both. */
+    async function pageThrough(name: string, hash: string): Promise<string[]> {
+      const rows = page.locator('table tbody tr');
+      await open(`${name}-page-1`, hash, () => rows.first().waitFor());
+      await expect(rows.count()).resolves.toBe(API_PAGE);
+      const pager = page.getByRole('navigation', { name: 'Pages' });
+      await expect(pager.textContent({ timeout: 5_000 })).resolves.toContain(`Page 1 (${MANY} in all)`);
+      const first = await page.locator('table tbody th').allTextContents();
+      await pager.getByRole('button', { name: 'Next page' }).click();
+      await pager.getByText(`Page 2 (${MANY} in all)`).waitFor();
+      expect(hashQuery().get('page')).toBe('2');
+      await expect(rows.count()).resolves.toBe(MANY - API_PAGE);
+      await expect(pager.getByRole('button', { name: 'Next page' }).isDisabled()).resolves.toBe(true);
+      const second = await page.locator('table tbody th').allTextContents();
+      await checkPage(`${name}-page-2`);
+      return [...first, ...second];
+    }
+
+    it('pages the projects list', async () => {
+      await expect(pageThrough('projects', '#/projects')).resolves.toEqual(names('Bulk'));
+    });
+
+    it("pages a project's environments", async () => {
+      const listed = await pageThrough('environments', `#/projects/${many.projectId}/environments`);
+      expect(listed.sort()).toEqual(names('Env'));
+    });
+
+    it("pages a project's products", async () => {
+      const listed = await pageThrough('products', `#/projects/${many.projectId}/products`);
+      expect(listed.sort()).toEqual(names('Product'));
+    });
+
+    it("offers every environment in the runs page's filter", async () => {
+      requested.length = 0;
+      await open('runs-many-environments', `#/projects/${many.projectId}/runs`, () => page.getByText('No runs match these filters.').waitFor());
+      const filter = page.getByLabel('Environment');
+      await filter.focus();
+      await filter.locator('option').nth(MANY).waitFor({ state: 'attached', timeout: 5_000 });
+      const offered = await filter.locator('option').allTextContents();
+      expect(offered.slice(1).sort()).toEqual(names('Env'));
+      // Names only, page 1 then page 2 (the rest), both of API_PAGE.
+      const asked = requested.filter((u) => u.includes('/api/v1/environments?')).map((u) => new URL(u).searchParams);
+      expect(asked.map((q) => [q.get('fields'), q.get('page'), q.get('page_size')])).toEqual([
+        ['id,name', '1', String(API_PAGE)],
+        ['id,name', '2', String(API_PAGE)],
+      ]);
+    });
+
+    it('offers every revision to the drift and pages the revisions', async () => {
+      await open('environment-many-revisions', `#/environments/${many.envId}`, () => page.locator('table.diff').waitFor());
+      const every = Array.from({ length: MANY }, (_, k) => String(MANY - k));
+      for (const label of ['From revision', 'To revision']) {
+        await expect(page.getByLabel(label).locator('option').allTextContents()).resolves.toEqual(every);
+      }
+      await page.getByLabel('From revision').selectOption('1');
+      await page.getByRole('button', { name: 'Show the drift' }).click();
+      await page.getByText(`From revision 1 to ${MANY}:`).waitFor();
+
+      // The revisions table pages on a parameter of its own: the drift shown stays.
+      const numbers = page.getByRole('table', { name: 'Revisions, newest first' }).locator('tbody td.num');
+      await numbers.first().waitFor();
+      await expect(numbers.count()).resolves.toBe(API_PAGE);
+      const pager = page.getByRole('navigation', { name: 'Pages' });
+      await pager.getByRole('button', { name: 'Next page' }).click();
+      await pager.getByText(`Page 2 (${MANY} in all)`).waitFor();
+      await expect(numbers.allTextContents()).resolves.toEqual(['1']);
+      const q = hashQuery();
+      expect({ from: q.get('from'), to: q.get('to'), rev_page: q.get('rev_page') }).toEqual({ from: '1', to: String(MANY), rev_page: '2' });
+      await page.getByText(`From revision 1 to ${MANY}:`).waitFor();
+      await checkPage('environment-revisions-page-2');
+    });
   });
 });

@@ -3,7 +3,7 @@
  * any other client. The token lives in sessionStorage (this tab only, gone when it closes), never in
  * a cookie.
  */
-import type { Problem } from './types';
+import type { Page, Problem } from './types';
 
 export const API_BASE = '/api/v1';
 const TOKEN_KEY = 'tms.dashboard.token';
@@ -112,6 +112,19 @@ async function send(path: string, init: RequestInit, token: string | null): Prom
 export async function getJson<T>(path: string, query?: Record<string, QueryValue>): Promise<T> {
   const res = await send(`${path}${queryString(query)}`, { method: 'GET' }, loadSession()?.token ?? null);
   return (await res.json()) as T;
+}
+
+/**
+ * Every item of a paged list, in order: page 1, then the remaining pages (counted from its `total`)
+ * in parallel. For choices that must all be offered, like a filter's names: one page holds at most
+ * 200 and would silently leave out the rest.
+ */
+export async function getAllPages<T>(path: string, query: Record<string, QueryValue> = {}, pageSize = 200): Promise<T[]> {
+  const page = (n: number) => getJson<Page<T>>(path, { ...query, page: n, page_size: pageSize });
+  const first = await page(1);
+  const more = Math.max(0, Math.ceil(first.total / pageSize) - 1);
+  const rest = await Promise.all(Array.from({ length: more }, (_, i) => page(i + 2)));
+  return [first, ...rest].flatMap((p) => p.items);
 }
 
 /** GET `path` as a file (exports): the body and the file name the service suggests. */

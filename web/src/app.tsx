@@ -78,11 +78,11 @@ function Page({ route }: { route: Route }) {
   const [head, id, sub] = route.parts;
   const key = route.parts.join('/') + '?' + route.query.toString();
   if (!head || head === 'projects') {
-    if (!id) return <ProjectsPage key={key} />;
+    if (!id) return <ProjectsPage key={key} query={route.query} />;
     if (!sub || sub === 'runs') return <RunsPage key={key} projectId={id} query={route.query} />;
     if (sub === 'flaky') return <FlakyPage key={key} projectId={id} />;
-    if (sub === 'environments') return <EnvironmentsPage key={key} projectId={id} />;
-    if (sub === 'products') return <ProductsPage key={key} projectId={id} />;
+    if (sub === 'environments') return <EnvironmentsPage key={key} projectId={id} query={route.query} />;
+    if (sub === 'products') return <ProductsPage key={key} projectId={id} query={route.query} />;
   }
   if (head === 'runs' && id) return <RunPage key={key} runId={id} query={route.query} />;
   if (head === 'environments' && id) return <EnvironmentPage key={key} environmentId={id} query={route.query} />;

@@ -13,6 +13,11 @@ export function parseHash(hash: string): Route {
   return { parts: path.split('/').filter(Boolean).map(decodeURIComponent), query: new URLSearchParams(search) };
 }
 
+/** The 1-based page number a list's address asks for (`?page=3`): 1 when absent or not a number. */
+export function pageParam(query: URLSearchParams, name = 'page'): number {
+  return Math.max(1, Math.trunc(Number(query.get(name))) || 1);
+}
+
 export function href(path: string, query?: Record<string, string | undefined>): string {
   const params = new URLSearchParams();
   for (const [k, v] of Object.entries(query ?? {})) if (v) params.set(k, v);

@@ -3,54 +3,60 @@ import { getJson } from '../api';
 import { dateTime, jsonPath, shortValue } from '../format';
 import { type Loaded, useLoad } from '../hooks';
 import { ProjectNav } from '../project-nav';
-import { navigate } from '../router';
+import { navigate, pageParam } from '../router';
 import type { Environment, EnvironmentRevision, Page, RevisionDiff, Topology, TopologyComponent } from '../types';
-import { Empty, PageTitle, Show } from '../ui';
+import { Empty, PageTitle, Pager, Show } from '../ui';
 
-const REVISIONS_PAGE_SIZE = 200;
+const PAGE_SIZE = 200;
 /** What the list shows of each environment (sparse fields: no topology, the bulk of one). */
 const LIST_FIELDS = 'id,name,kind,status,archived_at,current_revision_number,use_cases';
 
-export function EnvironmentsPage({ projectId }: { projectId: string }) {
-  const envs = useLoad(`envs:${projectId}`, () =>
-    getJson<Page<Environment>>('/environments', { project_id: projectId, page_size: 200, include_archived: true, fields: LIST_FIELDS }),
+/** The project's environments, 200 a page (`?page=`), so that none is out of reach. */
+export function EnvironmentsPage({ projectId, query }: { projectId: string; query: URLSearchParams }) {
+  const page = pageParam(query);
+  const envs = useLoad(`envs:${projectId}:${page}`, () =>
+    getJson<Page<Environment>>('/environments', { project_id: projectId, page, page_size: PAGE_SIZE, include_archived: true, fields: LIST_FIELDS }),
   );
+  const go = (n: number) => navigate(`/projects/${projectId}/environments`, { page: n > 1 ? String(n) : undefined });
   return (
     <>
       <ProjectNav projectId={projectId} current="environments" />
       <PageTitle sub="Where the runs ran: topology and the revisions of each environment.">Environments</PageTitle>
       <Show value={envs} what="environments">
         {(p) =>
-          p.items.length === 0 ? (
+          p.total === 0 ? (
             <Empty>This project has no environments yet.</Empty>
           ) : (
-            <table>
-              <caption class="visually-hidden">Environments</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Environment</th>
-                  <th scope="col">Kind</th>
-                  <th scope="col">Status</th>
-                  <th scope="col" class="num">
-                    Revision
-                  </th>
-                  <th scope="col">Use cases</th>
-                </tr>
-              </thead>
-              <tbody>
-                {p.items.map((e) => (
-                  <tr key={e.id}>
-                    <th scope="row">
-                      <a href={`#/environments/${e.id}`}>{e.name}</a>
+            <>
+              <table>
+                <caption class="visually-hidden">Environments</caption>
+                <thead>
+                  <tr>
+                    <th scope="col">Environment</th>
+                    <th scope="col">Kind</th>
+                    <th scope="col">Status</th>
+                    <th scope="col" class="num">
+                      Revision
                     </th>
-                    <td>{e.kind ?? '—'}</td>
-                    <td>{e.archived_at ? 'archived' : e.status}</td>
-                    <td class="num">{e.current_revision_number}</td>
-                    <td>{e.use_cases.join(', ') || '—'}</td>
+                    <th scope="col">Use cases</th>
                   </tr>
-                ))}
-              </tbody>
-            </table>
+                </thead>
+                <tbody>
+                  {p.items.map((e) => (
+                    <tr key={e.id}>
+                      <th scope="row">
+                        <a href={`#/environments/${e.id}`}>{e.name}</a>
+                      </th>
+                      <td>{e.kind ?? '—'}</td>
+                      <td>{e.archived_at ? 'archived' : e.status}</td>
+                      <td class="num">{e.current_revision_number}</td>
+                      <td>{e.use_cases.join(', ') || '—'}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+              <Pager page={p.page} hasNext={p.has_next} total={p.total} onPage={go} />
+            </>
           )
         }
       </Show>
@@ -58,10 +64,15 @@ export function EnvironmentsPage({ projectId }: { projectId: string }) {
   );
 }
 
+/**
+ * An environment: its topology, its revisions (200 a page, `?rev_page=`) and the drift between two
+ * revisions (`?from=&to=`); the two parameters are kept when the other changes.
+ */
 export function EnvironmentPage({ environmentId, query }: { environmentId: string; query: URLSearchParams }) {
+  const revPage = pageParam(query, 'rev_page');
   const env = useLoad(`env:${environmentId}`, () => getJson<Environment>(`/environments/${environmentId}`));
-  const revisions = useLoad(`revs:${environmentId}`, () =>
-    getJson<Page<EnvironmentRevision>>(`/environments/${environmentId}/revisions`, { page_size: REVISIONS_PAGE_SIZE }),
+  const revisions = useLoad(`revs:${environmentId}:${revPage}`, () =>
+    getJson<Page<EnvironmentRevision>>(`/environments/${environmentId}/revisions`, { page: revPage, page_size: PAGE_SIZE }),
   );
   // The drift shown first (the newest revision against the one before, unless the address names
   // others) needs only the current revision number: asked as soon as the environment arrives,
@@ -72,6 +83,8 @@ export function EnvironmentPage({ environmentId, query }: { environmentId: strin
   const diff = useLoad(current !== null && current > 1 ? `diff:${environmentId}:${from}:${to}` : null, () =>
     getJson<RevisionDiff>(`/environments/${environmentId}/revisions/${to}/diff`, { against: from }),
   );
+  // The address with `changes`, the rest kept: a page of revisions keeps the drift shown, and back.
+  const go = (changes: Record<string, string | undefined>) => navigate(`/environments/${environmentId}`, { ...Object.fromEntries(query), ...changes });
   if (env.state !== 'done') {
     return (
       <>
@@ -127,11 +140,12 @@ export function EnvironmentPage({ environmentId, query }: { environmentId: strin
                   ))}
                 </tbody>
               </table>
-              <Drift environmentId={e.id} revisions={p.items} from={from} to={to} diff={diff} />
+              <Pager page={p.page} hasNext={p.has_next} total={p.total} onPage={(n) => go({ rev_page: n > 1 ? String(n) : undefined })} />
             </>
           )}
         </Show>
       </section>
+      <Drift current={e.current_revision_number} from={from} to={to} diff={diff} onShow={(d) => go({ from: String(d.from), to: String(d.to) })} />
     </>
   );
 }
@@ -183,25 +197,30 @@ export function TopologyTree({ topology }: { topology: Topology | null }) {
   );
 }
 
+/**
+ * The drift between any two revisions. Their choices are `current` down to 1, not the revisions
+ * listed above (one page of them): an environment's revisions are numbered 1, 2, 3… without a gap
+ * (each one the previous + 1, under a lock on the environment), and none is ever deleted.
+ */
 function Drift({
-  environmentId,
-  revisions,
+  current,
   from,
   to,
   diff,
+  onShow,
 }: {
-  environmentId: string;
-  revisions: EnvironmentRevision[];
+  current: number;
   from: number;
   to: number;
   diff: Loaded<RevisionDiff>;
+  onShow: (d: { from: number; to: number }) => void;
 }) {
-  const numbers = revisions.map((r) => r.revision_number);
+  const numbers = Array.from({ length: current }, (_, i) => current - i);
   const [draft, setDraft] = useState({ from, to });
   return (
     <section aria-labelledby="drift-title">
       <h2 id="drift-title">Drift between two revisions</h2>
-      {numbers.length < 2 ? (
+      {current < 2 ? (
         <Empty>Only one revision so far: nothing to compare.</Empty>
       ) : (
         <>
@@ -210,7 +229,7 @@ function Drift({
             aria-label="Choose the revisions to compare"
             onSubmit={(ev) => {
               ev.preventDefault();
-              navigate(`/environments/${environmentId}`, { from: String(draft.from), to: String(draft.to) });
+              onShow(draft);
             }}
           >
             <label>

@@ -2,43 +2,50 @@ import { getJson } from '../api';
 import { dateTime } from '../format';
 import { useLoad } from '../hooks';
 import { ProjectNav } from '../project-nav';
+import { navigate, pageParam } from '../router';
 import type { Page, Product, ProductSummary, Readiness } from '../types';
-import { Empty, Figures, PageTitle, Show } from '../ui';
+import { Empty, Figures, PageTitle, Pager, Show } from '../ui';
 
-export function ProductsPage({ projectId }: { projectId: string }) {
-  const products = useLoad(`products:${projectId}`, () => getJson<Page<Product>>('/products', { project_id: projectId, page_size: 200 }));
+/** The project's products, 200 a page (`?page=`), so that none is out of reach. */
+export function ProductsPage({ projectId, query }: { projectId: string; query: URLSearchParams }) {
+  const page = pageParam(query);
+  const products = useLoad(`products:${projectId}:${page}`, () => getJson<Page<Product>>('/products', { project_id: projectId, page, page_size: 200 }));
+  const go = (n: number) => navigate(`/projects/${projectId}/products`, { page: n > 1 ? String(n) : undefined });
   return (
     <>
       <ProjectNav projectId={projectId} current="products" />
       <PageTitle sub="What ships: each product's components, their coverage and its release readiness.">Products</PageTitle>
       <Show value={products} what="products">
         {(p) =>
-          p.items.length === 0 ? (
+          p.total === 0 ? (
             <Empty>This project has no products yet.</Empty>
           ) : (
-            <table>
-              <caption class="visually-hidden">Products</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Product</th>
-                  <th scope="col">Key</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">Description</th>
-                </tr>
-              </thead>
-              <tbody>
-                {p.items.map((x) => (
-                  <tr key={x.id}>
-                    <th scope="row">
-                      <a href={`#/products/${x.id}`}>{x.name}</a>
-                    </th>
-                    <td>{x.key ?? '—'}</td>
-                    <td>{x.status}</td>
-                    <td>{x.description ?? '—'}</td>
+            <>
+              <table>
+                <caption class="visually-hidden">Products</caption>
+                <thead>
+                  <tr>
+                    <th scope="col">Product</th>
+                    <th scope="col">Key</th>
+                    <th scope="col">Status</th>
+                    <th scope="col">Description</th>
                   </tr>
-                ))}
-              </tbody>
-            </table>
+                </thead>
+                <tbody>
+                  {p.items.map((x) => (
+                    <tr key={x.id}>
+                      <th scope="row">
+                        <a href={`#/products/${x.id}`}>{x.name}</a>
+                      </th>
+                      <td>{x.key ?? '—'}</td>
+                      <td>{x.status}</td>
+                      <td>{x.description ?? '—'}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+              <Pager page={p.page} hasNext={p.has_next} total={p.total} onPage={go} />
+            </>
           )
         }
       </Show>

@@ -1,11 +1,11 @@
 import type { ChartConfiguration } from 'chart.js';
 import { useMemo, useState } from 'preact/hooks';
-import { getJson, type QueryValue } from '../api';
+import { getAllPages, getJson, type QueryValue } from '../api';
 import { ChartCanvas, preloadChart } from '../chart';
 import { dateTime, percent, statusLabel } from '../format';
 import { useLoad } from '../hooks';
 import { ProjectNav } from '../project-nav';
-import { navigate } from '../router';
+import { navigate, pageParam } from '../router';
 import { type Environment, type Page, RUN_STATUSES, type TestRun } from '../types';
 import { Empty, PageTitle, Pager, Show, StatusBadge } from '../ui';
 
@@ -20,7 +20,7 @@ type EnvironmentName = Pick<Environment, 'id' | 'name'>;
 export function RunsPage({ projectId, query }: { projectId: string; query: URLSearchParams }) {
   const filters: Filters = { status: '', environment_id: '', build: '', branch: '' };
   for (const f of FILTERS) filters[f] = query.get(f) ?? '';
-  const page = Math.max(1, Number(query.get('page')) || 1);
+  const page = pageParam(query);
   const apiQuery: Record<string, QueryValue> = { project_id: projectId, ...filters, sort_by: 'created_at', sort_order: 'desc' };
   const key = JSON.stringify(apiQuery);
   void preloadChart(); // the trend's Chart.js arrives while the runs load
@@ -32,9 +32,10 @@ export function RunsPage({ projectId, query }: { projectId: string; query: URLSe
   const trend = page === 1 ? runs : laterTrend;
   // The environment filter's choices (names only, no topologies) are not on screen until the list
   // is opened: asked for when the filter is first used, or at once when the address filters by one.
+  // Every page of them, not only the first 200 names: any environment can be chosen.
   const [wantEnvironments, setWantEnvironments] = useState(filters.environment_id !== '');
   const environments = useLoad(wantEnvironments ? `envs:${projectId}` : null, () =>
-    getJson<Page<EnvironmentName>>('/environments', { project_id: projectId, page_size: 200, include_archived: true, fields: 'id,name' }),
+    getAllPages<EnvironmentName>('/environments', { project_id: projectId, include_archived: true, fields: 'id,name' }),
   );
 
   const go = (next: Partial<Filters>, nextPage = 1) =>
@@ -46,7 +47,7 @@ export function RunsPage({ projectId, query }: { projectId: string; query: URLSe
       <PageTitle sub="Newest first. Archived runs are hidden unless the status filter asks for them.">Test runs</PageTitle>
       <RunFilters
         filters={filters}
-        environments={environments.state === 'done' ? environments.data.items : []}
+        environments={environments.state === 'done' ? environments.data : []}
         onEnvironmentsWanted={() => setWantEnvironments(true)}
         onApply={(f) => go(f)}
       />
