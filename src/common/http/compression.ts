@@ -1,6 +1,7 @@
 import compression from 'compression';
 import type { RequestHandler } from 'express';
 import { constants } from 'node:zlib';
+import { varyAcceptEncoding } from './conditional';
 
 /**
  * Response bodies of at least this many bytes (over 1 KB) are compressed when the client accepts
@@ -27,11 +28,25 @@ export const GZIP_LEVEL = 1;
  * COMPRESSION_MIN_BYTES, HEAD, 304 and types that do not compress (PDF, images, …) go out as they
  * are; `Vary: Accept-Encoding` on every compressible response; `Cache-Control: no-transform` opts a
  * response out. The ETag is the one of the uncompressed representation, the same for every coding.
+ *
+ * A request without `Accept-Encoding` has nothing to negotiate: `compression` would send its body
+ * as it is (identity), so it is not wrapped at all (the package wraps `write`, `end`, `on` and
+ * `writeHead` of every response it sees, which cost a `GET /test-runs/{id}` about a tenth of its
+ * CPU, bench/README.md fix 31); it gets `Vary: Accept-Encoding` up front instead, on every
+ * response, as caches must still learn that the representation depends on the header.
  */
 export function responseCompression(): RequestHandler {
-  return compression({
+  const compress = compression({
     threshold: COMPRESSION_MIN_BYTES,
     level: GZIP_LEVEL,
     brotli: { params: { [constants.BROTLI_PARAM_QUALITY]: BROTLI_QUALITY } },
   });
+  return (req, res, next) => {
+    if (req.headers['accept-encoding'] === undefined) {
+      varyAcceptEncoding(res);
+      next();
+      return;
+    }
+    compress(req, res, next);
+  };
 }
