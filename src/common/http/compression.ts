@@ -31,7 +31,7 @@ export const GZIP_LEVEL = 1;
  *
  * A request without `Accept-Encoding` has nothing to negotiate: `compression` would send its body
  * as it is (identity), so it is not wrapped at all (the package wraps `write`, `end`, `on` and
- * `writeHead` of every response it sees, which cost a `GET /test-runs/{id}` about a tenth of its
+ * `writeHead` of every response it sees, which cost a `GET /test-runs/{id}` about 5 % of its
  * CPU, bench/README.md fix 31); it gets `Vary: Accept-Encoding` up front instead, on every
  * response, as caches must still learn that the representation depends on the header.
  */
