@@ -18,6 +18,11 @@ export function pageParam(query: URLSearchParams, name = 'page'): number {
   return Math.max(1, Math.trunc(Number(query.get(name))) || 1);
 }
 
+/** The address's value for page `n` ({@link pageParam}'s inverse): none for the first page. */
+export function pageValue(n: number): string | undefined {
+  return n > 1 ? String(n) : undefined;
+}
+
 export function href(path: string, query?: Record<string, string | undefined>): string {
   const params = new URLSearchParams();
   for (const [k, v] of Object.entries(query ?? {})) if (v) params.set(k, v);

@@ -3,7 +3,7 @@ import { getJson } from '../api';
 import { dateTime, jsonPath, shortValue } from '../format';
 import { type Loaded, useLoad } from '../hooks';
 import { ProjectNav } from '../project-nav';
-import { navigate, pageParam } from '../router';
+import { navigate, pageParam, pageValue } from '../router';
 import type { Environment, EnvironmentRevision, Page, RevisionDiff, Topology, TopologyComponent } from '../types';
 import { Empty, PageTitle, Pager, Show } from '../ui';
 
@@ -17,7 +17,7 @@ export function EnvironmentsPage({ projectId, query }: { projectId: string; quer
   const envs = useLoad(`envs:${projectId}:${page}`, () =>
     getJson<Page<Environment>>('/environments', { project_id: projectId, page, page_size: PAGE_SIZE, include_archived: true, fields: LIST_FIELDS }),
   );
-  const go = (n: number) => navigate(`/projects/${projectId}/environments`, { page: n > 1 ? String(n) : undefined });
+  const go = (n: number) => navigate(`/projects/${projectId}/environments`, { page: pageValue(n) });
   return (
     <>
       <ProjectNav projectId={projectId} current="environments" />
@@ -140,7 +140,7 @@ export function EnvironmentPage({ environmentId, query }: { environmentId: strin
                   ))}
                 </tbody>
               </table>
-              <Pager page={p.page} hasNext={p.has_next} total={p.total} onPage={(n) => go({ rev_page: n > 1 ? String(n) : undefined })} />
+              <Pager page={p.page} hasNext={p.has_next} total={p.total} onPage={(n) => go({ rev_page: pageValue(n) })} />
             </>
           )}
         </Show>

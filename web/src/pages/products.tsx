@@ -2,7 +2,7 @@ import { getJson } from '../api';
 import { dateTime } from '../format';
 import { useLoad } from '../hooks';
 import { ProjectNav } from '../project-nav';
-import { navigate, pageParam } from '../router';
+import { navigate, pageParam, pageValue } from '../router';
 import type { Page, Product, ProductSummary, Readiness } from '../types';
 import { Empty, Figures, PageTitle, Pager, Show } from '../ui';
 
@@ -10,7 +10,7 @@ import { Empty, Figures, PageTitle, Pager, Show } from '../ui';
 export function ProductsPage({ projectId, query }: { projectId: string; query: URLSearchParams }) {
   const page = pageParam(query);
   const products = useLoad(`products:${projectId}:${page}`, () => getJson<Page<Product>>('/products', { project_id: projectId, page, page_size: 200 }));
-  const go = (n: number) => navigate(`/projects/${projectId}/products`, { page: n > 1 ? String(n) : undefined });
+  const go = (n: number) => navigate(`/projects/${projectId}/products`, { page: pageValue(n) });
   return (
     <>
       <ProjectNav projectId={projectId} current="products" />

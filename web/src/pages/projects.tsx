@@ -2,7 +2,7 @@ import { getJson } from '../api';
 import { dateTime } from '../format';
 import { useLoad } from '../hooks';
 import { rememberProjects } from '../project-nav';
-import { navigate, pageParam } from '../router';
+import { navigate, pageParam, pageValue } from '../router';
 import type { Page, Project } from '../types';
 import { Empty, PageTitle, Pager, Show } from '../ui';
 
@@ -14,7 +14,7 @@ export function ProjectsPage({ query }: { query: URLSearchParams }) {
     rememberProjects(page.items);
     return page;
   });
-  const go = (n: number) => navigate('/projects', { page: n > 1 ? String(n) : undefined });
+  const go = (n: number) => navigate('/projects', { page: pageValue(n) });
   return (
     <>
       <PageTitle sub="The projects you are a member of.">Projects</PageTitle>

@@ -5,7 +5,7 @@ import { ChartCanvas, preloadChart } from '../chart';
 import { changeLabel, dateTime, percent, STATUS_COLOURS, statusLabel } from '../format';
 import { asProblem, type Loaded, useLoad } from '../hooks';
 import { ProjectNav } from '../project-nav';
-import { navigate } from '../router';
+import { navigate, pageValue } from '../router';
 import { CHANGE_CLASSES, type Page, type Problem, type RunCase, type RunComparison, type TestRun } from '../types';
 import { Empty, Figures, PageTitle, Pager, ProblemMessage, Show, StatusBadge } from '../ui';
 
@@ -52,7 +52,7 @@ export function RunPage({ runId, query }: { runId: string; query: URLSearchParam
     navigate(`/runs/${runId}`, {
       compare: comparing ? 'previous' : undefined,
       failing: failingOnly ? '1' : undefined,
-      page: page > 1 ? String(page) : undefined,
+      page: pageValue(page),
       ...next,
     });
 
@@ -114,7 +114,7 @@ export function RunPage({ runId, query }: { runId: string; query: URLSearchParam
             ) : (
               <>
                 <ItemsTable items={p.items} />
-                <Pager page={p.page} hasNext={p.has_next} total={p.total} onPage={(n) => go({ page: n > 1 ? String(n) : undefined })} />
+                <Pager page={p.page} hasNext={p.has_next} total={p.total} onPage={(n) => go({ page: pageValue(n) })} />
               </>
             )
           }

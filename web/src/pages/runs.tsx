@@ -5,7 +5,7 @@ import { ChartCanvas, preloadChart } from '../chart';
 import { dateTime, percent, statusLabel } from '../format';
 import { useLoad } from '../hooks';
 import { ProjectNav } from '../project-nav';
-import { navigate, pageParam } from '../router';
+import { navigate, pageParam, pageValue } from '../router';
 import { type Environment, type Page, RUN_STATUSES, type TestRun } from '../types';
 import { Empty, PageTitle, Pager, Show, StatusBadge } from '../ui';
 
@@ -39,7 +39,7 @@ export function RunsPage({ projectId, query }: { projectId: string; query: URLSe
   );
 
   const go = (next: Partial<Filters>, nextPage = 1) =>
-    navigate(`/projects/${projectId}/runs`, { ...filters, ...next, page: nextPage > 1 ? String(nextPage) : undefined });
+    navigate(`/projects/${projectId}/runs`, { ...filters, ...next, page: pageValue(nextPage) });
 
   return (
     <>
