@@ -4,6 +4,7 @@ import { createApp } from '../../src/bootstrap';
 import { AppConfig } from '../../src/config/config';
 import { DEFAULT_PASSWORD } from '../support/constants';
 import { createTestApp, expectProblem, TestApp, TestUser } from '../support/test-app';
+import { waitUntilBlockedOrDone } from '../support/wait-for';
 
 const LOGIN = '/api/v1/auth/login';
 
@@ -239,6 +240,87 @@ describe('login throttling (issue #24 §2)', () => {
       { scope: 'user', key: v.username.toLowerCase(), failures: MAX_PER_USER, blocked: true },
     ]);
     expectRefused(await login(v.username, DEFAULT_PASSWORD, address(), other), LOCKOUT_SECONDS);
+  });
+
+  it('lets exactly the maximum of concurrent failed logins for one username reach the password check', async () => {
+    // All at once, on both instances, each from its own address: every attempt passes the lockout
+    // check before any password is checked, so only counting before the check limits them.
+    const u = await t.createUser();
+    const key = u.username.toLowerCase();
+    const attempts = await Promise.all(
+      Array.from({ length: 3 * MAX_PER_USER }, (_, i) =>
+        login(u.username, 'wrong password', address(), i % 2 === 0 ? other : undefined),
+      ),
+    );
+    const statuses = attempts.map((res) => res.status);
+    expect(statuses.filter((s) => s === 401)).toHaveLength(MAX_PER_USER);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(2 * MAX_PER_USER);
+    for (const res of attempts) {
+      if (res.status === 401) expectProblem(res, 401, 'invalid_credentials');
+      else expectRefused(res, LOCKOUT_SECONDS);
+    }
+    expect(await rows(key)).toEqual([{ scope: 'user', key, failures: MAX_PER_USER, blocked: true }]);
+    expectRefused(await login(u.username, DEFAULT_PASSWORD, address()), LOCKOUT_SECONDS);
+  });
+
+  it('lets exactly the maximum of concurrent failed logins from one address reach the password check', async () => {
+    const from = address();
+    const attempts = await Promise.all(
+      Array.from({ length: 3 * MAX_PER_ADDRESS }, (_, i) =>
+        login(t.unique('burst'), 'wrong password', from, i % 2 === 0 ? other : undefined),
+      ),
+    );
+    const statuses = attempts.map((res) => res.status);
+    expect(statuses.filter((s) => s === 401)).toHaveLength(MAX_PER_ADDRESS);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(2 * MAX_PER_ADDRESS);
+    for (const res of attempts) if (res.status === 429) expectRefused(res, LOCKOUT_SECONDS);
+    expect(await rows(from)).toEqual([{ scope: 'ip', key: from, failures: MAX_PER_ADDRESS, blocked: true }]);
+  });
+
+  it('takes back the count of an attempt that does not fail, and the lockout it started', async () => {
+    // A success that brings the address to its maximum: counted when it starts, taken back.
+    const u = await t.createUser();
+    const from = address();
+    for (let i = 0; i < MAX_PER_ADDRESS - 1; i++) await fail(t.unique('near'), from, 1);
+    for (let i = 0; i < 2; i++) {
+      expect((await login(u.username, DEFAULT_PASSWORD, from)).status).toBe(200);
+      expect(await rows(from)).toEqual([{ scope: 'ip', key: from, failures: MAX_PER_ADDRESS - 1, blocked: false }]);
+    }
+    // A disabled user's answer (only the right password gets it) is never counted.
+    const d = await t.createUser();
+    expect((await t.req('delete', `/api/v1/users/${d.id}`, t.adminToken)).status).toBe(204);
+    const elsewhere = address();
+    for (let i = 0; i <= MAX_PER_USER; i++) {
+      expectProblem(await login(d.username, DEFAULT_PASSWORD, elsewhere), 401, 'user_disabled');
+    }
+    expect(await rows(d.username.toLowerCase(), elsewhere)).toEqual([]);
+  });
+
+  it('refuses, and counts nothing, when another instance locks one key while the attempt is being counted', async () => {
+    const u = await t.createUser();
+    const key = u.username.toLowerCase();
+    const from = address();
+    await fail(t.unique('other'), from, 1);
+    // Holds the address's row, so that the attempt's statement counts the username, then waits on
+    // the address; meanwhile "another instance" locks the address.
+    const qr = t.db.createQueryRunner();
+    await qr.connect();
+    try {
+      await qr.startTransaction();
+      await qr.query(`SELECT 1 FROM login_attempts WHERE scope = 'ip' AND key = $1 FOR UPDATE`, [from]);
+      const pending = login(u.username, DEFAULT_PASSWORD, from).then((res) => res);
+      await waitUntilBlockedOrDone(t.db, qr, pending);
+      await qr.query(
+        `UPDATE login_attempts SET blocked_until = now() + interval '20 seconds' WHERE scope = 'ip' AND key = $1`,
+        [from],
+      );
+      await qr.commitTransaction();
+      expectRefused(await pending, 20);
+    } finally {
+      await qr.release();
+    }
+    // The username's count was taken back; the address's was not counted.
+    expect(await rows(key, from)).toEqual([{ scope: 'ip', key: from, failures: 1, blocked: true }]);
   });
 
   it('ignores X-Forwarded-For unless TRUST_PROXY is set', async () => {

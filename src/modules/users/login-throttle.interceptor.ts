@@ -6,11 +6,11 @@ import { LoginThrottleService } from './login-throttle.service';
 /**
  * Binds {@link LoginThrottleService} to POST /auth/login, outside the handler's transaction
  * (declared below `@Transactional()`: Nest runs the interceptors a method's decorators collect
- * bottom-up, so this one is the outer): the lockout check runs
- * before a transaction is opened, and a failure is counted after the login's transaction has rolled
- * back and given its connection back (counting inside it would be rolled back too; counting on a
- * second connection while holding the first could exhaust the pool under an attack). The body was
- * validated by the guard before interceptors run.
+ * bottom-up, so this one is the outer): the attempt is checked and counted before a transaction
+ * is opened, and taken back (when it did not fail) after the login's transaction has ended and
+ * given its connection back (counting inside it would be rolled back with a failed login; counting
+ * on a second connection while holding the first could exhaust the pool under an attack). The body
+ * was validated by the guard before interceptors run.
  */
 @Injectable()
 export class LoginThrottleInterceptor implements NestInterceptor {

@@ -1,4 +1,4 @@
-import { lockoutSeconds, usernameKey } from './login-throttle.policy';
+import { lockoutSchedule, lockoutSeconds, usernameKey } from './login-throttle.policy';
 
 describe('lockoutSeconds', () => {
   it.each([
@@ -34,4 +34,35 @@ describe('usernameKey', () => {
   ])('%j → %j', (input, expected) => {
     expect(usernameKey(input)).toBe(expected);
   });
+});
+
+describe('lockoutSchedule', () => {
+  it.each([
+    [60, 3600, [60, 120, 240, 480, 960, 1920, 3600]],
+    [30, 200, [30, 60, 120, 200]],
+    [5, 5, [5]],
+    [
+      1,
+      86_400,
+      [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 86_400],
+    ],
+  ])('lockout %i, cap %i → %j', (lockout, cap, expected) => {
+    expect(lockoutSchedule(lockout, cap)).toEqual(expected);
+  });
+
+  it.each([
+    [1, 60, 3600],
+    [10, 60, 3600],
+    [3, 1, 100],
+    [50, 7, 86_400],
+  ])(
+    'gives lockoutSeconds for every failure from max %i on (lockout %i, cap %i)',
+    (max, lockout, cap) => {
+      const schedule = lockoutSchedule(lockout, cap);
+      for (let failures = max; failures < max + 100; failures++) {
+        const nth = Math.min(failures - max, schedule.length - 1);
+        expect(schedule[nth]).toBe(lockoutSeconds(failures, max, lockout, cap));
+      }
+    },
+  );
 });

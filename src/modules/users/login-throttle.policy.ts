@@ -6,6 +6,10 @@
  * connection and a transaction open for the attacker): the failure that brings a count to its
  * maximum locks the key for the first lockout, each further failure (possible only once a lockout
  * has ended) for twice the previous one, up to the longest lockout.
+ *
+ * An attempt is counted when it starts, before its password is checked (see
+ * `LoginThrottleService`), so the lockout starts with the attempt that brings the count to its
+ * maximum, and is taken back with the attempt's count when that attempt turns out not to fail.
  */
 
 /** Both scopes of a login attempt: the username and the client address. */
@@ -32,4 +36,19 @@ export function lockoutSeconds(
   // 2^31 times any lockout is beyond every accepted maximum; avoids huge powers.
   if (doublings >= 31) return maxLockout;
   return Math.min(lockout * 2 ** doublings, maxLockout);
+}
+
+/**
+ * Every lockout {@link lockoutSeconds} can answer, in order: entry `i` is the lockout after the
+ * `(maxFailures + i)`-th failure, whatever `maxFailures` (> 0) is; the last entry holds for every
+ * later failure. The reservation statement (`LoginAttemptsRepository.reserve`) reads the lockout it
+ * starts from this list, so that the rule stays here.
+ */
+export function lockoutSchedule(lockout: number, maxLockout: number): number[] {
+  const schedule: number[] = [];
+  for (let failures = 1; ; failures++) {
+    const seconds = lockoutSeconds(failures, 1, lockout, maxLockout);
+    schedule.push(seconds);
+    if (seconds >= maxLockout || failures > 31) return schedule;
+  }
 }
