@@ -1,6 +1,12 @@
 import { createHmac } from 'node:crypto';
 import jwt from 'jsonwebtoken';
-import { CLOCK_SKEW_SECONDS, signAccessToken, verifyAccessToken } from './tokens';
+import {
+  CLOCK_SKEW_SECONDS,
+  signAccessToken,
+  VERIFIED_TOKENS_MAX,
+  verifiedTokenCount,
+  verifyAccessToken,
+} from './tokens';
 
 const U1 = '0190a0a0-0000-7000-8000-000000000001';
 const U2 = '0190a0a0-0000-7000-8000-000000000002';
@@ -95,17 +101,26 @@ describe('access tokens', () => {
     ],
     [
       'iat a year ahead',
-      () => jwt.sign({ sub: U1, ver: 0, iat: now() + 365 * 86400, exp: now() + 366 * 86400 }, secret),
+      () =>
+        jwt.sign({ sub: U1, ver: 0, iat: now() + 365 * 86400, exp: now() + 366 * 86400 }, secret),
       'invalid_token',
     ],
     [
       'iat beyond the clock skew',
-      () => jwt.sign({ sub: U1, ver: 0, iat: now() + CLOCK_SKEW_SECONDS + 5, exp: now() + 3600 }, secret),
+      () =>
+        jwt.sign(
+          { sub: U1, ver: 0, iat: now() + CLOCK_SKEW_SECONDS + 5, exp: now() + 3600 },
+          secret,
+        ),
       'invalid_token',
     ],
     [
       'nbf beyond the clock skew',
-      () => jwt.sign({ sub: U1, ver: 0, nbf: now() + CLOCK_SKEW_SECONDS + 5, exp: now() + 3600 }, secret),
+      () =>
+        jwt.sign(
+          { sub: U1, ver: 0, nbf: now() + CLOCK_SKEW_SECONDS + 5, exp: now() + 3600 },
+          secret,
+        ),
       'invalid_token',
     ],
     [
@@ -125,6 +140,66 @@ describe('access tokens', () => {
     const token = jwt.sign({ sub: U1, ver: 0, exp: now() + 3600, ...extra }, secret, {
       noTimestamp: !('iat' in extra),
     });
-    expect(verifyAccessToken(token, secret)).toMatchObject({ ok: true, claims: { sub: U1, ver: 0 } });
+    expect(verifyAccessToken(token, secret)).toMatchObject({
+      ok: true,
+      claims: { sub: U1, ver: 0 },
+    });
+  });
+
+  describe('verified tokens are remembered, the clock is checked on every use', () => {
+    afterEach(() => jest.restoreAllMocks());
+
+    it('verifies a token once and answers the same claims from memory', () => {
+      const { token, expiresAt } = signAccessToken({ sub: U1, ver: 4 }, secret, 60);
+      const before = verifiedTokenCount(secret);
+      expect(verifyAccessToken(token, secret)).toEqual({
+        ok: true,
+        claims: { sub: U1, ver: 4 },
+        expiresAt,
+      });
+      expect(verifiedTokenCount(secret)).toBe(before + 1);
+      expect(verifyAccessToken(token, secret)).toEqual({
+        ok: true,
+        claims: { sub: U1, ver: 4 },
+        expiresAt,
+      });
+      expect(verifiedTokenCount(secret)).toBe(before + 1);
+    });
+
+    it('answers a remembered token expired once its exp has passed', () => {
+      const { token, expiresAt } = signAccessToken({ sub: U1, ver: 0 }, secret, 60);
+      expect(verifyAccessToken(token, secret)).toMatchObject({ ok: true });
+      jest.spyOn(Date, 'now').mockReturnValue(expiresAt.getTime());
+      expect(verifyAccessToken(token, secret)).toEqual({ ok: false, reason: 'token_expired' });
+    });
+
+    it('keeps nothing of a token that does not verify', () => {
+      const { token } = signAccessToken({ sub: U1, ver: 0 }, 'x'.repeat(40), 60);
+      const before = verifiedTokenCount(secret);
+      expect(verifyAccessToken(token, secret)).toMatchObject({ ok: false });
+      expect(verifyAccessToken(`${token}x`, secret)).toMatchObject({ ok: false });
+      expect(verifiedTokenCount(secret)).toBe(before);
+    });
+
+    it('does not carry a token verified with one secret over to another', () => {
+      const other = 'y'.repeat(40);
+      const { token } = signAccessToken({ sub: U1, ver: 0 }, secret, 60);
+      expect(verifyAccessToken(token, secret)).toMatchObject({ ok: true });
+      expect(verifyAccessToken(token, other)).toEqual({ ok: false, reason: 'invalid_token' });
+      expect(verifyAccessToken(token, secret)).toMatchObject({ ok: true });
+    });
+
+    it(`remembers at most ${VERIFIED_TOKENS_MAX} tokens, dropping the oldest`, () => {
+      const tokens: string[] = [];
+      for (let ver = 0; ver < VERIFIED_TOKENS_MAX + 5; ver++) {
+        const { token } = signAccessToken({ sub: U2, ver }, secret, 60);
+        tokens.push(token);
+        verifyAccessToken(token, secret);
+      }
+      expect(verifiedTokenCount(secret)).toBe(VERIFIED_TOKENS_MAX);
+      // The oldest verifies again (and is remembered anew): still correct after eviction.
+      expect(verifyAccessToken(tokens[0], secret)).toMatchObject({ ok: true, claims: { ver: 0 } });
+      expect(verifiedTokenCount(secret)).toBe(VERIFIED_TOKENS_MAX);
+    });
   });
 });
