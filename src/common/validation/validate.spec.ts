@@ -1,5 +1,13 @@
 import { Type } from 'class-transformer';
-import { IsArray, IsEmail, IsObject, IsOptional, IsString, ValidateNested } from 'class-validator';
+import {
+  IsArray,
+  IsEmail,
+  IsInt,
+  IsObject,
+  IsOptional,
+  IsString,
+  ValidateNested,
+} from 'class-validator';
 import { AppException } from '../errors/app-exception';
 import { MAX_ERROR_FIELDS, validateInput } from './validate';
 
@@ -41,6 +49,54 @@ describe('validateInput', () => {
     } catch (e) {
       expect(Object.keys((e as AppException).errors ?? {})).toEqual(['query.name']);
     }
+  });
+
+  describe('a query without parameters answers what the full validation would', () => {
+    class RequiredQuery {
+      @IsString() name: string;
+    }
+    class DefaultsQuery {
+      @IsOptional() @IsInt() page: number = 1;
+      @IsOptional() @IsString({ each: true }) fields?: string[] = [];
+    }
+    class PaddedDefaultQuery {
+      @IsOptional() @IsString() sort = ' name ';
+    }
+
+    it('still refuses an empty query that lacks a required parameter, every time', () => {
+      for (let i = 0; i < 2; i++) {
+        expect(() => validateInput(RequiredQuery, {}, 'query')).toThrow(AppException);
+      }
+    });
+
+    it('answers a new instance with the declared defaults each time', () => {
+      const first = validateInput(DefaultsQuery, {}, 'query');
+      const second = validateInput(DefaultsQuery, Object.create(null) as object, 'query');
+      for (const q of [first, second]) {
+        expect(q).toBeInstanceOf(DefaultsQuery);
+        expect(q).toEqual({ page: 1, fields: [] });
+      }
+      expect(second).not.toBe(first);
+      expect(second.fields).not.toBe(first.fields);
+      first.fields?.push('x');
+      expect(validateInput(DefaultsQuery, {}, 'query').fields).toEqual([]);
+    });
+
+    it('takes the full path where it differs from the bare instance (a default it trims)', () => {
+      for (let i = 0; i < 2; i++) {
+        const q = validateInput(PaddedDefaultQuery, {}, 'query');
+        expect(q).toBeInstanceOf(PaddedDefaultQuery);
+        expect(q.sort).toBe('name');
+      }
+    });
+
+    it('validates a query with parameters in full', () => {
+      expect(() => validateInput(DefaultsQuery, { page: 'x' }, 'query')).toThrow(AppException);
+      expect(validateInput(DefaultsQuery, { fields: [' a '] }, 'query')).toEqual({
+        page: 1,
+        fields: ['a'],
+      });
+    });
   });
 
   describe('strings must be well-formed UTF-16 (lone surrogates are a 422, never reach a validator)', () => {

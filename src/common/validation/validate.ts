@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import { ArgumentMetadata, Injectable, PipeTransform } from '@nestjs/common';
 import { ClassConstructor, plainToInstance } from 'class-transformer';
 import { validateSync, ValidationError } from 'class-validator';
@@ -191,6 +192,47 @@ export function validateInput<T extends object>(
   if (typeof plain !== 'object' || plain === null || Array.isArray(plain)) {
     throw AppException.validation({ body: ['The request body must be a JSON object'] });
   }
+  if (kind === 'query' && isEmptyQuery(plain)) {
+    const instance = emptyQueryInstance(cls);
+    if (instance !== null) return instance;
+  }
+  return validateParsed(cls, plain, kind);
+}
+
+/** True for a query string without parameters (`{}` as Express parses it). */
+function isEmptyQuery(plain: object): boolean {
+  for (const _ in plain) return false;
+  return true;
+}
+
+/**
+ * Per query DTO class: whether a query without parameters validates and yields exactly what
+ * `new cls()` builds (its declared defaults, nothing transformed or trimmed). Decided once per class
+ * by the full path below; such a class is then answered `new cls()` for an empty query, without
+ * class-transformer and class-validator (about 0.05 ms of a `GET /test-runs/{id}`). A class whose
+ * empty query is refused (a required parameter) or comes out otherwise always takes the full path.
+ */
+const emptyQueryIsPlainInstance = new WeakMap<ClassConstructor<object>, boolean>();
+
+function emptyQueryInstance<T extends object>(cls: ClassConstructor<T>): T | null {
+  let plainInstance = emptyQueryIsPlainInstance.get(cls);
+  if (plainInstance === undefined) {
+    try {
+      plainInstance = isDeepStrictEqual(validateParsed(cls, {}, 'query'), new cls());
+    } catch {
+      plainInstance = false;
+    }
+    emptyQueryIsPlainInstance.set(cls, plainInstance);
+  }
+  return plainInstance ? new cls() : null;
+}
+
+/** {@link validateInput} for a JSON object: transformed, shielded, trimmed and validated. */
+function validateParsed<T extends object>(
+  cls: ClassConstructor<T>,
+  plain: object,
+  kind: 'body' | 'query',
+): T {
   const prefix = kind === 'query' ? 'query' : '';
   const illFormed: FieldErrors = {};
   const instance = plainToInstance(cls, shieldReservedKeys(plain, prefix, illFormed), {
@@ -219,7 +261,8 @@ export function validateInput<T extends object>(
   const fieldErrors = flattenErrors(errors, prefix);
   for (const [path, msgs] of Object.entries(reserved)) addMessages(fieldErrors, path, msgs);
   for (const [path, msgs] of Object.entries(illFormed)) addMessages(fieldErrors, path, msgs);
-  if (errors.length > 0 || Object.keys(fieldErrors).length > 0) throw validationProblem(fieldErrors);
+  if (errors.length > 0 || Object.keys(fieldErrors).length > 0)
+    throw validationProblem(fieldErrors);
   return instance;
 }
 
