@@ -286,6 +286,58 @@ describe('release readiness: GET /products/{id}/readiness', () => {
     ]);
   });
 
+  it('the same answers whether the runs are read by key or joined as PostgreSQL plans', async () => {
+    // A project of its own, so that its run count is this test's: the plan depends on it.
+    const shared = f;
+    f = await t.roleFixture();
+    try {
+      const a = await component('Plan ', HIGH);
+      const p = await product([a]);
+      const c = await kase(a);
+      const emptyRuns = async (n: number) => {
+        for (let i = 0; i < n; i++) {
+          await ok(
+            await t
+              .req('post', `${API}/test-runs`, f.tester.token)
+              .send({ project_id: f.projectId, name: t.unique('Empty run ') }),
+            201,
+          );
+        }
+      };
+      /** The verdict, and whether each item's run was read by key (`readsRunsByKey`). */
+      const judge = async () => {
+        const { result, statements } = await statementsDuring(() => readiness(p));
+        expect(result.status).toBe(200);
+        const body = result.body as Json;
+        return {
+          verdict: body.verdict,
+          reasons: (body.blockers as Json[]).map((b) => b.reason),
+          byKey: statements.some((sql) => /CROSS JOIN LATERAL/.test(sql)),
+        };
+      };
+      await run({ [c]: 'failure' });
+      await run({ [c]: 'passed' });
+      await archiveRun(await run({ [c]: 'error' }));
+      // 3 items beside 2 runs not archived: joined.
+      expect(await judge()).toEqual({ verdict: 'ready', reasons: [], byKey: false });
+      // 3 items beside 12 runs: by key; the archived newest still does not count.
+      await emptyRuns(10);
+      expect(await judge()).toEqual({ verdict: 'ready', reasons: [], byKey: true });
+      // 4 items beside 17 runs: by key; the newest run's failure counts.
+      await emptyRuns(4);
+      const broken = await run({ [c]: 'failure' });
+      expect(await judge()).toEqual({ verdict: 'not_ready', reasons: ['failing'], byKey: true });
+      await archiveRun(broken);
+      expect(await judge()).toEqual({ verdict: 'ready', reasons: [], byKey: true });
+      // A filter keeps PostgreSQL's plan, with the same answer.
+      const filtered = await statementsDuring(() => readiness(p, '?build=nope'));
+      expect((filtered.result.body as Json).verdict).toBe('not_ready');
+      expect(filtered.statements.some((sql) => /CROSS JOIN LATERAL/.test(sql))).toBe(false);
+    } finally {
+      f = shared;
+    }
+  });
+
   it('environment_id and build restrict the runs that count', async () => {
     const a = await component('Restricted ', HIGH);
     const p = await product([a]);

@@ -6,6 +6,7 @@ import type { CatalogRow } from '../components/catalog.repository';
 import type { CatalogStatus } from '../components/dto/component.dto';
 import type { RiskLevel } from '../components/risk-score';
 import { ProductEntity } from './entities/product.entity';
+import { readsRunsByKey, RUNS_PER_ITEM_BY_KEY } from './readiness';
 
 /** A `products` row (`SELECT p.*`): the one read shape of the table (ProductEntity writes). */
 export interface ProductRow extends CatalogRow {
@@ -157,9 +158,12 @@ export class ProductsRepository {
   /**
    * The latest result of each case of `caseIds` (release readiness, issue #17 §5): the status of
    * its run item in the newest run (by `created_at`, then id) of the project that contains it,
-   * among runs not archived and, when given, on `environmentId` and with exactly `build`. One
-   * set-based query (the cases' items come from `ix_run_items_case_run`, their runs by primary
-   * key); cases without such a run are absent from the map.
+   * among runs not archived and, when given, on `environmentId` and with exactly `build`; cases
+   * without such a run are absent from the map. Two set-based statements at most: without an
+   * environment or build, the cases' items are counted first (bounded), and when they are few
+   * beside the project's runs (`readsRunsByKey`) each item's run is read by key; otherwise one
+   * statement joins them as PostgreSQL plans it (with a filter, the runs come from their index).
+   * Both answer the same rows.
    */
   async latestResults(
     projectId: string,
@@ -168,18 +172,70 @@ export class ProductsRepository {
     build: string | null,
   ): Promise<Map<string, string>> {
     if (caseIds.length === 0) return new Map();
+    const byKey =
+      environmentId === null &&
+      build === null &&
+      (await this.fewItemsBesideRuns(projectId, caseIds));
     const rows = await this.db.query<{ test_case_id: string; status: string }>(
-      `SELECT DISTINCT ON (ri.test_case_id) ri.test_case_id, ri.status
-         FROM run_items ri
-         JOIN test_runs r ON r.id = ri.test_run_id
-        WHERE ri.test_case_id = ANY($2::uuid[])
-          AND r.project_id = $1
-          AND r.status <> 'archived'
-          AND ($3::uuid IS NULL OR r.environment_id = $3::uuid)
-          AND ($4::text IS NULL OR r.build = $4::text)
-        ORDER BY ri.test_case_id, r.created_at DESC, r.id DESC`,
-      [projectId, caseIds, environmentId, build],
+      byKey ? LATEST_RESULTS_BY_RUN_KEY_SQL : LATEST_RESULTS_SQL,
+      byKey ? [projectId, caseIds] : [projectId, caseIds, environmentId, build],
     );
     return new Map(rows.map((r) => [r.test_case_id, r.status]));
   }
+
+  /** {@link readsRunsByKey} of the cases' items (counted up to where it answers false). */
+  private async fewItemsBesideRuns(
+    projectId: string,
+    caseIds: readonly string[],
+  ): Promise<boolean> {
+    const [row] = await this.db.query<{ items: number; runs: number }>(ITEMS_BESIDE_RUNS_SQL, [
+      projectId,
+      caseIds,
+      RUNS_PER_ITEM_BY_KEY,
+    ]);
+    return readsRunsByKey(row.items, row.runs);
+  }
 }
+
+/** The newest non-archived run's item of each case, joined as PostgreSQL plans it. */
+const LATEST_RESULTS_SQL = `
+  SELECT DISTINCT ON (ri.test_case_id) ri.test_case_id, ri.status
+    FROM run_items ri
+    JOIN test_runs r ON r.id = ri.test_run_id
+   WHERE ri.test_case_id = ANY($2::uuid[])
+     AND r.project_id = $1
+     AND r.status <> 'archived'
+     AND ($3::uuid IS NULL OR r.environment_id = $3::uuid)
+     AND ($4::text IS NULL OR r.build = $4::text)
+   ORDER BY ri.test_case_id, r.created_at DESC, r.id DESC`;
+
+/**
+ * The same answer without filters, each item's run read by its key: the cases' items from
+ * `ix_run_items_project_case_run`, then per item its run through `pk_test_runs` (`OFFSET 0` keeps
+ * the subquery from being flattened into a join PostgreSQL would plan as a hash over every run).
+ */
+const LATEST_RESULTS_BY_RUN_KEY_SQL = `
+  SELECT DISTINCT ON (ri.test_case_id) ri.test_case_id, ri.status
+    FROM run_items ri
+   CROSS JOIN LATERAL (
+     SELECT r.created_at, r.id FROM test_runs r
+      WHERE r.id = ri.test_run_id AND r.status <> 'archived'
+     OFFSET 0) r
+   WHERE ri.project_id = $1
+     AND ri.test_case_id = ANY($2::uuid[])
+   ORDER BY ri.test_case_id, r.created_at DESC, r.id DESC`;
+
+/**
+ * The project's non-archived runs (its run-count slots) and the cases' items, counted up to
+ * `runs / $3 + 1` (where `readsRunsByKey` turns false) from the items' index.
+ */
+const ITEMS_BESIDE_RUNS_SQL = `
+  WITH runs AS MATERIALIZED (
+    SELECT coalesce(sum(n), 0)::bigint AS n
+      FROM project_run_counts
+     WHERE project_id = $1 AND status <> 'archived')
+  SELECT (SELECT n FROM runs)::float8 AS runs,
+         (SELECT count(*) FROM (
+            SELECT 1 FROM run_items
+             WHERE project_id = $1 AND test_case_id = ANY($2::uuid[])
+             LIMIT (SELECT n / $3::int + 1 FROM runs)) s)::float8 AS items`;

@@ -1,6 +1,11 @@
 import type { RiskLevel } from '../components/risk-score';
 import type { SummaryComponent, SummaryCoverage } from './coverage';
-import { atLeastRiskLevel, evaluateReadiness } from './readiness';
+import {
+  atLeastRiskLevel,
+  evaluateReadiness,
+  readsRunsByKey,
+  RUNS_PER_ITEM_BY_KEY,
+} from './readiness';
 
 const comp = (id: string, level: RiskLevel, score: number, name = id): SummaryComponent => ({
   component_id: id,
@@ -149,5 +154,22 @@ describe('evaluateReadiness', () => {
       counts: { components: 0, uncovered: 0, failing: 0, not_run: 0, passing: 0 },
       blockers: [],
     });
+  });
+});
+
+describe('readsRunsByKey', () => {
+  it.each([
+    [0, 0, true],
+    [0, 10, true],
+    [1, 3, false],
+    [1, RUNS_PER_ITEM_BY_KEY, true],
+    [25, 100, true],
+    [26, 100, false],
+    [82, 90_102, true],
+    [10_757, 90_102, true],
+    [30_000, 90_102, false],
+    [3, 3, false],
+  ])('%i items beside %i runs: by key %s', (items, runs, want) => {
+    expect(readsRunsByKey(items, runs)).toBe(want);
   });
 });
