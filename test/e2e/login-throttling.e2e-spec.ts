@@ -2,6 +2,7 @@ import type { INestApplication } from '@nestjs/common';
 import request from 'supertest';
 import { createApp } from '../../src/bootstrap';
 import { AppConfig } from '../../src/config/config';
+import { RESERVE_SQL, RETRY_AFTER_SQL } from '../../src/modules/users/login-attempts.repository';
 import { DEFAULT_PASSWORD } from '../support/constants';
 import { createTestApp, expectProblem, TestApp, TestUser } from '../support/test-app';
 import { waitUntilBlockedOrDone } from '../support/wait-for';
@@ -100,11 +101,17 @@ describe('login throttling (issue #24 §2)', () => {
     expect(await rows(u.username.toLowerCase())).toEqual([
       { scope: 'user', key: u.username.toLowerCase(), failures: MAX_PER_USER, blocked: true },
     ]);
-    const retryAfter = expectRefused(await login(u.username, 'wrong password', from), LOCKOUT_SECONDS);
+    const retryAfter = expectRefused(
+      await login(u.username, 'wrong password', from),
+      LOCKOUT_SECONDS,
+    );
     expect(retryAfter).toBeGreaterThan(LOCKOUT_SECONDS - 5);
     // The right password is refused too (no oracle), from another address and in another case.
     expectRefused(await login(u.username, DEFAULT_PASSWORD, address()), LOCKOUT_SECONDS);
-    expectRefused(await login(` ${u.username.toUpperCase()} `, DEFAULT_PASSWORD, from), LOCKOUT_SECONDS);
+    expectRefused(
+      await login(` ${u.username.toUpperCase()} `, DEFAULT_PASSWORD, from),
+      LOCKOUT_SECONDS,
+    );
     // Refused attempts are not counted.
     expect((await rows(u.username.toLowerCase()))[0].failures).toBe(MAX_PER_USER);
   });
@@ -142,8 +149,13 @@ describe('login throttling (issue #24 §2)', () => {
     );
     // One more failure: counted (the window is still open) and locked for twice as long.
     await fail(u.username, from, 1);
-    expect(await rows(key)).toEqual([{ scope: 'user', key, failures: MAX_PER_USER + 1, blocked: true }]);
-    const retryAfter = expectRefused(await login(u.username, DEFAULT_PASSWORD, from), 2 * LOCKOUT_SECONDS);
+    expect(await rows(key)).toEqual([
+      { scope: 'user', key, failures: MAX_PER_USER + 1, blocked: true },
+    ]);
+    const retryAfter = expectRefused(
+      await login(u.username, DEFAULT_PASSWORD, from),
+      2 * LOCKOUT_SECONDS,
+    );
     expect(retryAfter).toBeGreaterThan(LOCKOUT_SECONDS);
     // Then 4x (120 s), then capped at LOGIN_MAX_LOCKOUT_SECONDS (200 s, not 240).
     for (const expected of [4 * LOCKOUT_SECONDS, MAX_LOCKOUT_SECONDS, MAX_LOCKOUT_SECONDS]) {
@@ -182,7 +194,9 @@ describe('login throttling (issue #24 §2)', () => {
     const from = address();
     await fail(u.username, from, MAX_PER_USER - 1);
     expect((await login(u.username, DEFAULT_PASSWORD, from)).status).toBe(200);
-    expect(await rows(key, from)).toEqual([{ scope: 'ip', key: from, failures: MAX_PER_USER - 1, blocked: false }]);
+    expect(await rows(key, from)).toEqual([
+      { scope: 'ip', key: from, failures: MAX_PER_USER - 1, blocked: false },
+    ]);
     // The username has its whole allowance again.
     await fail(u.username, address(), MAX_PER_USER - 1);
     expect((await login(u.username, DEFAULT_PASSWORD, address())).status).toBe(200);
@@ -192,7 +206,9 @@ describe('login throttling (issue #24 §2)', () => {
     const from = address();
     const victim = await t.createUser();
     for (let i = 0; i < MAX_PER_ADDRESS; i++) await fail(t.unique('spray'), from, 1);
-    expect(await rows(from)).toEqual([{ scope: 'ip', key: from, failures: MAX_PER_ADDRESS, blocked: true }]);
+    expect(await rows(from)).toEqual([
+      { scope: 'ip', key: from, failures: MAX_PER_ADDRESS, blocked: true },
+    ]);
     // Any username from that address is refused, even with its right password...
     expectRefused(await login(victim.username, DEFAULT_PASSWORD, from), LOCKOUT_SECONDS);
     expectRefused(await login(t.unique('spray'), 'wrong password', from), LOCKOUT_SECONDS);
@@ -259,7 +275,9 @@ describe('login throttling (issue #24 §2)', () => {
       if (res.status === 401) expectProblem(res, 401, 'invalid_credentials');
       else expectRefused(res, LOCKOUT_SECONDS);
     }
-    expect(await rows(key)).toEqual([{ scope: 'user', key, failures: MAX_PER_USER, blocked: true }]);
+    expect(await rows(key)).toEqual([
+      { scope: 'user', key, failures: MAX_PER_USER, blocked: true },
+    ]);
     expectRefused(await login(u.username, DEFAULT_PASSWORD, address()), LOCKOUT_SECONDS);
   });
 
@@ -274,7 +292,9 @@ describe('login throttling (issue #24 §2)', () => {
     expect(statuses.filter((s) => s === 401)).toHaveLength(MAX_PER_ADDRESS);
     expect(statuses.filter((s) => s === 429)).toHaveLength(2 * MAX_PER_ADDRESS);
     for (const res of attempts) if (res.status === 429) expectRefused(res, LOCKOUT_SECONDS);
-    expect(await rows(from)).toEqual([{ scope: 'ip', key: from, failures: MAX_PER_ADDRESS, blocked: true }]);
+    expect(await rows(from)).toEqual([
+      { scope: 'ip', key: from, failures: MAX_PER_ADDRESS, blocked: true },
+    ]);
   });
 
   it('takes back the count of an attempt that does not fail, and the lockout it started', async () => {
@@ -284,7 +304,9 @@ describe('login throttling (issue #24 §2)', () => {
     for (let i = 0; i < MAX_PER_ADDRESS - 1; i++) await fail(t.unique('near'), from, 1);
     for (let i = 0; i < 2; i++) {
       expect((await login(u.username, DEFAULT_PASSWORD, from)).status).toBe(200);
-      expect(await rows(from)).toEqual([{ scope: 'ip', key: from, failures: MAX_PER_ADDRESS - 1, blocked: false }]);
+      expect(await rows(from)).toEqual([
+        { scope: 'ip', key: from, failures: MAX_PER_ADDRESS - 1, blocked: false },
+      ]);
     }
     // A disabled user's answer (only the right password gets it) is never counted.
     const d = await t.createUser();
@@ -307,7 +329,9 @@ describe('login throttling (issue #24 §2)', () => {
     await qr.connect();
     try {
       await qr.startTransaction();
-      await qr.query(`SELECT 1 FROM login_attempts WHERE scope = 'ip' AND key = $1 FOR UPDATE`, [from]);
+      await qr.query(`SELECT 1 FROM login_attempts WHERE scope = 'ip' AND key = $1 FOR UPDATE`, [
+        from,
+      ]);
       const pending = login(u.username, DEFAULT_PASSWORD, from).then((res) => res);
       await waitUntilBlockedOrDone(t.db, qr, pending);
       await qr.query(
@@ -345,5 +369,46 @@ describe('login throttling (issue #24 §2)', () => {
       `SELECT count(*)::int AS n FROM login_attempts WHERE key LIKE 'expired-%'`,
     );
     expect(n).toBe(0);
+  });
+
+  it('never answers a Retry-After longer than the lockout, whichever transaction started first', async () => {
+    // A statement of a transaction that started before another one set the lockout (from its own,
+    // later start) and committed: measured from the older start, the lockout would read longer
+    // than it is (31 s of a 30 s lockout). Both statements measure from the database's clock.
+    const key = `clock-${address()}`;
+    const older = t.db.createQueryRunner();
+    await older.connect();
+    try {
+      await older.startTransaction();
+      await older.query('SELECT now()');
+      await t.db.query(
+        `INSERT INTO login_attempts (scope, key, window_start, failures, blocked_until, expires_at)
+         VALUES ('ip', $1, now(), $2, now() + make_interval(secs => $3),
+                 now() + make_interval(secs => $3 + $4))`,
+        [key, MAX_PER_ADDRESS, LOCKOUT_SECONDS, WINDOW_SECONDS],
+      );
+      const [checked] = (await older.query(RETRY_AFTER_SQL, [['ip'], [key]])) as Array<{
+        retry_after: number;
+      }>;
+      const [reserved] = (await older.query(RESERVE_SQL, [
+        ['ip'],
+        [key],
+        MAX_PER_USER,
+        MAX_PER_ADDRESS,
+        [LOCKOUT_SECONDS, MAX_LOCKOUT_SECONDS],
+        WINDOW_SECONDS,
+      ])) as Array<{ retry_after: number; failures: number | null }>;
+      for (const seconds of [checked.retry_after, reserved.retry_after]) {
+        expect(seconds).toBeGreaterThanOrEqual(LOCKOUT_SECONDS - 5);
+        expect(seconds).toBeLessThanOrEqual(LOCKOUT_SECONDS);
+      }
+      expect(reserved.failures).toBeNull();
+    } finally {
+      await older.rollbackTransaction().catch(() => undefined);
+      await older.release();
+    }
+    expect(await rows(key)).toEqual([
+      { scope: 'ip', key, failures: MAX_PER_ADDRESS, blocked: true },
+    ]);
   });
 });

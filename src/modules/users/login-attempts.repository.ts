@@ -13,10 +13,12 @@ export const LOGIN_ATTEMPTS_PURGE_BATCH = 100;
 
 /**
  * The keys' lockout still running, as whole seconds from now (rounded up), or nothing. The
- * database's clock decides, so every instance agrees.
+ * database's clock decides, so every instance agrees. "Now" is `clock_timestamp()`, not the
+ * transaction's start: a lockout another transaction set (from its own, later start) and committed
+ * before this statement's snapshot then never reads as longer than the lockout itself.
  */
-const RETRY_AFTER_SQL = `
-  SELECT ceil(extract(epoch FROM max(blocked_until) - now()))::int AS retry_after
+export const RETRY_AFTER_SQL = `
+  SELECT ceil(extract(epoch FROM max(blocked_until) - clock_timestamp()))::int AS retry_after
     FROM login_attempts
    WHERE (scope, key) IN (SELECT * FROM unnest($1::text[], $2::text[]))
      AND blocked_until > now()`;
@@ -41,7 +43,7 @@ function lockoutSql(count: string, max: string): string {
  * instance. The row lock of the upsert serialises concurrent reservations of a key; keys are taken
  * in their given order (username, then address), so that two reservations cannot deadlock.
  *
- * Answers one row: `retry_after` (seconds, the database's clock) when a key was locked when the
+ * Answers one row: `retry_after` (seconds, the database's clock, as in RETRY_AFTER_SQL) when a key was locked when the
  * statement started, and nothing reserved; otherwise one row per reserved key, with the count it
  * reached, its window's start and the lockout it started, if any (as text, exact to the
  * microsecond, for {@link RELEASE_SQL}). A key locked by another instance after the statement
@@ -50,7 +52,7 @@ function lockoutSql(count: string, max: string): string {
  * expired rows on the way (never the keys being counted: one statement must not both delete and
  * update a row).
  */
-const RESERVE_SQL = `
+export const RESERVE_SQL = `
   WITH keys AS (
     SELECT k.scope, k.key, k.ord, CASE k.scope WHEN 'user' THEN $3::int ELSE $4::int END AS max_failures
       FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS k(scope, key, ord)
@@ -92,7 +94,7 @@ const RESERVE_SQL = `
     RETURNING a.scope, a.key, a.failures, a.window_start::text AS window_start,
               CASE WHEN a.blocked_until > now() THEN a.blocked_until::text END AS locked_until
   )
-  SELECT ceil(extract(epoch FROM l.until - now()))::int AS retry_after,
+  SELECT ceil(extract(epoch FROM l.until - clock_timestamp()))::int AS retry_after,
          r.scope, r.key, r.failures, r.window_start, r.locked_until
     FROM locked l LEFT JOIN reserved r ON true`;
 
