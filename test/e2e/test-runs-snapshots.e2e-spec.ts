@@ -78,7 +78,8 @@ describe('test runs: snapshots stored once per revision', () => {
         .set('Authorization', `Bearer ${f.viewer.token}`)
         .expect(200)
         .expect('content-type', 'application/json; charset=utf-8');
-    for (const [key, r] of Object.entries(run)) out[key] = (await get(`/test-runs/${String(r.id)}`)).text;
+    for (const [key, r] of Object.entries(run))
+      out[key] = (await get(`/test-runs/${String(r.id)}`)).text;
     out.list = (await get(`/test-runs?project_id=${f.projectId}&sort_by=name&sort_order=asc`)).text;
     return out;
   }
@@ -89,7 +90,9 @@ describe('test runs: snapshots stored once per revision', () => {
       [f.projectId],
     );
     const byId = new Map(rows.map((r) => [r.id, r.s]));
-    return Object.fromEntries(Object.entries(run).map(([k, r]) => [k, byId.get(r.id as string) ?? null]));
+    return Object.fromEntries(
+      Object.entries(run).map(([k, r]) => [k, byId.get(r.id as string) ?? null]),
+    );
   }
 
   /** What runs stored of a revision's snapshot until now: JSON.stringify of the parsed jsonb. */
@@ -119,6 +122,62 @@ describe('test runs: snapshots stored once per revision', () => {
     expect(list.items.map((i) => i.name)).toEqual(['Patched', 'With env', 'Without env']);
     expect(Object.keys(list)).toEqual(['items', 'page', 'page_size', 'has_next', 'total']);
     expect(a.list).toBe(JSON.stringify(list));
+  });
+
+  it("create and PATCH answer the bytes of the run's GET, the snapshot never parsed", async () => {
+    const text = async (path: string) =>
+      (await t.req('get', `${API}${path}`, f.viewer.token).expect(200)).text;
+    const snapshotChars = (await revisionText(run.withEnv.environment_revision_id)).length;
+    // JSON.parse sees no text as long as the snapshot while the service answers (the client's
+    // own parse of the answer comes after the spy is restored).
+    const parse = jest.spyOn(JSON, 'parse');
+    let post: request.Response;
+    try {
+      post = await t
+        .req('post', `${API}/test-runs`, f.tester.token)
+        .set('Accept-Encoding', 'identity')
+        .buffer(true)
+        .parse((res, done) => {
+          let body = '';
+          res.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
+          res.on('end', () => done(null, body));
+        })
+        .send({ project_id: f.projectId, name: 'Bytes', environment_id: env.id })
+        .expect(201)
+        .expect('content-type', 'application/json; charset=utf-8');
+      const longest = Math.max(
+        0,
+        ...parse.mock.calls.map(([arg]) => (typeof arg === 'string' ? arg.length : 0)),
+      );
+      expect(longest).toBeLessThan(snapshotChars);
+    } finally {
+      parse.mockRestore();
+    }
+    const postText = post.body as string;
+    const id = (JSON.parse(postText) as Json).id as string;
+    expect(post.headers['content-length']).toBe(String(Buffer.byteLength(postText)));
+    expect(postText).toBe(await text(`/test-runs/${id}`));
+    const patch = await t
+      .req('patch', `${API}/test-runs/${id}`, f.tester.token)
+      .send({ status: 'in_progress' })
+      .expect(200)
+      .expect('content-type', 'application/json; charset=utf-8');
+    expect(patch.text).toBe(await text(`/test-runs/${id}`));
+    // Replayed under the same Idempotency-Key: the stored bytes are the first answer's.
+    const key = `bytes-${id}`;
+    const first = await t
+      .req('post', `${API}/test-runs`, f.tester.token)
+      .set('Idempotency-Key', key)
+      .send({ project_id: f.projectId, name: 'Bytes again', environment_id: env.id })
+      .expect(201);
+    const again = await t
+      .req('post', `${API}/test-runs`, f.tester.token)
+      .set('Idempotency-Key', key)
+      .send({ project_id: f.projectId, name: 'Bytes again', environment_id: env.id })
+      .expect(201)
+      .expect('idempotent-replayed', 'true');
+    expect(again.text).toBe(first.text);
+    expect(first.text).toBe(await text(`/test-runs/${String((first.body as Json).id)}`));
   });
 
   it('a warm list page and GET read no snapshot from the database', async () => {

@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http';
+import { StreamableFile } from '@nestjs/common';
 import { partsEtag, tagResponse } from './conditional';
 
 /** A piece of a JSON response body: text, or bytes already serialised (UTF-8). */
@@ -45,4 +46,34 @@ export function sendJsonParts(res: ServerResponse, parts: readonly JsonPart[]): 
   // is written to this response later; a response still corked then would never drain.
   res.uncork();
   res.end();
+}
+
+/** The Content-Type of a JSON answer, as Express's `res.json` sets it. */
+export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
+
+/**
+ * A write handler's JSON answer given in parts (a run with its cached snapshot bytes): its bytes
+ * are the concatenation of the parts, never a parsed object serialised again. `@Transactional()`
+ * handlers may return it: the transaction interceptor hands Nest its bytes as a `StreamableFile`
+ * (Nest's public way to answer bytes, with the route's status), and the idempotency layer stores
+ * exactly those bytes. (Read handlers answer their parts themselves with {@link sendJsonParts}.)
+ */
+export class JsonBody {
+  private bytes: Buffer | null = null;
+
+  constructor(readonly parts: readonly JsonPart[]) {}
+
+  /** The answer's bytes (UTF-8), joined once. */
+  toBuffer(): Buffer {
+    this.bytes ??= Buffer.concat(
+      this.parts.map((part) => (typeof part === 'string' ? Buffer.from(part, 'utf8') : part)),
+    );
+    return this.bytes;
+  }
+
+  /** What Nest sends for it: the bytes with the JSON Content-Type and their length. */
+  toStreamableFile(): StreamableFile {
+    const bytes = this.toBuffer();
+    return new StreamableFile(bytes, { type: JSON_CONTENT_TYPE, length: bytes.length });
+  }
 }

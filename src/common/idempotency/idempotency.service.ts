@@ -22,13 +22,13 @@ import {
   StoredResponse,
 } from './idempotency.repository';
 import { isNotIdempotent } from './not-idempotent.decorator';
+import { JsonBody, JSON_CONTENT_TYPE } from '../http/json-body';
 import { PreparedResponse } from './prepared-response';
 
 /** Seconds a client is asked to wait (Retry-After) before retrying a key still in progress. */
 export const IN_PROGRESS_RETRY_AFTER_SECONDS = 1;
 /** Room for multipart framing beyond the body limits, when a fingerprint reads a body to its end. */
 export const FINGERPRINT_SLACK_BYTES = 1024 * 1024;
-const JSON_TYPE = 'application/json; charset=utf-8';
 const PROBLEM_TYPE = 'application/problem+json; charset=utf-8';
 
 /**
@@ -270,11 +270,16 @@ export class IdempotencyService {
     if (result === undefined || result === null) {
       return { stored: { status: res.statusCode, headers, body: Buffer.alloc(0) }, send: result };
     }
+    if (result instanceof JsonBody) {
+      // A JSON answer already in parts: its bytes are what is sent and what is stored.
+      headers['Content-Type'] = JSON_CONTENT_TYPE;
+      return { stored: { status: res.statusCode, headers, body: result.toBuffer() }, send: result };
+    }
     if (typeof result !== 'object' || Buffer.isBuffer(result) || !isPlainResult(result))
       return null;
     // What Express's res.json sends for it (JSON.stringify without replacer or spaces, UTF-8):
     // the handler's result goes out as it is, and these are its bytes.
-    headers['Content-Type'] = JSON_TYPE;
+    headers['Content-Type'] = JSON_CONTENT_TYPE;
     return {
       stored: {
         status: res.statusCode,

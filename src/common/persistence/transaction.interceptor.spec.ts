@@ -4,6 +4,7 @@ import { NestFactory } from '@nestjs/core';
 import type { NextFunction, Request, Response } from 'express';
 import request from 'supertest';
 import { DataSource, EntityManager } from 'typeorm';
+import { JsonBody } from '../http/json-body';
 import { currentStore, requestContext } from './request-context';
 import { isTransactional, Transactional } from './transaction.interceptor';
 
@@ -24,6 +25,12 @@ class ThingsController {
   create() {
     managerOfHandler();
     return {};
+  }
+
+  @Post('parts')
+  @Transactional()
+  parts() {
+    return new JsonBody(['{"name":"Grüße","snapshot":', Buffer.from('{"a":[1,2]}'), '}']);
   }
 
   @Post('fail')
@@ -83,6 +90,23 @@ describe('Transactional', () => {
     expect(outcomes).toEqual(['commit']);
   });
 
+  it("answers a JsonBody as its bytes: JSON type, exact length, the route's status", async () => {
+    const res = await request(app.getHttpServer())
+      .post('/things/parts')
+      .buffer(true)
+      .parse((r, done) => {
+        const chunks: Buffer[] = [];
+        r.on('data', (c: Buffer) => chunks.push(c));
+        r.on('end', () => done(null, Buffer.concat(chunks)));
+      });
+    expect(res.status).toBe(201);
+    expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
+    const bytes = res.body as Buffer;
+    expect(bytes.toString('utf8')).toBe('{"name":"Grüße","snapshot":{"a":[1,2]}}');
+    expect(res.headers['content-length']).toBe(String(bytes.length));
+    expect(outcomes).toEqual(['commit']);
+  });
+
   it('rolls the transaction back when the handler fails', async () => {
     const res = await request(app.getHttpServer()).post('/things/fail');
     expect(res.status).toBe(500);
@@ -93,17 +117,21 @@ describe('Transactional', () => {
   it.each([
     ['get', '/things', 200],
     ['delete', '/things/1', 200],
-  ] as const)('leaves an unmarked handler (%s) without a transaction', async (method, url, status) => {
-    const res = await request(app.getHttpServer())[method](url);
-    expect(res.status).toBe(status);
-    expect(seen).toEqual([undefined]);
-    expect(outcomes).toEqual([]);
-  });
+  ] as const)(
+    'leaves an unmarked handler (%s) without a transaction',
+    async (method, url, status) => {
+      const res = await request(app.getHttpServer())[method](url);
+      expect(res.status).toBe(status);
+      expect(seen).toEqual([undefined]);
+      expect(outcomes).toEqual([]);
+    },
+  );
 
   it('marks the handlers it binds, and only those', () => {
     const p = ThingsController.prototype;
-    expect([p.list, p.create, p.fail, p.remove, p.helper].map(isTransactional)).toEqual([
+    expect([p.list, p.create, p.parts, p.fail, p.remove, p.helper].map(isTransactional)).toEqual([
       false,
+      true,
       true,
       true,
       false,

@@ -11,8 +11,9 @@ import {
 } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { Request, Response } from 'express';
-import { from, lastValueFrom, Observable } from 'rxjs';
+import { from, lastValueFrom, map, Observable } from 'rxjs';
 import { DataSource } from 'typeorm';
+import { JsonBody } from '../http/json-body';
 import { IdempotencyService } from '../idempotency/idempotency.service';
 import { PreparedResponseFilter } from '../idempotency/prepared-response';
 import { currentStore } from './request-context';
@@ -22,6 +23,7 @@ import { currentStore } from './request-context';
  * run inside `dataSource.transaction`, so they apply completely or not at all; the response is sent
  * only after the commit. It is bound to those handlers only, each with {@link Transactional}; GET
  * handlers are read-only and use the pool directly (no BEGIN/COMMIT round trips on the hot read paths).
+ * A handler's {@link JsonBody} (a JSON answer in parts) is handed to Nest as its bytes.
  */
 @Injectable()
 export class TransactionInterceptor implements NestInterceptor {
@@ -32,6 +34,10 @@ export class TransactionInterceptor implements NestInterceptor {
   ) {}
 
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
+    return this.run(context, next).pipe(map(answerOf));
+  }
+
+  private run(context: ExecutionContext, next: CallHandler): Observable<unknown> {
     const req = context.switchToHttp().getRequest<Request>();
     const store = currentStore();
     if (req.method === 'GET' || req.method === 'HEAD' || !store) return next.handle();
@@ -51,6 +57,11 @@ export class TransactionInterceptor implements NestInterceptor {
       }),
     );
   }
+}
+
+/** What Nest sends for a handler's result: a {@link JsonBody} as its bytes, anything else as it is. */
+function answerOf(result: unknown): unknown {
+  return result instanceof JsonBody ? result.toStreamableFile() : result;
 }
 
 const TRANSACTIONAL = 'tms:transactional';

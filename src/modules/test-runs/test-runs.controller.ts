@@ -11,7 +11,7 @@ import {
 } from '../../common/access/project-access';
 import { AuthenticatedUser } from '../../common/auth/authenticated-user';
 import { CurrentAccess, CurrentUser } from '../../common/auth/current-user.decorator';
-import { sendJsonParts } from '../../common/http/json-body';
+import { JsonBody, sendJsonParts } from '../../common/http/json-body';
 import { CURSOR_PAGING_NOTE, PageOrCursorSchema } from '../../common/pagination/cursor-query';
 import { withNextLink } from '../../common/pagination/link';
 import { Transactional } from '../../common/persistence/transaction.interceptor';
@@ -87,8 +87,8 @@ export class TestRunsController {
     @CurrentAccess() access: ProjectAccess,
     @CurrentUser() user: AuthenticatedUser,
     @Body() dto: CreateTestRunDto,
-  ): Promise<TestRunDto> {
-    return this.runs.create(access, user, dto);
+  ): Promise<JsonBody> {
+    return this.runs.createJson(access, user, dto);
   }
 
   @Get(':id')
@@ -145,11 +145,11 @@ export class TestRunsController {
     @CurrentUser() user: AuthenticatedUser,
     @Param('id') id: string,
     @Body() dto: UpdateTestRunDto,
-  ): Promise<TestRunDto> {
+  ): Promise<JsonBody> {
     await this.preconditions.ifMatchParts({ resource: TEST_RUNS, id }, () =>
       this.runs.getForUserJson(user, id),
     );
-    return this.runs.update(access, user, id, dto);
+    return this.runs.updateJson(access, user, id, dto);
   }
 
   @Delete(':id')

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import type { JsonPart } from '../../common/http/json-body';
+import { JsonBody, type JsonPart } from '../../common/http/json-body';
 import { AccessService } from '../../common/access/access.service';
 import { isProjectRole } from '../../common/access/roles';
 import { ProjectAccess } from '../../common/access/project-access';
@@ -177,15 +177,20 @@ export class TestRunsService {
 
   /** One query (and the snapshot's when not cached): the run with creator and milestone names. */
   async get(id: string): Promise<TestRunDto> {
-    const row = await this.repo.findById(id);
-    if (!row) throw AppException.notFound('test_run_not_found', 'Test run');
-    return this.dtoOf(row);
+    return runDto(await this.read(id));
   }
 
-  /** The run object of a row read with RUN_COLUMNS (its snapshot from the cache when shared). */
-  private async dtoOf(row: TestRunRow): Promise<TestRunDto> {
+  /** {@link get}'s row with its snapshot's bytes. */
+  private async read(id: string): Promise<RunRead> {
+    const row = await this.repo.findById(id);
+    if (!row) throw AppException.notFound('test_run_not_found', 'Test run');
+    return this.readOf(row);
+  }
+
+  /** A row read with RUN_COLUMNS with its snapshot's bytes (from the cache when shared). */
+  private async readOf(row: TestRunRow): Promise<RunRead> {
     const [snapshot] = await this.snapshotBytes([row]);
-    return toTestRunDto(row, JSON.parse(snapshot.toString('utf8')) as Record<string, unknown>);
+    return { row, snapshot };
   }
 
   /** The snapshot bytes of each run: its own, or its revision's (cached; one query for misses). */
@@ -202,6 +207,23 @@ export class TestRunsService {
     user: AuthenticatedUser,
     fields: CreateTestRunFields,
   ): Promise<TestRunDto> {
+    return runDto(await this.createRead(access, user, fields));
+  }
+
+  /** {@link create}, answered as the run's JSON with its snapshot's cached bytes (never parsed). */
+  async createJson(
+    access: ProjectAccess,
+    user: AuthenticatedUser,
+    fields: CreateTestRunFields,
+  ): Promise<JsonBody> {
+    return runJsonBody(await this.createRead(access, user, fields));
+  }
+
+  private async createRead(
+    access: ProjectAccess,
+    user: AuthenticatedUser,
+    fields: CreateTestRunFields,
+  ): Promise<RunRead> {
     const projectId = access.projectId;
     const environmentId = blankToNull(fields.environment_id);
     const milestoneId = blankToNull(fields.milestone_id);
@@ -232,9 +254,9 @@ export class TestRunsService {
       },
       'test_run.created',
     );
-    const run = await this.dtoOf(row);
+    const run = await this.readOf(row);
     await this.webhooks.emitTo(projectId, 'test_run.created', row.subscribers, () =>
-      runEventData(run),
+      runEventData(row),
     );
     return run;
   }
@@ -247,10 +269,29 @@ export class TestRunsService {
    */
   async update(
     access: ProjectAccess,
-    _user: AuthenticatedUser,
+    user: AuthenticatedUser,
     target: string | LockedRun,
     dto: UpdateTestRunDto,
   ): Promise<TestRunDto> {
+    return runDto(await this.updateRead(access, user, target, dto));
+  }
+
+  /** {@link update}, answered as the run's JSON with its snapshot's cached bytes (never parsed). */
+  async updateJson(
+    access: ProjectAccess,
+    user: AuthenticatedUser,
+    target: string | LockedRun,
+    dto: UpdateTestRunDto,
+  ): Promise<JsonBody> {
+    return runJsonBody(await this.updateRead(access, user, target, dto));
+  }
+
+  private async updateRead(
+    access: ProjectAccess,
+    _user: AuthenticatedUser,
+    target: string | LockedRun,
+    dto: UpdateTestRunDto,
+  ): Promise<RunRead> {
     const id = typeof target === 'string' ? target : target.id;
     const to = dto.status ?? null;
     const explicit: Partial<Record<RunTimestampField, Date | null>> = {
@@ -336,8 +377,8 @@ export class TestRunsService {
       }
     }
     await this.repo.update(id, changes);
-    const updated = await this.get(id);
-    if (decision.changed) await this.emitStatusChange(updated, run.status, decision.status);
+    const updated = await this.read(id);
+    if (decision.changed) await this.emitStatusChange(updated.row, run.status, decision.status);
     return updated;
   }
 
@@ -345,10 +386,10 @@ export class TestRunsService {
    * Webhook events of a status change (issue #20), in the request's transaction:
    * `test_run.status_changed` (the run with `from` and `to`), and `test_run.completed`.
    */
-  private async emitStatusChange(run: TestRunDto, from: RunStatus, to: RunStatus): Promise<void> {
-    const data = runEventData(run);
-    await this.webhooks.emit(run.project_id, 'test_run.status_changed', { ...data, from, to });
-    if (to === 'completed') await this.webhooks.emit(run.project_id, 'test_run.completed', data);
+  private async emitStatusChange(row: TestRunRow, from: RunStatus, to: RunStatus): Promise<void> {
+    const data = runEventData(row);
+    await this.webhooks.emit(row.project_id, 'test_run.status_changed', { ...data, from, to });
+    if (to === 'completed') await this.webhooks.emit(row.project_id, 'test_run.completed', data);
   }
 
   /**
@@ -476,8 +517,27 @@ function assertMilestoneUsable(status: string | null): void {
   }
 }
 
-/** A run as webhook events carry it: its GET representation without the environment snapshot. */
-function runEventData(run: TestRunDto): Omit<TestRunDto, 'environment_snapshot'> {
-  const { environment_snapshot: _snapshot, ...data } = run;
+/** A row read with RUN_COLUMNS and its snapshot's serialised bytes. */
+interface RunRead {
+  row: TestRunRow;
+  snapshot: Buffer;
+}
+
+/** The run object of a read (its snapshot parsed: for callers that need the object). */
+function runDto({ row, snapshot }: RunRead): TestRunDto {
+  return toTestRunDto(row, JSON.parse(snapshot.toString('utf8')) as Record<string, unknown>);
+}
+
+/** The same run object as JSON, the snapshot as its bytes (`testRunJsonParts`). */
+function runJsonBody({ row, snapshot }: RunRead): JsonBody {
+  return new JsonBody(testRunJsonParts(row, snapshot));
+}
+
+/**
+ * A run as webhook events carry it: its GET representation without the environment snapshot
+ * (built from the row: the snapshot is never parsed for it).
+ */
+function runEventData(row: TestRunRow): Omit<TestRunDto, 'environment_snapshot'> {
+  const { environment_snapshot: _snapshot, ...data } = toTestRunDto(row, {});
   return data;
 }
