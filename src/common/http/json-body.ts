@@ -2,6 +2,9 @@ import type { ServerResponse } from 'node:http';
 import { StreamableFile } from '@nestjs/common';
 import { partsEtag, tagResponse } from './conditional';
 
+/** The Content-Type of a JSON answer, as Express's `res.json` sets it. */
+export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
+
 /** A piece of a JSON response body: text, or bytes already serialised (UTF-8). */
 export type JsonPart = string | Buffer;
 
@@ -31,7 +34,7 @@ export function sendJsonParts(res: ServerResponse, parts: readonly JsonPart[]): 
     res.end();
     return;
   }
-  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Content-Type', JSON_CONTENT_TYPE);
   res.setHeader('Content-Length', jsonPartsLength(parts));
   if (res.req.method === 'HEAD') {
     res.end();
@@ -47,9 +50,6 @@ export function sendJsonParts(res: ServerResponse, parts: readonly JsonPart[]): 
   res.uncork();
   res.end();
 }
-
-/** The Content-Type of a JSON answer, as Express's `res.json` sets it. */
-export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
 
 /**
  * A write handler's JSON answer given in parts (a run with its cached snapshot bytes): its bytes

@@ -6,6 +6,7 @@ import { DataSource, QueryFailedError } from 'typeorm';
 import { APP_CONFIG, AppConfig } from '../../config/config';
 import { AppException } from '../errors/app-exception';
 import { ProblemFilter } from '../errors/problem.filter';
+import { JSON_CONTENT_TYPE, JsonBody } from '../http/json-body';
 import type { RequestStore } from '../persistence/request-context';
 import {
   IDEMPOTENCY_KEY_FIELD,
@@ -22,7 +23,6 @@ import {
   StoredResponse,
 } from './idempotency.repository';
 import { isNotIdempotent } from './not-idempotent.decorator';
-import { JsonBody, JSON_CONTENT_TYPE } from '../http/json-body';
 import { PreparedResponse } from './prepared-response';
 
 /** Seconds a client is asked to wait (Retry-After) before retrying a key still in progress. */

@@ -43,14 +43,14 @@ function lockoutSql(count: string, max: string): string {
  * instance. The row lock of the upsert serialises concurrent reservations of a key; keys are taken
  * in their given order (username, then address), so that two reservations cannot deadlock.
  *
- * Answers one row: `retry_after` (seconds, the database's clock, as in RETRY_AFTER_SQL) when a key was locked when the
- * statement started, and nothing reserved; otherwise one row per reserved key, with the count it
- * reached, its window's start and the lockout it started, if any (as text, exact to the
- * microsecond, for {@link RELEASE_SQL}). A key locked by another instance after the statement
- * started is skipped by the upsert's WHERE (evaluated on the newest row): the caller then sees fewer
- * keys than it asked for, and takes the others back. Purges up to LOGIN_ATTEMPTS_PURGE_BATCH other
- * expired rows on the way (never the keys being counted: one statement must not both delete and
- * update a row).
+ * Answers one row: `retry_after` (seconds, the database's clock, as in RETRY_AFTER_SQL) when a
+ * key was locked when the statement started, and nothing reserved; otherwise one row per reserved
+ * key, with the count it reached, its window's start and the lockout it started, if any (as text,
+ * exact to the microsecond, for {@link RELEASE_SQL}). A key locked by another instance after the
+ * statement started is skipped by the upsert's WHERE (evaluated on the newest row): the caller then
+ * sees fewer keys than it asked for, and takes the others back. Purges up to
+ * LOGIN_ATTEMPTS_PURGE_BATCH other expired rows on the way (never the keys being counted: one
+ * statement must not both delete and update a row).
  */
 export const RESERVE_SQL = `
   WITH keys AS (
