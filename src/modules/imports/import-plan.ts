@@ -8,14 +8,17 @@ import type { JunitResult } from './junit/dialects';
 import type { ParsedReport } from './junit/junit-parser';
 import {
   MatchIndex,
+  MatchKeys,
   MatchKind,
   REASONS,
   SuitePlanner,
-  creationKey,
+  creationKeyOf,
+  matchKeysOf,
   runLevelReason,
   storageAutomationId,
   storageTitle,
   storedSuitePathOf,
+  wantedKeysOf,
 } from './matching';
 import type { RunMetadataForm } from './run-metadata-form';
 
@@ -156,14 +159,16 @@ export class ImportPlanner {
       // An import that creates cases keeps the suites it may put them in (no foreign key does).
       this.repo.loadSuites(projectId, creates),
     ]);
-    const index = new MatchIndex(candidates, suites);
+    const keys = report.results.map(matchKeysOf);
+    const index = new MatchIndex(candidates, suites, wantedKeysOf(keys));
     const planner = new SuitePlanner(suites);
     const plan: ImportPlan = { matches: [], cases: [], planner, unmatched: [], ambiguous: [] };
     const plannedByKey = new Map<string, number>();
     let matched: Array<{ result: JunitResult; ref: CaseRef; by: MatchKind }> = [];
 
-    for (const result of report.results) {
-      const outcome = index.match(result);
+    for (const [i, result] of report.results.entries()) {
+      const resultKeys = keys[i] as MatchKeys;
+      const outcome = index.matchKeys(resultKeys);
       if (outcome.type === 'matched') {
         matched.push({ result, ref: { existing: outcome.caseId }, by: outcome.by });
         continue;
@@ -181,11 +186,10 @@ export class ImportPlanner {
         });
         continue;
       }
-      const key = creationKey(result);
+      const key = creationKeyOf(resultKeys);
       let planned = plannedByKey.get(key);
       if (planned === undefined) {
-        const automationId =
-          result.automation_id === null ? null : storageAutomationId(result.automation_id);
+        const automationId = resultKeys.automationId;
         if (automationId !== null && index.isAutomationIdTaken(automationId)) {
           plan.unmatched.push({
             order: result.index,

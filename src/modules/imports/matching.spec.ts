@@ -1,9 +1,12 @@
+import fc from 'fast-check';
+
 import {
   MAX_AUTOMATION_ID_CHARS,
   MatchIndex,
   REASONS,
   SuitePlanner,
   creationKey,
+  matchKeysOf,
   runLevelReason,
   storageAutomationId,
   storageSuitePath,
@@ -11,6 +14,7 @@ import {
   suitePathOf,
   type CandidateCase,
   type SuiteRow,
+  wantedKeysOf,
 } from './matching';
 
 const suites: SuiteRow[] = [
@@ -157,6 +161,19 @@ describe('MatchIndex.match (reference §4.6)', () => {
     });
   });
 
+  it('counts a case added twice under its automation id as two, under its title as one', () => {
+    const idx = new MatchIndex([], []);
+    idx.add({ id: 'c', title: 'Twice', automation_id: 'x.y' }, ['A']);
+    idx.add({ id: 'c', title: 'Twice', automation_id: 'x.y' }, ['A']);
+    expect(idx.match(result('Twice', ['A'], 'x.y'))).toEqual({
+      type: 'ambiguous',
+      reason: REASONS.ambiguousAutomationId,
+      by: 'automation_id',
+    });
+    expect(idx.match(result('Twice', ['A']))).toEqual({ type: 'matched', caseId: 'c', by: 'name' });
+    expect(idx.match(result('Twice', ['B']))).toEqual({ type: 'matched', caseId: 'c', by: 'name' });
+  });
+
   it('rewrites reasons for run-level imports', () => {
     expect(runLevelReason({ type: 'unmatched', reason: REASONS.noCase })).toBe(REASONS.noRunItem);
     expect(runLevelReason({ type: 'ambiguous', reason: '', by: 'automation_id' })).toBe(
@@ -165,6 +182,58 @@ describe('MatchIndex.match (reference §4.6)', () => {
     expect(runLevelReason({ type: 'ambiguous', reason: '', by: 'name' })).toBe(
       REASONS.ambiguousRunItemName,
     );
+  });
+});
+
+describe('MatchIndex built for a report (only the cases its results can find)', () => {
+  const title = fc.constantFrom('Login works', 'test_login_works', 'LOGIN WORKS', 'Refund', 'x');
+  const automationId = fc.option(fc.constantFrom('a.B.t', 'a.B.u', 'draft.id'), { nil: null });
+  const path = fc.constantFrom([], ['Auth'], ['auth', 'Login'], ['Billing'], ['Other']);
+
+  it('answers every result of the report as the index of all cases does (property)', () => {
+    const candidate = fc.record({
+      id: fc.constantFrom('c1', 'c2', 'c3', 'c4', 'c5', 'c6'),
+      title,
+      automation_id: automationId,
+      suite_id: fc.constantFrom(null, 's1', 's2', 's3'),
+      status: fc.constantFrom('active', 'active', 'draft', 'archived'),
+    });
+    const report = fc.array(fc.record({ title, suite_path: path, automation_id: automationId }), {
+      minLength: 1,
+      maxLength: 4,
+    });
+    fc.assert(
+      fc.property(fc.array(candidate, { maxLength: 12 }), report, (cases, results) => {
+        const all = new MatchIndex(cases, suites);
+        const forReport = new MatchIndex(cases, suites, wantedKeysOf(results.map(matchKeysOf)));
+        for (const r of results) {
+          expect(forReport.matchKeys(matchKeysOf(r))).toEqual(all.match(r));
+          if (r.automation_id !== null) {
+            const id = storageAutomationId(r.automation_id);
+            expect(forReport.isAutomationIdTaken(id)).toBe(all.isAutomationIdTaken(id));
+          }
+        }
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('leaves out the cases no result can find', () => {
+    const cases = [
+      kase('c1', 'Login works', { automation_id: 'a.B.t' }),
+      kase('c2', 'Refund', { automation_id: 'a.B.u', status: 'draft' }),
+    ];
+    const wanted = wantedKeysOf([matchKeysOf(result('Pay', [], 'a.B.v'))]);
+    const forReport = new MatchIndex(cases, suites, wanted);
+    expect(forReport.isAutomationIdTaken('a.B.t')).toBe(false);
+    expect(forReport.isAutomationIdTaken('a.B.u')).toBe(false);
+    expect(forReport.match(result('Login works'))).toEqual({
+      type: 'unmatched',
+      reason: REASONS.noCase,
+    });
+    const all = new MatchIndex(cases, suites);
+    expect(all.isAutomationIdTaken('a.B.t')).toBe(true);
+    expect(all.isAutomationIdTaken('a.B.u')).toBe(true);
   });
 });
 

@@ -101,7 +101,7 @@ function keyHeadOf(path: readonly string[]): string | null {
 }
 
 /** A parsed suite path in the forms matching compares (computed once per path array). */
-interface PathForms {
+export interface PathForms {
   /** As stored ({@link storageSuitePath}). */
   stored: string[];
   /** Whether the normalised stored path has a segment (rule 2 applies). */
@@ -142,36 +142,111 @@ function formsKey(forms: PathForms, normalizedTitle: string): string {
   return `${forms.keyHead},${JSON.stringify(normalizedTitle)}]`;
 }
 
-function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
-  const list = map.get(key);
-  if (list === undefined) map.set(key, [value]);
-  else list.push(value);
+/**
+ * Case ids under one key: the id itself while there is one (most keys of a project), an array from
+ * the second on — no array per case and key.
+ */
+type Ids = string | string[];
+
+function push(map: Map<string, Ids>, key: string, id: string): void {
+  const ids = map.get(key);
+  if (ids === undefined) map.set(key, id);
+  else if (typeof ids === 'string') map.set(key, [ids, id]);
+  else ids.push(id);
 }
 
-/** Lookup tables over the project's active cases. */
+/** Several cases under one key. */
+const MANY = Symbol('many');
+
+/** The one case under a key, null for none, or {@link MANY} (distinct ones when `distinct`). */
+function verdict(ids: Ids | undefined, distinct: boolean): string | null | typeof MANY {
+  if (ids === undefined) return null;
+  if (typeof ids === 'string') return ids;
+  if (!distinct) return MANY;
+  const first = ids[0] as string;
+  return ids.every((id) => id === first) ? first : MANY;
+}
+
+/** What matching compares of a result, computed once per result ({@link matchKeysOf}). */
+export interface MatchKeys {
+  /** The identity as stored ({@link storageAutomationId}), null without one. */
+  automationId: string | null;
+  /** The normalised title as stored. */
+  title: string;
+  forms: PathForms;
+}
+
+export function matchKeysOf(result: MatchableResult): MatchKeys {
+  return {
+    automationId: result.automation_id === null ? null : storageAutomationId(result.automation_id),
+    title: normalizeTitle(storageTitle(result.title)),
+    forms: formsOf(result.suite_path),
+  };
+}
+
+/** The keys a report's results look up: an index built for them keeps only the cases under them. */
+export interface WantedKeys {
+  automationIds: ReadonlySet<string>;
+  titles: ReadonlySet<string>;
+}
+
+export function wantedKeysOf(keys: Iterable<MatchKeys>): WantedKeys {
+  const automationIds = new Set<string>();
+  const titles = new Set<string>();
+  for (const k of keys) {
+    if (k.automationId !== null) automationIds.add(k.automationId);
+    titles.add(k.title);
+  }
+  return { automationIds, titles };
+}
+
+/**
+ * Lookup tables over the project's active cases. Built with the {@link WantedKeys} of a report, it
+ * holds only the cases a result of that report can find (every rule looks up one of the result's
+ * own keys, so the answers for those results are the same as with every case): a report of 500
+ * results in a project of 200,000 cases indexes a few hundred, not 200,000 (bench/README.md fix 34).
+ */
 export class MatchIndex {
-  private readonly byAutomationId = new Map<string, string[]>();
-  private readonly byPathTitle = new Map<string, string[]>();
-  private readonly byTitle = new Map<string, string[]>();
+  private readonly byAutomationId = new Map<string, Ids>();
+  /**
+   * Normalised suite path ({@link keyHeadOf}) → normalised title → ids: two lookups of strings
+   * that are already hashed (a suite's head is shared by its cases, a title is also looked up in
+   * `byTitle`) instead of one of a new concatenated key per case.
+   */
+  private readonly byPathTitle = new Map<string, Map<string, Ids>>();
+  private readonly byTitle = new Map<string, Ids>();
   /** Automation ids held by cases that are not active (they cannot be matched nor reused). */
   private readonly inactiveAutomationIds = new Set<string>();
 
-  constructor(cases: readonly CandidateCase[], suites: readonly SuiteRow[]) {
+  constructor(
+    cases: readonly CandidateCase[],
+    suites: readonly SuiteRow[],
+    private readonly wanted: WantedKeys | null = null,
+  ) {
     const suiteMap = new Map(suites.map((suite) => [suite.id, suite]));
     // The cases of a suite share its path: normalised once per suite, not once per case.
     const heads = new Map<string | null, string | null>();
     for (const c of cases) {
+      const automationId =
+        c.automation_id !== null && this.wants(c.automation_id) ? c.automation_id : null;
       if (c.status !== 'active') {
-        if (c.automation_id !== null) this.inactiveAutomationIds.add(c.automation_id);
+        if (automationId !== null) this.inactiveAutomationIds.add(automationId);
         continue;
       }
+      if (automationId !== null) push(this.byAutomationId, automationId, c.id);
+      const title = normalizeTitle(c.title);
+      if (wanted !== null && !wanted.titles.has(title)) continue;
       let head = heads.get(c.suite_id);
       if (head === undefined) {
         head = keyHeadOf(suitePathOf(c.suite_id, suiteMap));
         heads.set(c.suite_id, head);
       }
-      this.addUnder(c, head);
+      this.addTitle(c.id, title, head);
     }
+  }
+
+  private wants(automationId: string): boolean {
+    return this.wanted === null || this.wanted.automationIds.has(automationId);
   }
 
   /** Adds an active case (also used for cases created by the import being planned). */
@@ -179,54 +254,51 @@ export class MatchIndex {
     c: Pick<CandidateCase, 'id' | 'title' | 'automation_id'>,
     suitePath: readonly string[],
   ): void {
-    this.addUnder(c, keyHeadOf(suitePath));
-  }
-
-  /** `head`: {@link keyHeadOf} the case's suite path. */
-  private addUnder(
-    c: Pick<CandidateCase, 'id' | 'title' | 'automation_id'>,
-    head: string | null,
-  ): void {
     if (c.automation_id !== null) push(this.byAutomationId, c.automation_id, c.id);
-    const title = normalizeTitle(c.title);
-    if (head !== null) push(this.byPathTitle, `${head},${JSON.stringify(title)}]`, c.id);
-    push(this.byTitle, title, c.id);
+    this.addTitle(c.id, normalizeTitle(c.title), keyHeadOf(suitePath));
   }
 
+  /** `title`: normalised; `head`: {@link keyHeadOf} the case's suite path. */
+  private addTitle(id: string, title: string, head: string | null): void {
+    if (head !== null) {
+      let titles = this.byPathTitle.get(head);
+      if (titles === undefined) this.byPathTitle.set(head, (titles = new Map()));
+      push(titles, title, id);
+    }
+    push(this.byTitle, title, id);
+  }
+
+  /** Whether a case holds the automation id (one of the wanted ones, when built for a report). */
   isAutomationIdTaken(automationId: string): boolean {
     return this.inactiveAutomationIds.has(automationId) || this.byAutomationId.has(automationId);
   }
 
   /** Applies the three matching rules to one result. */
   match(result: MatchableResult): MatchOutcome {
-    if (result.automation_id !== null) {
-      const ids = this.byAutomationId.get(storageAutomationId(result.automation_id)) ?? [];
-      if (ids.length === 1 && ids[0] !== undefined) {
-        return { type: 'matched', caseId: ids[0], by: 'automation_id' };
-      }
-      if (ids.length > 1) {
+    return this.matchKeys(matchKeysOf(result));
+  }
+
+  /** {@link match} of the result whose keys these are. */
+  matchKeys({ automationId, title, forms }: MatchKeys): MatchOutcome {
+    if (automationId !== null) {
+      // Every case added under the id counts (one case added twice is ambiguous).
+      const found = verdict(this.byAutomationId.get(automationId), false);
+      if (found === MANY) {
         return { type: 'ambiguous', reason: REASONS.ambiguousAutomationId, by: 'automation_id' };
       }
+      if (found !== null) return { type: 'matched', caseId: found, by: 'automation_id' };
     }
-    const title = normalizeTitle(storageTitle(result.title));
-    const forms = formsOf(result.suite_path);
     if (forms.normalized) {
-      const ids = unique(this.byPathTitle.get(formsKey(forms, title)) ?? []);
-      if (ids.length === 1 && ids[0] !== undefined)
-        return { type: 'matched', caseId: ids[0], by: 'name' };
-      if (ids.length > 1)
+      const found = verdict(this.byPathTitle.get(forms.keyHead)?.get(title), true);
+      if (found === MANY)
         return { type: 'ambiguous', reason: REASONS.ambiguousSuiteAndName, by: 'name' };
+      if (found !== null) return { type: 'matched', caseId: found, by: 'name' };
     }
-    const ids = unique(this.byTitle.get(title) ?? []);
-    if (ids.length === 1 && ids[0] !== undefined)
-      return { type: 'matched', caseId: ids[0], by: 'name' };
-    if (ids.length > 1) return { type: 'ambiguous', reason: REASONS.ambiguousName, by: 'name' };
+    const found = verdict(this.byTitle.get(title), true);
+    if (found === MANY) return { type: 'ambiguous', reason: REASONS.ambiguousName, by: 'name' };
+    if (found !== null) return { type: 'matched', caseId: found, by: 'name' };
     return { type: 'unmatched', reason: REASONS.noCase };
   }
-}
-
-function unique(ids: readonly string[]): string[] {
-  return [...new Set(ids)];
 }
 
 /**
@@ -258,8 +330,13 @@ export interface PlannedCase {
  * normalised suite path and title.
  */
 export function creationKey(result: MatchableResult): string {
-  if (result.automation_id !== null) return `a:${storageAutomationId(result.automation_id)}`;
-  return `n:${formsKey(formsOf(result.suite_path), normalizeTitle(storageTitle(result.title)))}`;
+  return creationKeyOf(matchKeysOf(result));
+}
+
+/** {@link creationKey} of the result whose keys these are. */
+export function creationKeyOf(keys: MatchKeys): string {
+  if (keys.automationId !== null) return `a:${keys.automationId}`;
+  return `n:${formsKey(keys.forms, keys.title)}`;
 }
 
 /** A new suite: its position in the list of planned suites and its parent (existing id or index). */

@@ -1,3 +1,5 @@
+import fc from 'fast-check';
+
 import {
   JunitResult,
   RawOutcome,
@@ -9,8 +11,10 @@ import {
   foldAttempts,
   foldRetries,
   mapTestcase,
+  normalizeAsciiTitle,
   normalizeSuitePath,
   normalizeTitle,
+  normalizeTitleByRules,
   parseDurationMs,
   parseSuitePathProperty,
   readDatasetHint,
@@ -472,6 +476,58 @@ describe('normalizeTitle (reference §4.6)', () => {
 
   it('makes the reference examples equivalent', () => {
     expect(normalizeTitle('test_login_works')).toBe(normalizeTitle('Login works'));
+  });
+
+  it.each([
+    ['myTestCase', 'my case'],
+    ['test test', ''],
+    ['testtest Test', 'testtest'],
+    ['(test).TEST', '().'],
+    ['a\tb\u000bc\fd\re\nf', 'a b c d e f'],
+    ['x\u001fy', 'x\u001fy'],
+    ['test9', 'test9'],
+    ['9test', '9test'],
+    ['aTest', 'a'],
+    ['a1Test_b-test', 'a1 b'],
+  ])('ASCII fast path: %j → %j, as the rules say', (input, expected) => {
+    expect(normalizeAsciiTitle(input)).toBe(expected);
+    expect(normalizeTitleByRules(input)).toBe(expected);
+  });
+
+  it('normalises every ASCII title exactly as the rules do (property)', () => {
+    const piece = fc.oneof(
+      fc.constantFrom('test', 'Test', 'TEST', 'tEsT', 'tes', 'est', 'testing', 'contest'),
+      fc.constantFrom(
+        ' ',
+        '  ',
+        '_',
+        '-',
+        '\t',
+        '\n',
+        '\r',
+        '\u000b',
+        '\f',
+        '\u001f',
+        '.',
+        '(',
+        '9',
+      ),
+      fc.constantFrom('a', 'B', 'aB', 'Ab', '1', '1A', 'xY', 'HTTP', 'z'),
+      fc.string({ unit: 'binary-ascii', maxLength: 4 }),
+    );
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 16 }), (pieces) => {
+        const title = pieces.join('');
+        expect(normalizeAsciiTitle(title)).toBe(normalizeTitleByRules(title));
+        expect(normalizeTitle(title)).toBe(normalizeTitleByRules(title));
+      }),
+      { numRuns: 5000 },
+    );
+  });
+
+  it('takes the rules for a title with any character beyond ASCII', () => {
+    expect(normalizeTitle('Tést_Ünïcode testÄ')).toBe(normalizeTitleByRules('Tést_Ünïcode testÄ'));
+    expect(normalizeTitle('test\u00a0Straße')).toBe('strasse');
   });
 
   it('normalizes suite paths segment by segment and drops empty segments', () => {
