@@ -188,7 +188,7 @@ describe('MatchIndex.match (reference §4.6)', () => {
 describe('MatchIndex built for a report (only the cases its results can find)', () => {
   const title = fc.constantFrom('Login works', 'test_login_works', 'LOGIN WORKS', 'Refund', 'x');
   const automationId = fc.option(fc.constantFrom('a.B.t', 'a.B.u', 'draft.id'), { nil: null });
-  const path = fc.constantFrom([], ['Auth'], ['auth', 'Login'], ['Billing'], ['Other']);
+  const path = fc.constantFrom<string[]>([], ['Auth'], ['auth', 'Login'], ['Billing'], ['Other']);
 
   it('answers every result of the report as the index of all cases does (property)', () => {
     const candidate = fc.record({
