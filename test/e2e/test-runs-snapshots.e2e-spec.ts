@@ -61,6 +61,37 @@ describe('test runs: snapshots stored once per revision', () => {
     return res.body as Json;
   }
 
+  /**
+   * The 201 answer of `req` as text, checking that no `JSON.parse` while the service answered saw a
+   * text as long as the snapshot (the client's own parse of the answer comes after the spy is
+   * restored).
+   */
+  async function answerNeverParsingSnapshot(
+    req: request.Test,
+    snapshotChars: number,
+  ): Promise<request.Response> {
+    const parse = jest.spyOn(JSON, 'parse');
+    try {
+      const res = await req
+        .buffer(true)
+        .parse((r, done) => {
+          let body = '';
+          r.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
+          r.on('end', () => done(null, body));
+        })
+        .expect(201)
+        .expect('content-type', 'application/json; charset=utf-8');
+      const longest = Math.max(
+        0,
+        ...parse.mock.calls.map(([arg]) => (typeof arg === 'string' ? arg.length : 0)),
+      );
+      expect(longest).toBeLessThan(snapshotChars);
+      return res;
+    } finally {
+      parse.mockRestore();
+    }
+  }
+
   function createRun(name: string, environmentId: string | undefined): Promise<Json> {
     return created(
       t
@@ -128,31 +159,13 @@ describe('test runs: snapshots stored once per revision', () => {
     const text = async (path: string) =>
       (await t.req('get', `${API}${path}`, f.viewer.token).expect(200)).text;
     const snapshotChars = (await revisionText(run.withEnv.environment_revision_id)).length;
-    // JSON.parse sees no text as long as the snapshot while the service answers (the client's
-    // own parse of the answer comes after the spy is restored).
-    const parse = jest.spyOn(JSON, 'parse');
-    let post: request.Response;
-    try {
-      post = await t
+    const post = await answerNeverParsingSnapshot(
+      t
         .req('post', `${API}/test-runs`, f.tester.token)
         .set('Accept-Encoding', 'identity')
-        .buffer(true)
-        .parse((res, done) => {
-          let body = '';
-          res.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
-          res.on('end', () => done(null, body));
-        })
-        .send({ project_id: f.projectId, name: 'Bytes', environment_id: env.id })
-        .expect(201)
-        .expect('content-type', 'application/json; charset=utf-8');
-      const longest = Math.max(
-        0,
-        ...parse.mock.calls.map(([arg]) => (typeof arg === 'string' ? arg.length : 0)),
-      );
-      expect(longest).toBeLessThan(snapshotChars);
-    } finally {
-      parse.mockRestore();
-    }
+        .send({ project_id: f.projectId, name: 'Bytes', environment_id: env.id }),
+      snapshotChars,
+    );
     const postText = post.body as string;
     const id = (JSON.parse(postText) as Json).id as string;
     expect(post.headers['content-length']).toBe(String(Buffer.byteLength(postText)));
@@ -178,6 +191,38 @@ describe('test runs: snapshots stored once per revision', () => {
       .expect('idempotent-replayed', 'true');
     expect(again.text).toBe(first.text);
     expect(first.text).toBe(await text(`/test-runs/${String((first.body as Json).id)}`));
+  });
+
+  it('a run made from a test plan answers the bytes of its GET, the snapshot never parsed', async () => {
+    const text = async (path: string) =>
+      (await t.req('get', `${API}${path}`, f.viewer.token).expect(200)).text;
+    const snapshotChars = (await revisionText(run.withEnv.environment_revision_id)).length;
+    const testCase = await created(
+      t
+        .req('post', `${API}/test-cases`, f.tester.token)
+        .send({ project_id: f.projectId, title: 'Planned case' }),
+    );
+    const plan = await created(
+      t
+        .req('post', `${API}/test-plans`, f.tester.token)
+        .send({ project_id: f.projectId, name: 'Bytes plan', case_ids: [testCase.id] }),
+    );
+    for (const start of [false, true]) {
+      const res = await answerNeverParsingSnapshot(
+        t
+          .req('post', `${API}/test-plans/${String(plan.id)}/create-run`, f.tester.token)
+          .send({ name: `From plan ${start}`, environment_id: env.id, start_immediately: start }),
+        snapshotChars,
+      );
+      const body = res.body as string;
+      const answered = JSON.parse(body) as Json;
+      expect(answered.status).toBe(start ? 'in_progress' : 'not_started');
+      expect(answered.summary).toMatchObject({ total: 1 });
+      expect(body).toContain(
+        `,"environment_snapshot":${await revisionText(answered.environment_revision_id)},`,
+      );
+      expect(body).toBe(await text(`/test-runs/${String(answered.id)}`));
+    }
   });
 
   it('a warm list page and GET read no snapshot from the database', async () => {

@@ -343,13 +343,13 @@ export class ImportsService {
     } else if (flags.dryRun) {
       runTarget = { run: null, name, matchMode: 'created' };
     } else {
-      const created = await this.runs.create(
+      const createdId = await this.runs.create(
         access,
         user,
         // Run metadata form fields describe the run the import creates (issue #24).
         Object.assign(new CreateTestRunFields(), { name, ...flags.runMetadata }),
       );
-      runTarget = { run: await this.lockRun(created.id), name, matchMode: 'created' };
+      runTarget = { run: await this.lockRun(createdId), name, matchMode: 'created' };
     }
     const { facts, plan } = await this.planner.planReport(access.projectId, upload, flags, null);
     return this.finish(access, user, upload, facts, flags, plan, runTarget, job);

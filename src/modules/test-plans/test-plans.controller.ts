@@ -1,6 +1,7 @@
 import { Controller, Delete, Get, Param, Patch, Post } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import { Endpoint } from '../../common/access/endpoint.decorator';
+import { JsonBody } from '../../common/http/json-body';
 import { Preconditions } from '../../common/http/preconditions';
 import {
   fromBody,
@@ -177,7 +178,7 @@ export class TestPlansController {
     @CurrentUser() user: AuthenticatedUser,
     @Param('id') id: string,
     @Body() dto: CreateRunFromPlanDto,
-  ): Promise<TestRunDto> {
+  ): Promise<JsonBody> {
     return this.plans.createRun(access, user, id, dto);
   }
 }

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { ProjectAccess } from '../../common/access/project-access';
 import { AuthenticatedUser } from '../../common/auth/authenticated-user';
 import { AppException, FieldErrors } from '../../common/errors/app-exception';
+import { JsonBody } from '../../common/http/json-body';
 import { normalizeStringList } from '../../common/normalize';
 import { Page, pageOf } from '../../common/pagination/page';
 import { uuidv7 } from '../../common/persistence/ids';
@@ -9,7 +10,6 @@ import { normalizePlanGenerationConfig, PlanGenerationConfig } from '../products
 import { PlanGenerationConfigDto } from '../products/dto/plan-preview.dto';
 import { PlanPreviewService } from '../products/plan-preview.service';
 import { RunResultsWriter } from '../run-items/run-results.writer';
-import { TestRunDto } from '../test-runs/dto/test-run.dto';
 import { TestRunsService } from '../test-runs/test-runs.service';
 import {
   CreateRunFromPlanDto,
@@ -140,7 +140,7 @@ export class TestPlansService {
     user: AuthenticatedUser,
     id: string,
     dto: CreateRunFromPlanDto,
-  ): Promise<TestRunDto> {
+  ): Promise<JsonBody> {
     const plan = await this.plans.findMilestoneOf(id);
     if (!plan) throw AppException.notFound('test_plan_not_found', 'Test plan');
     const suiteCases = await this.plans.activeSuiteCaseIds(id, access.projectId);
@@ -151,7 +151,7 @@ export class TestPlansService {
         test_plan_id: ['The plan has no active test case in its suites or explicit cases'],
       });
     }
-    const run = await this.runs.create(access, user, {
+    const runId = await this.runs.create(access, user, {
       name: dto.name,
       description: dto.description,
       environment_id: dto.environment_id,
@@ -162,11 +162,11 @@ export class TestPlansService {
       attributes: dto.attributes,
     });
     // One lock of the new run for adding its items and starting it.
-    const locked = await this.results.lockRun(run.id);
+    const locked = await this.results.lockRun(runId);
     await this.results.applyResults(locked, { addCases: { caseIds } });
     if (dto.start_immediately)
-      return this.runs.update(access, user, locked, { status: 'in_progress' });
-    return this.runs.get(run.id);
+      return this.runs.updateJson(access, user, locked, { status: 'in_progress' });
+    return this.runs.getJson(runId);
   }
 
   /**

@@ -175,12 +175,15 @@ export class TestRunsService {
       : selectedRunJsonParts(row, snapshot, selection);
   }
 
-  /** One query (and the snapshot's when not cached): the run with creator and milestone names. */
-  async get(id: string): Promise<TestRunDto> {
-    return runDto(await this.read(id));
+  /**
+   * One query (and the snapshot's when not cached): the run with creator and milestone names, as
+   * its JSON with the snapshot's cached bytes (never parsed).
+   */
+  async getJson(id: string): Promise<JsonBody> {
+    return runJsonBody(await this.read(id));
   }
 
-  /** {@link get}'s row with its snapshot's bytes. */
+  /** {@link getJson}'s row with its snapshot's bytes. */
   private async read(id: string): Promise<RunRead> {
     const row = await this.repo.findById(id);
     if (!row) throw AppException.notFound('test_run_not_found', 'Test run');
@@ -200,14 +203,15 @@ export class TestRunsService {
 
   /**
    * Creates a run in `access.projectId` (caller already checked: tester). Validates and captures
-   * the environment's current revision, validates milestone and assignee. Returns the run object.
+   * the environment's current revision, validates milestone and assignee. Returns the run's id
+   * ({@link createJson} answers with the run).
    */
   async create(
     access: ProjectAccess,
     user: AuthenticatedUser,
     fields: CreateTestRunFields,
-  ): Promise<TestRunDto> {
-    return runDto(await this.createRead(access, user, fields));
+  ): Promise<string> {
+    return (await this.createRead(access, user, fields)).row.id;
   }
 
   /** {@link create}, answered as the run's JSON with its snapshot's cached bytes (never parsed). */
@@ -266,14 +270,15 @@ export class TestRunsService {
    * status (403) → archived run (409 run_archived) → transition rules (409) → referenced
    * environment / milestone / assignee (422) → write. All in the request's transaction. A caller
    * that holds the run's lock already (`lockForItemChange`) passes the locked run.
+   * ({@link updateJson} answers with the run.)
    */
   async update(
     access: ProjectAccess,
     user: AuthenticatedUser,
     target: string | LockedRun,
     dto: UpdateTestRunDto,
-  ): Promise<TestRunDto> {
-    return runDto(await this.updateRead(access, user, target, dto));
+  ): Promise<void> {
+    await this.updateRead(access, user, target, dto);
   }
 
   /** {@link update}, answered as the run's JSON with its snapshot's cached bytes (never parsed). */
@@ -521,11 +526,6 @@ function assertMilestoneUsable(status: string | null): void {
 interface RunRead {
   row: TestRunRow;
   snapshot: Buffer;
-}
-
-/** The run object of a read (its snapshot parsed: for callers that need the object). */
-function runDto({ row, snapshot }: RunRead): TestRunDto {
-  return toTestRunDto(row, JSON.parse(snapshot.toString('utf8')) as Record<string, unknown>);
 }
 
 /** The same run object as JSON, the snapshot as its bytes (`testRunJsonParts`). */
