@@ -1,4 +1,5 @@
-import { isDeterministicRefusal } from './idempotency.service';
+import { maxBodyBytes } from '../../modules/imports/upload';
+import { fingerprintReadLimit, isDeterministicRefusal } from './idempotency.service';
 
 describe('isDeterministicRefusal (which refusals of the database a stored 4xx may be)', () => {
   it.each([
@@ -14,5 +15,17 @@ describe('isDeterministicRefusal (which refusals of the database a stored 4xx ma
     ['P0001', 'raised exception', false],
   ])('%s (%s) → %s', (sqlstate, _what, stored) => {
     expect(isDeterministicRefusal(sqlstate)).toBe(stored);
+  });
+});
+
+describe('fingerprintReadLimit (how much of an unread upload a fingerprint reads)', () => {
+  it.each([
+    [64 * 1024 * 1024, 1000],
+    [64 * 1024 * 1024, 5000],
+    [1024, 1],
+    [1, 10_000],
+  ])('reads every body the upload reader accepts (%d bytes in %d files)', (bytes, files) => {
+    const accepted = maxBodyBytes({ maxBytes: bytes, maxFiles: files });
+    expect(fingerprintReadLimit({ maxUploadBytes: bytes, maxUploadFiles: files })).toBe(accepted);
   });
 });

@@ -6,6 +6,7 @@ import { DataSource, QueryFailedError } from 'typeorm';
 import { APP_CONFIG, AppConfig } from '../../config/config';
 import { AppException } from '../errors/app-exception';
 import { ProblemFilter } from '../errors/problem.filter';
+import { maxBodyBytes } from '../http/body-limits';
 import { JSON_CONTENT_TYPE, JsonBody } from '../http/json-body';
 import type { RequestStore } from '../persistence/request-context';
 import {
@@ -27,8 +28,16 @@ import { PreparedResponse } from './prepared-response';
 
 /** Seconds a client is asked to wait (Retry-After) before retrying a key still in progress. */
 export const IN_PROGRESS_RETRY_AFTER_SECONDS = 1;
-/** Room for multipart framing beyond the body limits, when a fingerprint reads a body to its end. */
-export const FINGERPRINT_SLACK_BYTES = 1024 * 1024;
+/**
+ * The most the fingerprint of an unread multipart body reads by itself: the largest body an import
+ * accepts (`maxBodyBytes`: the files and their framing); a larger one is refused with 413 and not
+ * read to its end. JSON bodies are parsed before routing, never read here.
+ */
+export function fingerprintReadLimit(
+  config: Pick<AppConfig, 'maxUploadBytes' | 'maxUploadFiles'>,
+): number {
+  return maxBodyBytes({ maxBytes: config.maxUploadBytes, maxFiles: config.maxUploadFiles });
+}
 const PROBLEM_TYPE = 'application/problem+json; charset=utf-8';
 
 /**
@@ -182,10 +191,7 @@ export class IdempotencyService {
       path: (req.originalUrl ?? req.url).split('?')[0],
       key,
     };
-    const body = new BodyFingerprint(
-      req,
-      Math.max(this.config.maxUploadBytes, this.config.maxJsonBytes) + FINGERPRINT_SLACK_BYTES,
-    );
+    const body = new BodyFingerprint(req, fingerprintReadLimit(this.config));
     const outcome = await this.dataSource.transaction(async (manager) => {
       store.manager = manager;
       try {

@@ -22,6 +22,7 @@ import { createGunzip, type Gunzip } from 'node:zlib';
 import type { Request } from 'express';
 import multer from 'multer';
 import { AppException } from '../../common/errors/app-exception';
+import { maxBodyBytes, type UploadLimits } from '../../common/http/body-limits';
 import { createBodyDecoder, requestContentCoding } from '../../common/http/content-encoding';
 import { JunitParseError, parseJunit, type ParsedReport } from './junit/junit-parser';
 import { addMissingFilename } from './multipart-filename';
@@ -29,10 +30,13 @@ import { RUN_METADATA_FORM_VALUES_MAX } from './run-metadata-form';
 import { FormatSniffer, type SniffedFormat } from './report-format';
 import { parseResultsJson, ResultsJsonError, Utf8Text } from './results-json/results-json';
 
-/** Room for the multipart framing and the few small form fields next to the files. */
-export const MULTIPART_OVERHEAD_BYTES = 64 * 1024;
-/** Room for the framing of each further file part (boundary, headers with a long file name). */
-export const PART_OVERHEAD_BYTES = 1024;
+export {
+  MULTIPART_OVERHEAD_BYTES,
+  PART_OVERHEAD_BYTES,
+  maxBodyBytes,
+  type UploadLimits,
+} from '../../common/http/body-limits';
+
 /** Name of the part that carries the report. */
 export const FILE_PART = 'file';
 /** Form fields accepted next to the file. */
@@ -477,19 +481,6 @@ function uploadProblem(error: unknown, limits: UploadLimits): AppException | unk
     return AppException.validation({ body: [`Malformed multipart body: ${error.message}`] });
   }
   return error;
-}
-
-/** The limits of one import request (MAX_UPLOAD_BYTES, MAX_UPLOAD_FILES). */
-export interface UploadLimits {
-  /** Decompressed bytes of all files together. */
-  maxBytes: number;
-  /** `file` parts. */
-  maxFiles: number;
-}
-
-/** The largest raw body an import request may have: the files, plus the multipart framing. */
-export function maxBodyBytes(limits: UploadLimits): number {
-  return limits.maxBytes + MULTIPART_OVERHEAD_BYTES + limits.maxFiles * PART_OVERHEAD_BYTES;
 }
 
 /**
