@@ -4,9 +4,10 @@ import { createTestApp, expectProblem, TestApp } from '../support/test-app';
 const API = '/api/v1';
 
 /**
- * The hot-path statements (authentication, access checks, GET of one run) are named prepared
- * statements by default; DB_PREPARED_STATEMENTS=false (poolers that cannot keep them) sends them
- * as plain statements. Both answer alike.
+ * The hot-path statements (authentication, access checks, GET of one run, creating a run) are
+ * named prepared statements by default, also inside a request's transaction;
+ * DB_PREPARED_STATEMENTS=false (poolers that cannot keep them) sends them as plain statements.
+ * Both answer alike.
  */
 describe.each([
   ['on (default)', {}, true],
@@ -35,11 +36,44 @@ describe.each([
       expect(result.body).toMatchObject({ id, name: 'Prepared', project_id: f.projectId });
       expect(statements).toHaveLength(2);
     }
-    expectProblem(await t.req('get', `${API}/test-runs/${id}`, f.outsider.token), 404, 'test_run_not_found');
+    expectProblem(
+      await t.req('get', `${API}/test-runs/${id}`, f.outsider.token),
+      404,
+      'test_run_not_found',
+    );
     const list = await t
       .req('get', `${API}/test-runs?project_id=${f.projectId}`, f.viewer.token)
       .expect(200);
     expect(list.body.items.map((r: { id: string }) => r.id)).toEqual([id]);
+  });
+
+  it(`creates a run with its insert sent ${named ? 'by name' : 'unnamed'} in its transaction`, async () => {
+    const f = await t.roleFixture();
+    const { Client } = await import('pg');
+    const spy = jest.spyOn(Client.prototype, 'query');
+    try {
+      // Twice: the second create reuses the statement already prepared on its connection.
+      for (const name of ['First', 'Second']) {
+        const res = await t
+          .req('post', `${API}/test-runs`, f.tester.token)
+          .send({ project_id: f.projectId, name })
+          .expect(201);
+        const got = await t.req('get', `${API}/test-runs/${String(res.body.id)}`, f.viewer.token);
+        expect(got.body).toMatchObject({ name, status: 'not_started', created_by: f.tester.id });
+        expect(res.text).toBe(got.text);
+      }
+      const inserts = spy.mock.calls
+        .map(([q]) => q)
+        .filter(
+          (q) =>
+            typeof q === 'object' &&
+            /INSERT INTO test_runs/.test(String((q as { text?: string }).text)),
+        )
+        .map((q) => (q as { name?: string }).name);
+      expect(inserts).toEqual(named ? ['test_runs.insert', 'test_runs.insert'] : []);
+    } finally {
+      spy.mockRestore();
+    }
   });
 
   it(`sends the authentication statement ${named ? 'by name' : 'unnamed'}`, async () => {

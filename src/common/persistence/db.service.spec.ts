@@ -60,15 +60,60 @@ describe('Db.prepared', () => {
     ]);
   });
 
-  it('runs on the open transaction, unnamed, inside one', async () => {
+  /** A request's transaction: TypeORM's manager and query runner around one pg client. */
+  function openTransaction(active = true) {
+    const client = {
+      query: jest.fn(async (..._args: unknown[]) => ({ command: 'UPDATE', rows: [], rowCount: 3 })),
+    };
+    const queryRunner = {
+      isReleased: false,
+      isTransactionActive: active,
+      connect: jest.fn(async () => client),
+    };
+    const manager = {
+      query: jest.fn(async () => [{ v: 2 }]),
+      queryRunner,
+    } as unknown as EntityManager & { query: jest.Mock };
+    const inside = <T>(fn: () => Promise<T>) =>
+      requestContext.run({ req: {} as never, validated: new Map(), manager }, fn);
+    return { client, manager, inside };
+  }
+
+  it("sends a named prepared statement on the transaction's own connection inside one", async () => {
     const { db, pool } = fakeDb(true);
-    const manager = { query: jest.fn(async () => [{ v: 2 }]) } as unknown as EntityManager;
-    const rows = await requestContext.run({ req: {} as never, validated: new Map(), manager }, () =>
-      db.prepared('auth.user', 'SELECT 2 AS v', []),
-    );
+    const { client, manager, inside } = openTransaction();
+    const rows = await inside(() => db.prepared('runs.touch', 'UPDATE r SET x = $1', [1]));
+    // TypeORM's shape for UPDATE and DELETE: [rows, rowCount].
+    expect(rows).toEqual([[], 3]);
+    expect(client.query).toHaveBeenCalledWith({
+      name: 'runs.touch',
+      text: 'UPDATE r SET x = $1',
+      values: [1],
+    });
+    expect(manager.query).not.toHaveBeenCalled();
+    expect(pool.query).not.toHaveBeenCalled();
+  });
+
+  it.each([
+    ['DB_PREPARED_STATEMENTS is off', false, true],
+    ['the manager has no active transaction', true, false],
+  ])('runs a plain statement through the manager when %s', async (_label, named, active) => {
+    const { db, pool } = fakeDb(named);
+    const { client, manager, inside } = openTransaction(active);
+    const rows = await inside(() => db.prepared('auth.user', 'SELECT 2 AS v', []));
     expect(rows).toEqual([{ v: 2 }]);
     expect(manager.query).toHaveBeenCalledWith('SELECT 2 AS v', []);
+    expect(client.query).not.toHaveBeenCalled();
     expect(pool.query).not.toHaveBeenCalled();
+  });
+
+  it('reports a refused statement inside a transaction as QueryFailedError, like TypeORM', async () => {
+    const { db } = fakeDb(true);
+    const { client, inside } = openTransaction();
+    client.query.mockRejectedValueOnce(new DatabaseError('boom', 0, 'error'));
+    await expect(inside(() => db.prepared('x', 'SELECT boom', []))).rejects.toBeInstanceOf(
+      QueryFailedError,
+    );
   });
 
   it('reports a statement the server refused as QueryFailedError, like query()', async () => {

@@ -386,7 +386,8 @@ export class TestRunsRepository {
   }
 
   async findById(id: string): Promise<TestRunRow | undefined> {
-    const rows = await this.db.query<TestRunRow>(
+    const rows = await this.db.prepared<TestRunRow>(
+      'test_runs.by_id',
       `SELECT ${RUN_COLUMNS} FROM test_runs r ${RUN_JOINS} WHERE r.id = $1`,
       [id],
     );
@@ -403,7 +404,8 @@ export class TestRunsRepository {
     event: WebhookEventType,
   ): Promise<TestRunRow & { subscribers: string[] }> {
     const env = run.environment;
-    const rows = await this.db.query<TestRunRow & { subscribers: string[] }>(
+    const rows = await this.db.prepared<TestRunRow & { subscribers: string[] }>(
+      'test_runs.insert',
       `WITH r AS (
          INSERT INTO test_runs (id, project_id, name, description, environment_id, environment_name,
                                 environment_revision_id, environment_revision_number,
@@ -466,7 +468,8 @@ export class TestRunsRepository {
 
   /** `FOR UPDATE` on the run: its lifecycle columns. */
   async lockForUpdate(id: string): Promise<RunLockRow | undefined> {
-    const rows = await this.db.query<RunLockRow>(
+    const rows = await this.db.prepared<RunLockRow>(
+      'test_runs.lock',
       `SELECT id, project_id, status, assignee_id, milestone_id, started_at, completed_at,
               archived_at
          FROM test_runs WHERE id = $1 FOR UPDATE`,
@@ -512,7 +515,12 @@ export class TestRunsRepository {
         ? ''
         : `, (SELECT m.status FROM milestones m WHERE m.id = $3 AND m.project_id = $2
                FOR KEY SHARE) AS milestone_status`;
-    const rows = await this.db.query<EnvironmentRevisionRow & { milestone_status?: string | null }>(
+    const rows = await this.db.prepared<
+      EnvironmentRevisionRow & { milestone_status?: string | null }
+    >(
+      milestoneId === undefined
+        ? 'test_runs.environment_revision'
+        : 'test_runs.environment_revision_milestone',
       `SELECT e.id, e.name, e.status, e.archived_at, r.id AS revision_id, r.revision_number,
               r.snapshot_hash${milestone}
          FROM environments e JOIN environment_revisions r ON r.id = e.current_revision_id
@@ -538,7 +546,8 @@ export class TestRunsRepository {
     projectId: string,
     milestoneId: string,
   ): Promise<string | undefined> {
-    const rows = await this.db.query<{ status: string }>(
+    const rows = await this.db.prepared<{ status: string }>(
+      'test_runs.milestone_status',
       `SELECT status FROM milestones WHERE id = $1 AND project_id = $2 FOR KEY SHARE`,
       [milestoneId, projectId],
     );
