@@ -23,6 +23,7 @@ import { ProjectResultVersions1763700019700 } from './1763700019700-ProjectResul
 import { PreviousRunIndex1763700019710 } from './1763700019710-PreviousRunIndex';
 import { LeanImportWritesThree1763700019900 } from './1763700019900-LeanImportWritesThree';
 import { LowerTagsInPlpgsql1763700019910 } from './1763700019910-LowerTagsInPlpgsql';
+import { ResultChangesFoldSkipsDeletedProjects1763700019920 } from './1763700019920-ResultChangesFoldSkipsDeletedProjects';
 import { RunItemCaseCopiesOnDemand1763700019850 } from './1763700019850-RunItemCaseCopiesOnDemand';
 import { RunItemIndexesLean1763700019860 } from './1763700019860-RunItemIndexesLean';
 import { LeanImportWrites1763700002500 } from './1763700002500-LeanImportWrites';
@@ -62,4 +63,5 @@ export const MIGRATIONS = [
   LowerTagsInPlpgsql1763700019910,
   RunItemCaseCopiesOnDemand1763700019850,
   RunItemIndexesLean1763700019860,
+  ResultChangesFoldSkipsDeletedProjects1763700019920,
 ];
