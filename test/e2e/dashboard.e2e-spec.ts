@@ -76,6 +76,22 @@ describe('dashboard in a headless browser (issue #21)', () => {
   const consoleErrors: string[] = [];
   /** URLs the page requested since the last `requested.length = 0`. */
   const requested: string[] = [];
+  /** Requests of the page not finished yet (see `settled`). */
+  let inFlight = 0;
+
+  /**
+   * Waits until every request the page started has finished, then for one round trip to the page
+   * (the browser's events arrive in order, so a console error of a late response is in by then):
+   * a page that shows its first 404 may still be waiting for a second one.
+   */
+  async function settled(): Promise<void> {
+    for (let i = 0; inFlight > 0; i++) {
+      if (i > 2000) throw new Error(`${inFlight} requests of the page never finished`);
+      await new Promise((resolve) => setImmediate(resolve));
+      await page.evaluate(() => 0);
+    }
+    await page.evaluate(() => 0);
+  }
   const timings: Array<{ page: string; dom_content_loaded_ms: number; load_ms: number; content_ms: number }> = [];
   const axeFindings: Record<string, unknown> = {};
   const seeded = { runIds: [] as string[], envId: '', productId: '' };
@@ -206,7 +222,12 @@ describe('dashboard in a headless browser (issue #21)', () => {
       if (m.type() === 'error') consoleErrors.push(m.text());
     });
     page.on('pageerror', (e) => consoleErrors.push(String(e)));
-    page.on('request', (r) => requested.push(r.url()));
+    page.on('request', (r) => {
+      requested.push(r.url());
+      inFlight++;
+    });
+    page.on('requestfinished', () => inFlight--);
+    page.on('requestfailed', () => inFlight--);
     mkdirSync(OUTPUT, { recursive: true });
   });
 
@@ -456,6 +477,7 @@ describe('dashboard in a headless browser (issue #21)', () => {
     // A run without a previous one: the API's problem, as a readable message.
     await page.goto(`${base}/app/#/runs/${seeded.runIds[0]}?compare=previous`);
     await expect(page.locator('section.comparison').getByRole('alert').textContent()).resolves.toMatch(/Error 404/);
+    await settled();
     consoleErrors.length = 0; // the browser logs the 404 response
   });
 
@@ -541,6 +563,8 @@ describe('dashboard in a headless browser (issue #21)', () => {
     // Another project's page: the API's 404 for non-members, shown as a message.
     await page.goto(`${base}/app/#/projects/${f.projectId}/flaky`);
     await expect(page.getByRole('alert').textContent()).resolves.toMatch(/Error 404/);
+    // The page's other requests are refused too, maybe after the message shows: all of them logged.
+    await settled();
     consoleErrors.length = 0;
     await checkPage('not-a-member');
   });
