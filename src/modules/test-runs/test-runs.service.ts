@@ -211,7 +211,8 @@ export class TestRunsService {
     user: AuthenticatedUser,
     fields: CreateTestRunFields,
   ): Promise<string> {
-    return (await this.createRead(access, user, fields)).row.id;
+    // Only the id: the snapshot's bytes are not read for callers that answer something else.
+    return (await this.insertRun(access, user, fields)).id;
   }
 
   /** {@link create}, answered as the run's JSON with its snapshot's cached bytes (never parsed). */
@@ -220,14 +221,15 @@ export class TestRunsService {
     user: AuthenticatedUser,
     fields: CreateTestRunFields,
   ): Promise<JsonBody> {
-    return runJsonBody(await this.createRead(access, user, fields));
+    return runJsonBody(await this.readOf(await this.insertRun(access, user, fields)));
   }
 
-  private async createRead(
+  /** {@link create}'s checks, insert and `test_run.created` event: the new run's row. */
+  private async insertRun(
     access: ProjectAccess,
     user: AuthenticatedUser,
     fields: CreateTestRunFields,
-  ): Promise<RunRead> {
+  ): Promise<TestRunRow> {
     const projectId = access.projectId;
     const environmentId = blankToNull(fields.environment_id);
     const milestoneId = blankToNull(fields.milestone_id);
@@ -258,11 +260,10 @@ export class TestRunsService {
       },
       'test_run.created',
     );
-    const run = await this.readOf(row);
     await this.webhooks.emitTo(projectId, 'test_run.created', row.subscribers, () =>
       runEventData(row),
     );
-    return run;
+    return row;
   }
 
   /**
