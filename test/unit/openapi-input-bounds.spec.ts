@@ -1,5 +1,6 @@
 import 'reflect-metadata';
 import type { OpenAPIObject } from '@nestjs/swagger';
+import { ITEM_MAX_LENGTH_KEY } from '../../src/common/openapi/item-limits-docs';
 import { buildOpenApiDocument } from '../../src/common/openapi/openapi';
 import { withPreviewApp } from '../support/preview-app';
 
@@ -39,9 +40,7 @@ export function unboundedInputs(doc: OpenAPIObject): string[] {
     }
     if (schema.type === 'array') {
       if (typeof schema.maxItems !== 'number') found.push(`${where}: array without maxItems`);
-      // @nestjs/swagger 12 keeps only `type`, `format`, `pattern`, `minimum`, `maximum` of a query
-      // array's items: their maxLength cannot be documented there (the validators still apply).
-      if (!where.includes(' query.')) walk(schema.items as Schema | undefined, `${where}[]`);
+      walk(schema.items as Schema | undefined, `${where}[]`);
     }
     if (schema.type === 'object' || schema.properties) {
       const props = (schema.properties ?? {}) as Record<string, Schema>;
@@ -83,6 +82,16 @@ describe('OpenAPI: bounds of every input', () => {
   it('every string has a maxLength and every array a maxItems (request bodies and queries)', () => {
     expect(unboundedInputs(doc)).toEqual([]);
   });
+
+  it("a query list's items keep the validator's maxLength, and the carrier key is gone", () => {
+    const params = (doc.paths['/api/v1/test-runs'].get?.parameters ?? []) as Schema[];
+    const items = (name: string) =>
+      (params.find((p) => p.name === name)?.schema as { items?: Schema } | undefined)?.items;
+    expect(items('build')).toEqual({ type: 'string', maxLength: 255 });
+    expect(items('environment_id')).toEqual({ type: 'string', maxLength: 100 });
+    expect(items('attribute')).toEqual({ type: 'string', maxLength: 64 + 1 + 256 });
+    expect(JSON.stringify(doc)).not.toContain(ITEM_MAX_LENGTH_KEY);
+  });
 });
 
 describe('OpenAPI bounds audit', () => {
@@ -120,6 +129,7 @@ describe('OpenAPI bounds audit', () => {
     expect(unboundedInputs(fake)).toEqual([
       'POST /x query.q: string without maxLength',
       'POST /x query.r: array without maxItems',
+      'POST /x query.r[]: string without maxLength',
       'POST /x body.list: array without maxItems',
       'POST /x body.list[]: string without maxLength',
       'POST /x body.meta: free-form object without maxProperties',

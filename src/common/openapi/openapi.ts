@@ -5,6 +5,7 @@ import { documentBodyProblems } from './body-problems-docs';
 import { documentConditionalRequests } from './conditional-docs';
 import { documentCursorLinks } from '../pagination/cursor-docs';
 import { documentIdempotency } from './idempotency-docs';
+import { documentItemLimits } from './item-limits-docs';
 import { API_KEY_HEADER, API_KEY_SCHEME, BEARER_SCHEME } from './security-schemes';
 
 /** The error catalogue as a page of its own (linked from the document's description). */
@@ -91,6 +92,7 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
       );
     },
   });
+  documentItemLimits(document);
   documentBodyProblems(document);
   documentIdempotency(document);
   documentConditionalRequests(document);

@@ -1,5 +1,6 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiProperty } from '@nestjs/swagger';
+import { ApiItemsMaxLength } from '../openapi/item-limits-docs';
 import { Transform } from 'class-transformer';
 import {
   ArrayMaxSize,
@@ -97,8 +98,8 @@ export function MaxChars(max: number, options?: ValidationOptions): PropertyDeco
  */
 export function MaxLen(max: number, options?: ValidationOptions): PropertyDecorator {
   // On lists the bound goes to `items` (query parameters would otherwise carry it on the array).
-  const schema = options?.each ? { items: { type: 'string', maxLength: max } } : { maxLength: max };
-  return applyDecorators(MaxChars(max, options), ApiProperty(schema));
+  const doc = options?.each ? ApiItemsMaxLength(max) : ApiProperty({ maxLength: max });
+  return applyDecorators(MaxChars(max, options), doc);
 }
 
 /** A list of at most `max` items: `ArrayMaxSize` and the OpenAPI `maxItems` in one decorator. */

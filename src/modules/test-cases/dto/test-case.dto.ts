@@ -357,7 +357,11 @@ export class ListTestCasesQueryDto extends CursorPageQueryDto {
   @IsIn(TEST_CASE_PRIORITIES, { each: true })
   priority?: TestCasePriority[];
 
-  @ApiPropertyOptional({ type: [String], description: 'Cases directly in any of these suites' })
+  @ApiPropertyOptional({
+    type: [String],
+    format: 'uuid',
+    description: 'Cases directly in any of these suites',
+  })
   @QueryArray()
   @MaxItems(QUERY_VALUES_MAX)
   @IsOptional()
@@ -382,21 +386,29 @@ export class ListTestCasesQueryDto extends CursorPageQueryDto {
   @IsIn(TEST_CASE_TYPES, { each: true })
   test_case_type?: TestCaseType[];
 
-  @ApiPropertyOptional({ type: [String], description: 'primary_product_id is any of these' })
+  @ApiPropertyOptional({
+    type: [String],
+    format: 'uuid',
+    description: 'primary_product_id is any of these',
+  })
   @QueryArray()
   @MaxItems(QUERY_VALUES_MAX)
   @IsOptional()
   @IsUUID('all', { each: true })
   product_id?: string[];
 
-  @ApiPropertyOptional({ type: [String], description: 'Cases covering any of these components' })
+  @ApiPropertyOptional({
+    type: [String],
+    format: 'uuid',
+    description: 'Cases covering any of these components',
+  })
   @QueryArray()
   @MaxItems(QUERY_VALUES_MAX)
   @IsOptional()
   @IsUUID('all', { each: true })
   component_id?: string[];
 
-  @ApiPropertyOptional({ type: [String] })
+  @ApiPropertyOptional({ type: [String], format: 'uuid' })
   @QueryArray()
   @MaxItems(QUERY_VALUES_MAX)
   @IsOptional()
@@ -411,7 +423,7 @@ export class ListTestCasesQueryDto extends CursorPageQueryDto {
   @IsIn(RISK_LEVELS)
   minimum_component_risk_level?: RiskLevel;
 
-  @ApiPropertyOptional({ type: [String], description: 'Leave these cases out' })
+  @ApiPropertyOptional({ type: [String], format: 'uuid', description: 'Leave these cases out' })
   @QueryArray()
   @MaxItems(QUERY_VALUES_MAX)
   @IsOptional()

@@ -236,7 +236,7 @@ export class ListTestPlansQueryDto extends PageQueryDto {
   @MaxLen(100, { each: true })
   tags?: string[];
 
-  @ApiPropertyOptional({ type: [String] })
+  @ApiPropertyOptional({ type: [String], format: 'uuid' })
   @QueryArray()
   @MaxItems(QUERY_VALUES_MAX)
   @IsOptional()

@@ -16,6 +16,7 @@ import {
   ValidateNested,
   ValidationOptions,
 } from 'class-validator';
+import { ApiItemsMaxLength } from '../../../common/openapi/item-limits-docs';
 import { CursorPageQueryDto } from '../../../common/pagination/cursor-query';
 import { FieldsParam } from '../../../common/pagination/fields';
 import { SORT_ORDERS, SortOrder, QUERY_VALUES_MAX } from '../../../common/pagination/page';
@@ -30,6 +31,7 @@ import {
 import { RUN_ITEM_STATUSES, RunItemStatus } from '../run-summary';
 import { RUN_STATUSES, RunStatus } from '../run-status';
 import {
+  ATTRIBUTE_KEY_MAX_LENGTH,
   ATTRIBUTE_KEY_RULE,
   ATTRIBUTE_VALUE_MAX_LENGTH,
   attributesProblems,
@@ -734,6 +736,7 @@ export class ListTestRunsQueryDto extends CursorPageQueryDto {
   })
   @QueryArray()
   @MaxItems(MAX_RUN_ATTRIBUTES)
+  @ApiItemsMaxLength(ATTRIBUTE_KEY_MAX_LENGTH + 1 + ATTRIBUTE_VALUE_MAX_LENGTH)
   @IsOptional()
   @IsAttributePair({ each: true })
   attribute?: string[];
