@@ -84,7 +84,7 @@ describe('OpenAPI: bounds of every input', () => {
   });
 
   it("a query list's items keep the validator's maxLength, and the carrier key is gone", () => {
-    const params = (doc.paths['/api/v1/test-runs'].get?.parameters ?? []) as Schema[];
+    const params = (doc.paths['/api/v1/test-runs'].get?.parameters ?? []) as unknown as Schema[];
     const items = (name: string) =>
       (params.find((p) => p.name === name)?.schema as { items?: Schema } | undefined)?.items;
     expect(items('build')).toEqual({ type: 'string', maxLength: 255 });
