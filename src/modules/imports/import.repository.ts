@@ -140,7 +140,8 @@ export class ImportRepository {
     fileName: string;
     sizeBytes: number;
     sha256: string;
-    summary: object;
+    /** The answer's JSON text (stored as `jsonb`). */
+    summaryJson: string;
     userId: string;
     createdAt: Date;
     testcases: number;
@@ -157,7 +158,7 @@ export class ImportRepository {
         record.fileName,
         record.sizeBytes,
         record.sha256,
-        JSON.stringify(record.summary),
+        record.summaryJson,
         record.userId,
         record.createdAt,
         record.testcases,
@@ -283,7 +284,8 @@ export class ImportRepository {
     id: string;
     runId: string;
     fileName: string;
-    summary: object;
+    /** The answer's JSON text (stored as `jsonb`). */
+    summaryJson: string;
     testcases: number;
   }): Promise<void> {
     await this.db.query(
@@ -291,7 +293,7 @@ export class ImportRepository {
           SET status = 'succeeded', test_run_id = $2, file_name = $3, summary = $4::jsonb,
               progress_processed = $5, progress_total = $5, finished_at = now(), request = NULL
         WHERE id = $1`,
-      [record.id, record.runId, record.fileName, JSON.stringify(record.summary), record.testcases],
+      [record.id, record.runId, record.fileName, record.summaryJson, record.testcases],
     );
     await this.db.query(`DELETE FROM import_uploads WHERE import_id = $1`, [record.id]);
   }

@@ -16,6 +16,7 @@ import { Page } from '../../common/pagination/page';
 import { CURSOR_PAGING_NOTE, PageOrCursorSchema } from '../../common/pagination/cursor-query';
 import { CursorPage } from '../../common/pagination/keyset';
 import { withNextLink } from '../../common/pagination/link';
+import { JsonBody } from '../../common/http/json-body';
 import { Transactional } from '../../common/persistence/transaction.interceptor';
 import { Query } from '../../common/validation/request-parts';
 import { TEST_RUNS } from '../test-runs/test-runs.resource';
@@ -221,7 +222,7 @@ export class ImportsController {
     @CurrentUser() user: AuthenticatedUser,
     @Query() query: JunitImportQueryDto,
     @Req() req: Request,
-  ): Promise<JunitImportDto | ImportJobDto> {
+  ): Promise<JsonBody | ImportJobDto> {
     return this.imports.importIntoRun(access, user, id, query, req);
   }
 
@@ -265,7 +266,7 @@ export class ImportsController {
     @CurrentUser() user: AuthenticatedUser,
     @Query() query: JunitImportQueryDto,
     @Req() req: Request,
-  ): Promise<JunitImportDto | ImportJobDto> {
+  ): Promise<JsonBody | ImportJobDto> {
     return this.imports.importIntoProject(access, user, query, req);
   }
 

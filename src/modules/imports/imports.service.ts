@@ -3,6 +3,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { Request } from 'express';
 import { ProjectAccess } from '../../common/access/project-access';
 import type { ProjectRole } from '../../common/access/roles';
+import { JsonBody } from '../../common/http/json-body';
 import { JobQueue } from '../../common/jobs/job-queue.service';
 import { AuthenticatedUser } from '../../common/auth/authenticated-user';
 import { AppException, FieldErrors } from '../../common/errors/app-exception';
@@ -12,7 +13,11 @@ import { CursorPage, KeysetPaging } from '../../common/pagination/keyset';
 import { uuidv7 } from '../../common/persistence/ids';
 import { WebhookEvents } from '../webhooks/webhook-events.service';
 import { APP_CONFIG, AppConfig } from '../../config/config';
-import { RESULTS_BATCH, RunResultsWriter } from '../run-items/run-results.writer';
+import {
+  type CreatedCases,
+  RESULTS_BATCH,
+  RunResultsWriter,
+} from '../run-items/run-results.writer';
 import { SuitesRepository, SuiteTreeInsert } from '../suites/suites.repository';
 import { formatCaseKey, TEST_CASE_KEY_COUNTER } from '../test-cases/case-keys';
 import {
@@ -20,7 +25,6 @@ import {
   IMPORTED_TAGS,
   TestCasesRepository,
 } from '../test-cases/test-cases.repository';
-import type { CaseRecord } from '../run-items/run-items.repository';
 import { CreateTestRunFields, UpdateTestRunDto } from '../test-runs/dto/test-run.dto';
 import { LockedRun, TestRunsService } from '../test-runs/test-runs.service';
 import {
@@ -42,6 +46,7 @@ import {
   ReportFacts,
   ResultMatch,
 } from './import-plan';
+import type { MatchKind } from './matching';
 import {
   IMPORT_KEYSET_ORDER,
   ImportJobRow,
@@ -269,7 +274,7 @@ export class ImportsService {
     runId: string,
     query: JunitImportQueryDto,
     req: Request,
-  ): Promise<JunitImportDto | ImportJobDto> {
+  ): Promise<JsonBody | ImportJobDto> {
     const target: ImportTarget = { runId };
     if (this.inBackground(query, req)) return this.enqueue(access, user, target, query, req);
     const { files, flags } = await this.readRequest(query, req);
@@ -282,7 +287,7 @@ export class ImportsService {
     user: AuthenticatedUser,
     query: JunitImportQueryDto,
     req: Request,
-  ): Promise<JunitImportDto | ImportJobDto> {
+  ): Promise<JsonBody | ImportJobDto> {
     const target: ImportTarget = { projectLevel: true };
     if (this.inBackground(query, req)) return this.enqueue(access, user, target, query, req);
     const { files, flags } = await this.readRequest(query, req);
@@ -300,7 +305,7 @@ export class ImportsService {
     files: UploadedReport[],
     flags: Flags,
     job: ImportJobContext | null,
-  ): Promise<JunitImportDto> {
+  ): Promise<JsonBody> {
     if ('runId' in target) {
       const run = await this.lockRun(target.runId);
       const upload = this.checkReports(files);
@@ -736,8 +741,13 @@ export class ImportsService {
     plan: ImportPlan,
     target: Target,
     job: ImportJobContext | null,
-  ): Promise<JunitImportDto> {
+  ): Promise<JsonBody> {
     const now = new Date();
+    // Counted before applying: the writer consumes the matches (their results are collected).
+    const matchedBy = (by: MatchKind) =>
+      plan.matches.filter((m) => m.by === by && 'existing' in m.ref).length;
+    const matchedByAutomationId = matchedBy('automation_id');
+    const matchedByName = matchedBy('name');
     let createdCases: ImportCreatedCaseDto[];
     let updated = 0;
     let recordId: string | null = null;
@@ -750,11 +760,13 @@ export class ImportsService {
         suite_path: c.suite_path,
       }));
     } else {
+      // Results that apply nothing count as processed from the start.
+      const notApplied = facts.results - plan.matches.length;
       const progress =
         job === null
           ? undefined
           : async (applied: number) => {
-              await job.progress(facts.results - plan.matches.length + applied, facts.results);
+              await job.progress(notApplied + applied, facts.results);
             };
       await progress?.(0);
       const applied = await this.apply(access, user, target.run, plan, now, progress);
@@ -766,10 +778,8 @@ export class ImportsService {
       total_cases: facts.results,
       // Each case once, under the way it was found or made (issue #24 §8): results that landed on a
       // case this import creates count in created_test_cases only, not also as matched.
-      matched_by_automation_id: plan.matches.filter(
-        (m) => m.by === 'automation_id' && 'existing' in m.ref,
-      ).length,
-      matched_by_name: plan.matches.filter((m) => m.by === 'name' && 'existing' in m.ref).length,
+      matched_by_automation_id: matchedByAutomationId,
+      matched_by_name: matchedByName,
       created_test_cases: plan.cases.length,
       updated,
       unmatched: plan.unmatched.length,
@@ -809,12 +819,15 @@ export class ImportsService {
       warnings: facts.warnings,
       created_at: now.toISOString(),
     };
+    // Serialised once: the record stores this text and the request answers it (23 MB for 100,000
+    // created cases: a second serialisation cost its time and as much memory again).
+    const json = JSON.stringify(result);
     if (recordId !== null && target.run !== null && job !== null) {
       await this.repo.completeRecord({
         id: recordId,
         runId: target.run.id,
         fileName: file.fileName,
-        summary: result,
+        summaryJson: json,
         testcases: facts.results,
       });
     } else if (recordId !== null && target.run !== null) {
@@ -825,7 +838,7 @@ export class ImportsService {
         fileName: file.fileName,
         sizeBytes: file.sizeBytes,
         sha256: file.sha256,
-        summary: result,
+        summaryJson: json,
         userId: user.id,
         createdAt: now,
         testcases: facts.results,
@@ -845,7 +858,7 @@ export class ImportsService {
       } = result;
       await this.webhooks.emit(access.projectId, 'import.completed', summary);
     }
-    return result;
+    return new JsonBody([json]);
   }
 
   /**
@@ -867,6 +880,7 @@ export class ImportsService {
     onProgress?: (applied: number) => Promise<void>,
   ): Promise<{ createdCases: ImportCreatedCaseDto[]; updated: number }> {
     const projectId = access.projectId;
+    const updated = plan.matches.length;
 
     // 1. Suites, parents before children (one statement).
     const suiteIds = plan.planner.planned.map(() => uuidv7());
@@ -888,8 +902,8 @@ export class ImportsService {
     // cases (bench/README.md, fix 28); the answer and the writer get them all now.
     const caseIds = plan.cases.map(() => uuidv7());
     const createdCases: ImportCreatedCaseDto[] = [];
-    // The new cases as stored, for the writer: it adds them to the run without reading them again.
-    const created = new Map<string, CaseRecord>();
+    /** Position in `plan.cases` of each new case. */
+    const positions = new Map<string, number>();
     /** Position in `plan.cases` of each case not written yet. */
     const unwritten = new Map<string, number>();
     let first = 0;
@@ -898,28 +912,38 @@ export class ImportsService {
       for (let i = 0; i < plan.cases.length; i++) {
         const c = plan.cases[i] as PlannedCase;
         const id = caseIds[i] ?? '';
-        const key = formatCaseKey(first + i);
+        positions.set(id, i);
         unwritten.set(id, i);
         createdCases.push({
           id,
-          key,
+          key: formatCaseKey(first + i),
           title: c.title,
           automation_id: c.automation_id,
           suite_path: c.suite_path,
         });
-        created.set(id, {
+      }
+    }
+    // The new cases as stored, for the writer: it adds them to the run without reading them again.
+    // Each record is made when the writer asks for it (a 100,000-case import holds none of them).
+    const created: CreatedCases = {
+      has: (id) => positions.has(id),
+      get: (id) => {
+        const i = positions.get(id);
+        if (i === undefined) return undefined;
+        const c = plan.cases[i] as PlannedCase;
+        return {
           id,
           project_id: projectId,
           status: 'active',
-          key,
+          key: formatCaseKey(first + i),
           title: c.title,
           priority: null,
           tags: CREATED_CASE_TAGS,
           suite_id: suiteIdOf(c),
           suite_name: plan.planner.nameOf(c.suite),
-        });
-      }
-    }
+        };
+      },
+    };
     function suiteIdOf(c: PlannedCase): string | null {
       if (c.suite === null) return null;
       return 'existing' in c.suite ? c.suite.existing : (suiteIds[c.suite.planned] ?? null);
@@ -959,6 +983,8 @@ export class ImportsService {
         if (list === undefined) byCase.set(caseId, [match]);
         else list.push(match);
       }
+      // The writer consumes `byCase` batch by batch: nothing else may keep the results alive.
+      plan.matches = [];
       await this.results.applyResults(run.lock, {
         results: {
           byCase,
@@ -976,7 +1002,7 @@ export class ImportsService {
 
     // 4. The run: started when it had not been.
     await this.startRun(access, user, run);
-    return { createdCases, updated: plan.matches.length };
+    return { createdCases, updated };
   }
 
   /** A real import into a not-started run starts it (status in_progress, started_at now). */

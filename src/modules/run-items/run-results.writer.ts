@@ -47,10 +47,20 @@ export interface ResultInput {
   duration_ms: number | null;
 }
 
+/**
+ * The cases an import created in this transaction, by id (`ResultsInput.created`): only looked up,
+ * so the caller may make each record when it is asked for instead of holding them all.
+ */
+export type CreatedCases = Pick<ReadonlyMap<string, CaseRecord>, 'has' | 'get'>;
+
 /** Results of several cases (`ApplyResultsInput.results`). */
 export interface ResultsInput {
-  /** Results per case id, cases in order of first appearance, results in report order. */
-  byCase: ReadonlyMap<string, ResultInput[]>;
+  /**
+   * Results per case id, cases in order of first appearance, results in report order. Consumed:
+   * each case's entry is deleted once its batch is written, so that a large import's results can
+   * be collected while the rest is applied (the caller keeps no other reference to them).
+   */
+  byCase: Map<string, ResultInput[]>;
   /** The executor of every result. */
   executedById: string;
   /** When every result finished (it started `duration_ms` earlier). */
@@ -63,7 +73,7 @@ export interface ResultsInput {
    * are written without reading anything first (no item lookup, no key-share lock, no expansion);
    * what is stored is the same as for any case added with results.
    */
-  created?: ReadonlyMap<string, CaseRecord>;
+  created?: CreatedCases;
   /**
    * Writes cases of `created` (their ids, in batch order) right before the items of their batch are
    * inserted: the caller inserts its new cases batch by batch, and the writer builds the batch's
@@ -209,7 +219,7 @@ export class RunResultsWriter {
       beforeInsert?: () => Promise<void>;
     },
     preloaded?: CaseRecord[],
-    created?: ReadonlyMap<string, CaseRecord>,
+    created?: CreatedCases,
   ): Promise<AddCasesResult> {
     const ids = [...new Set(caseIds)];
     const field = options.field ?? 'test_case_ids';
@@ -283,7 +293,7 @@ export class RunResultsWriter {
       /** Awaited before the items' COPY; the items are built meanwhile ({@link prefetch}). */
       beforeInsert?: () => Promise<void>;
     },
-    created?: ReadonlyMap<string, CaseRecord>,
+    created?: CreatedCases,
   ): Promise<string[]> {
     if (cases.length === 0) return [];
     // A case created in this transaction has no dataset bindings: it expands like any unbound case.
@@ -370,6 +380,7 @@ export class RunResultsWriter {
       batchResults += entry[1].length;
       if (batchResults >= RESULTS_BATCH) {
         await this.applyResultBatch(run, batch, results, changedById, tally);
+        for (const [caseId] of batch) results.byCase.delete(caseId);
         applied += batchResults;
         await results.onProgress?.(applied);
         batch = [];
@@ -378,6 +389,7 @@ export class RunResultsWriter {
     }
     if (batch.length > 0) {
       await this.applyResultBatch(run, batch, results, changedById, tally);
+      for (const [caseId] of batch) results.byCase.delete(caseId);
       await results.onProgress?.(applied + batchResults);
     }
   }
