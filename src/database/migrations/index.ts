@@ -24,6 +24,7 @@ import { PreviousRunIndex1763700019710 } from './1763700019710-PreviousRunIndex'
 import { LeanImportWritesThree1763700019900 } from './1763700019900-LeanImportWritesThree';
 import { LowerTagsInPlpgsql1763700019910 } from './1763700019910-LowerTagsInPlpgsql';
 import { ResultChangesFoldSkipsDeletedProjects1763700019920 } from './1763700019920-ResultChangesFoldSkipsDeletedProjects';
+import { TestCaseTitleProbe1763700019930 } from './1763700019930-TestCaseTitleProbe';
 import { RunItemCaseCopiesOnDemand1763700019850 } from './1763700019850-RunItemCaseCopiesOnDemand';
 import { RunItemIndexesLean1763700019860 } from './1763700019860-RunItemIndexesLean';
 import { LeanImportWrites1763700002500 } from './1763700002500-LeanImportWrites';
@@ -64,4 +65,5 @@ export const MIGRATIONS = [
   RunItemCaseCopiesOnDemand1763700019850,
   RunItemIndexesLean1763700019860,
   ResultChangesFoldSkipsDeletedProjects1763700019920,
+  TestCaseTitleProbe1763700019930,
 ];

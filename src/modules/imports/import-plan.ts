@@ -12,7 +12,9 @@ import {
   MatchKind,
   REASONS,
   SuitePlanner,
+  candidateFilterOf,
   creationKeyOf,
+  readsByKeys,
   matchKeysOf,
   runLevelReason,
   storageAutomationId,
@@ -149,18 +151,23 @@ export class ImportPlanner {
     runFilter: RunRef | null,
   ): Promise<ImportPlan> {
     const creates = flags.createMissing && !flags.dryRun;
-    if (creates) {
-      // Take the case-key counter lock first: concurrent case creators wait, so the lookups below
-      // see every case that exists when this import creates its own.
-      await this.cases.allocateCounter(projectId, TEST_CASE_KEY_COUNTER, 0);
-    }
+    // The number of cases the project ever had (its key counter): an upper bound of its rows.
+    // Creating, take the counter's lock first: concurrent case creators wait, so the lookups below
+    // see every case that exists when this import creates its own.
+    const casesEver = creates
+      ? (await this.cases.allocateCounter(projectId, TEST_CASE_KEY_COUNTER, 0)) - 1
+      : await this.cases.readCounter(projectId, TEST_CASE_KEY_COUNTER);
+    const keys = report.results.map(matchKeysOf);
+    const wanted = wantedKeysOf(keys);
+    const filter = candidateFilterOf(wanted);
     const [candidates, suites] = await Promise.all([
-      this.repo.loadCandidates(projectId),
+      // The cases under the report's keys (by title probe, a superset of its titles' cases) when
+      // that is the smaller read, else all of them.
+      this.repo.loadCandidates(projectId, readsByKeys(filter, casesEver) ? filter : null),
       // An import that creates cases keeps the suites it may put them in (no foreign key does).
       this.repo.loadSuites(projectId, creates),
     ]);
-    const keys = report.results.map(matchKeysOf);
-    const index = new MatchIndex(candidates, suites, wantedKeysOf(keys));
+    const index = new MatchIndex(candidates, suites, wanted);
     const planner = new SuitePlanner(suites);
     const plan: ImportPlan = { matches: [], cases: [], planner, unmatched: [], ambiguous: [] };
     const plannedByKey = new Map<string, number>();

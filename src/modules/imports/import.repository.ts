@@ -8,7 +8,23 @@ import {
 import { Db } from '../../common/persistence/db.service';
 import { RUN_ITEMS_BY_CASE_SQL } from '../run-items/run-items.repository';
 import type { RunStatus } from '../test-runs/run-status';
-import type { CandidateCase, SuiteRow } from './matching';
+import type { CandidateCase, CandidateFilter, SuiteRow } from './matching';
+
+/** `loadCandidates` by key: a project's cases under some automation ids or title probes. */
+export const CANDIDATES_BY_KEY_SQL = `SELECT id, title, automation_id, suite_id, status
+  FROM test_cases
+ WHERE id IN (SELECT id FROM test_cases
+               WHERE project_id = $1 AND automation_id IN (SELECT unnest($2::text[]))
+              UNION ALL
+              SELECT id FROM test_cases
+               WHERE project_id = $1 AND status = 'active'
+                 AND test_case_title_probe(title) IN (SELECT unnest($3::text[])))
+ ORDER BY key_number, id`;
+
+/** `loadCandidates` of every case: the active ones and the automated others. */
+export const ALL_CANDIDATES_SQL = `SELECT id, title, automation_id, suite_id, status FROM test_cases
+ WHERE project_id = $1 AND (status = 'active' OR automation_id IS NOT NULL)
+ ORDER BY key_number, id`;
 
 /** A run as the import sees it. */
 export interface RunRef {
@@ -90,29 +106,28 @@ export class ImportRepository {
     ]);
   }
 
-  /** Active cases of the project, plus any case holding one of `automationIds` (whatever its status). */
   /**
-   * What matching needs of the project's cases: the active ones, and the automation ids of the
-   * others (which no new case may take). All of the others' ids, not only the report's: sending the
-   * report's ids (100,000 of them for a large report) and testing each case against them cost more
-   * than reading the few inactive automated cases (embedded PostgreSQL, 20,000 cases, 100,000 ids:
-   * 180–270 ms against 52–54 ms).
+   * What matching needs of the project's cases for one report. With a `filter`: every case holding
+   * one of its automation ids (whatever its status: an inactive one's id cannot be taken by a new
+   * case) and the active cases whose title probe is one of its (`test_case_title_probe`, indexed; a
+   * superset of the cases its normalised titles can match, see `titleProbe`), each key an index
+   * lookup, so the read scales with the report. Without one (`readsByKeys` says when): the active
+   * cases and the automated others, one sequential read. `MatchIndex` then keeps the exact ones.
+   * (`unnest` semi-joins rather than `= ANY`: with thousands of keys the planner turned `= ANY`
+   * into a sequential scan testing every case against the whole array.)
    */
-  async loadCandidates(projectId: string): Promise<CandidateCase[]> {
-    return this.db.query<CandidateCase>(
-      `SELECT id, title, automation_id, suite_id, status FROM test_cases
-        WHERE project_id = $1 AND (status = 'active' OR automation_id IS NOT NULL)
-        ORDER BY key_number, id`,
-      [projectId],
-    );
+  async loadCandidates(
+    projectId: string,
+    filter: CandidateFilter | null,
+  ): Promise<CandidateCase[]> {
+    if (filter === null) return this.db.query<CandidateCase>(ALL_CANDIDATES_SQL, [projectId]);
+    return this.db.query<CandidateCase>(CANDIDATES_BY_KEY_SQL, [
+      projectId,
+      filter.automationIds,
+      filter.titleProbes,
+    ]);
   }
 
-  /**
-   * The project's suites. `lock`: `FOR KEY SHARE` on each, held until the import commits, so that
-   * every suite a new case goes into still exists then (test_cases.suite_id has no foreign key:
-   * deleting a suite locks it `FOR UPDATE`, which waits for this lock, and then moves its cases; a
-   * suite deleted before this read is not returned).
-   */
   async loadSuites(projectId: string, lock: boolean): Promise<SuiteRow[]> {
     return this.db.query<SuiteRow>(
       `SELECT id, parent_id, name FROM suites WHERE project_id = $1 ORDER BY created_at, id${

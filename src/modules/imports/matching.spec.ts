@@ -1,17 +1,22 @@
 import fc from 'fast-check';
 
+import { filterCandidates, sqlTitleProbe } from '../../../test/support/title-probe-model';
+import { normalizeTitle } from './junit/dialects';
 import {
   MAX_AUTOMATION_ID_CHARS,
   MatchIndex,
   REASONS,
   SuitePlanner,
+  candidateFilterOf,
   creationKey,
   matchKeysOf,
+  readsByKeys,
   runLevelReason,
   storageAutomationId,
   storageSuitePath,
   storageTitle,
   suitePathOf,
+  titleProbe,
   type CandidateCase,
   type SuiteRow,
   wantedKeysOf,
@@ -234,6 +239,134 @@ describe('MatchIndex built for a report (only the cases its results can find)', 
     const all = new MatchIndex(cases, suites);
     expect(all.isAutomationIdTaken('a.B.t')).toBe(true);
     expect(all.isAutomationIdTaken('a.B.u')).toBe(true);
+  });
+});
+
+describe('title probes (what the database filters the candidates by)', () => {
+  // Titles made of the pieces normalisation acts on, so that different titles often normalise alike.
+  const piece = fc.constantFrom(
+    'test',
+    'Test',
+    'TEST',
+    'tests',
+    'contest',
+    'te',
+    'st',
+    '_',
+    '-',
+    ' ',
+    '  ',
+    '\t',
+    'login',
+    'Login',
+    'LOGIN',
+    'works',
+    'aB',
+    'Ab',
+    '1',
+    '2x',
+    'X',
+    'e',
+    's',
+    't',
+    '.',
+    '/',
+    'é',
+    'ß',
+    'SS',
+  );
+  const ascii = fc.string({
+    unit: fc.integer({ min: 1, max: 127 }).map((c) => String.fromCharCode(c)),
+  });
+  const pieced = fc.array(piece, { maxLength: 8 }).map((p) => p.join(''));
+
+  it("an ASCII title's SQL probe is the probe of its normalised title (property)", () => {
+    fc.assert(
+      fc.property(
+        fc.oneof(
+          ascii,
+          pieced.filter((t) => /^[\x01-\x7f]*$/.test(t)),
+        ),
+        (t) => {
+          expect(sqlTitleProbe(t)).toBe(titleProbe(normalizeTitle(t)));
+        },
+      ),
+      { numRuns: 5000 },
+    );
+  });
+
+  it('never leaves out a case whose title normalises like a result title (property)', () => {
+    fc.assert(
+      fc.property(pieced, pieced, (caseTitle, resultTitle) => {
+        const keys = matchKeysOf(result(resultTitle));
+        const filter = candidateFilterOf(wantedKeysOf([keys]));
+        const kept = filterCandidates([kase('c1', caseTitle)], filter).length === 1;
+        if (normalizeTitle(caseTitle) === keys.title) expect(kept).toBe(true);
+      }),
+      { numRuns: 20000 },
+    );
+  });
+
+  it('answers every result as the index of all cases does, from the filtered rows (property)', () => {
+    const title = pieced;
+    const automationId = fc.option(fc.constantFrom('a.B.t', 'a.B.u', 'draft.id'), { nil: null });
+    const path = fc.constantFrom<string[]>([], ['Auth'], ['auth', 'Login'], ['Billing']);
+    const candidate = fc.record({
+      id: fc.constantFrom('c1', 'c2', 'c3', 'c4', 'c5', 'c6'),
+      title,
+      automation_id: automationId,
+      suite_id: fc.constantFrom(null, 's1', 's2', 's3'),
+      status: fc.constantFrom('active', 'active', 'draft', 'archived'),
+    });
+    const report = fc.array(fc.record({ title, suite_path: path, automation_id: automationId }), {
+      minLength: 1,
+      maxLength: 4,
+    });
+    fc.assert(
+      fc.property(fc.array(candidate, { maxLength: 12 }), report, (cases, results) => {
+        const all = new MatchIndex(cases, suites);
+        const wanted = wantedKeysOf(results.map(matchKeysOf));
+        const read = filterCandidates(cases, candidateFilterOf(wanted));
+        const forReport = new MatchIndex(read, suites, wanted);
+        for (const r of results) {
+          expect(forReport.matchKeys(matchKeysOf(r))).toEqual(all.match(r));
+          if (r.automation_id !== null) {
+            const id = storageAutomationId(r.automation_id);
+            expect(forReport.isAutomationIdTaken(id)).toBe(all.isAutomationIdTaken(id));
+          }
+        }
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
+  it('reads a title by its letters and digits but t, e and s; other characters give the probe ""', () => {
+    expect(sqlTitleProbe('test_Login-works 2')).toBe('loginwork2');
+    expect(sqlTitleProbe('Café')).toBe('');
+    expect(titleProbe(normalizeTitle('testLoginWorks2'))).toBe('loginwork2');
+    expect(candidateFilterOf(wantedKeysOf([matchKeysOf(result('Pay'))])).titleProbes).toEqual([
+      '',
+      'pay',
+    ]);
+  });
+});
+
+describe('readsByKeys (by key when the keys are fewer than half the cases ever made)', () => {
+  const filter = (ids: number, probes: number) => ({
+    automationIds: Array.from({ length: ids }, (_, i) => `id${i}`),
+    titleProbes: Array.from({ length: probes }, (_, i) => `p${i}`),
+  });
+  it.each([
+    [1, 1, 0, false],
+    [1, 1, 2, false],
+    [1, 1, 3, true],
+    [10, 1000, 2000, false],
+    [1000, 10, 2001, true],
+    [10000, 10001, 20000, false],
+    [10000, 10001, 200000, true],
+    [100000, 100001, 20000, false],
+  ])('%i ids, %i probes, %i cases ever → %s', (ids, probes, casesEver, byKey) => {
+    expect(readsByKeys(filter(ids, probes), casesEver)).toBe(byKey);
   });
 });
 

@@ -184,6 +184,58 @@ export function matchKeysOf(result: MatchableResult): MatchKeys {
   };
 }
 
+/**
+ * The characters a title probe keeps: ASCII lower-case letters and digits other than `t`, `e` and
+ * `s` (the letters of the word `test`, which normalisation deletes only where it stands alone).
+ */
+const PROBE_KEPT = 'abcdfghijklmnopqruvwxyz0123456789';
+const PROBE_KEEPS = new Uint8Array(128);
+for (const c of PROBE_KEPT) PROBE_KEEPS[c.charCodeAt(0)] = 1;
+
+/**
+ * The title probe of a normalised title: a coarser key that the database computes from a stored
+ * title (`test_case_title_probe(title)`, indexed for the project's active cases), so an import
+ * reads only the cases whose probe is one of its results' instead of every case of the project.
+ *
+ * In SQL, an ASCII title's probe is its characters, upper case lowered, without those outside
+ * {@link PROBE_KEPT}; a title with other characters has the probe `''`. For an ASCII title `x`
+ * that equals `titleProbe(normalizeTitle(x))`: normalisation only lowers ASCII letters, turns
+ * `_`/`-` into spaces, adds and collapses whitespace and deletes some `t`, `e`, `s` letters, all of
+ * which the probe drops anyway. So two titles with the same normalised form have the same probe,
+ * and a case the rules could match is never left out; `''` is always looked up, for the others.
+ */
+export function titleProbe(normalized: string): string {
+  let out = '';
+  for (let i = 0; i < normalized.length; i++) {
+    const code = normalized.charCodeAt(i);
+    if (code < 128 && PROBE_KEEPS[code] === 1) out += normalized[i];
+  }
+  return out;
+}
+
+/** What the database is asked for: the cases under these automation ids or title probes. */
+export interface CandidateFilter {
+  automationIds: string[];
+  titleProbes: string[];
+}
+
+/** The candidate filter of a report's wanted keys ({@link titleProbe}; `''` always included). */
+export function candidateFilterOf(wanted: WantedKeys): CandidateFilter {
+  const probes = new Set<string>(['']);
+  for (const title of wanted.titles) probes.add(titleProbe(title));
+  return { automationIds: [...wanted.automationIds], titleProbes: [...probes] };
+}
+
+/**
+ * Whether an import reads its candidates by key ({@link CandidateFilter}, two index lookups per
+ * key) rather than all of the project's cases (one sequential read). Measured on the embedded
+ * PostgreSQL 18 (bench/README.md, fix 37): about 6.5 µs a key against 3 µs a case, so by key when
+ * the keys are fewer than half the cases the project ever had (its key counter, an upper bound).
+ */
+export function readsByKeys(filter: CandidateFilter, casesEver: number): boolean {
+  return Math.max(filter.automationIds.length, filter.titleProbes.length) * 2 < casesEver;
+}
+
 /** The keys a report's results look up: an index built for them keeps only the cases under them. */
 export interface WantedKeys {
   automationIds: ReadonlySet<string>;

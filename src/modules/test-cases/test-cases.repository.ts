@@ -304,6 +304,15 @@ export class TestCasesRepository {
     return allocateCounter(this.db, projectId, name, count);
   }
 
+  /** How many numbers a per-project counter has handed out (0 before its first), without a lock. */
+  async readCounter(projectId: string, name: string): Promise<number> {
+    const rows = await this.db.query<{ value: number }>(
+      `SELECT value FROM project_counters WHERE project_id = $1 AND name = $2`,
+      [projectId, name],
+    );
+    return rows[0]?.value ?? 0;
+  }
+
   async insert(c: NewTestCase): Promise<void> {
     await this.db.query(
       `INSERT INTO test_cases (id, project_id, key, key_number, title, description, preconditions, steps, priority,
