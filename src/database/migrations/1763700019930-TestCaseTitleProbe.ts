@@ -12,14 +12,16 @@ const FROM =
 const literal = (text: string): string => `'${text.replace(/'/g, "''")}'`;
 
 /**
- * `test_case_title_probe(title)` and the index `ix_test_cases_title_probe` on it
- * (issue #23 item 2): an import's matching read every active case of the project (0.5–0.7 s at
- * 200,000 cases, whatever the report's size); with a report smaller than the project it now reads
- * the cases under its results' automation ids or title probes. A probe is coarser than the normalised title matching compares
- * (`titleProbe` in `imports/matching.ts` says why two titles normalised alike always have the same
- * probe): an ASCII title's letters and digits, lower-cased, without `t`, `e` and `s`; `''` for a
- * title with any other character (always looked up). Two `translate` calls: no regular
- * expression, no dependency on the collation or the database's encoding.
+ * `test_case_title_probe(title)` and the index `ix_test_cases_title_probe` on it (issue #23 item
+ * 2): an import's matching read every active case of the project (0.5–0.7 s at 200,000 cases,
+ * whatever the report's size); with a report smaller than the project it now reads the cases under
+ * its results' automation ids or title probes. A probe is coarser than the normalised title
+ * matching compares (`titleProbe` in `imports/matching.ts` says why two titles normalised alike
+ * always have the same probe): an ASCII title's letters and digits, lower-cased, without `t`, `e`
+ * and `s`; `''` for a title with any other character (always looked up). Two `translate` calls: no
+ * regular expression, no dependency on the collation or the database's encoding. A SQL function
+ * without STRICT, so that the planner inlines it (`EXPLAIN` showed a STRICT one, whose `CASE` body
+ * is not strict, called as a function on every row instead).
  */
 export class TestCaseTitleProbe1763700019930 implements MigrationInterface {
   name = 'TestCaseTitleProbe1763700019930';

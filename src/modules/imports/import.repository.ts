@@ -128,6 +128,12 @@ export class ImportRepository {
     ]);
   }
 
+  /**
+   * The project's suites. `lock`: `FOR KEY SHARE` on each, held until the import commits, so that
+   * every suite a new case goes into still exists then (test_cases.suite_id has no foreign key:
+   * deleting a suite locks it `FOR UPDATE`, which waits for this lock, and then moves its cases; a
+   * suite deleted before this read is not returned).
+   */
   async loadSuites(projectId: string, lock: boolean): Promise<SuiteRow[]> {
     return this.db.query<SuiteRow>(
       `SELECT id, parent_id, name FROM suites WHERE project_id = $1 ORDER BY created_at, id${

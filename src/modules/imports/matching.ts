@@ -194,7 +194,7 @@ for (const c of PROBE_KEPT) PROBE_KEEPS[c.charCodeAt(0)] = 1;
 
 /**
  * The title probe of a normalised title: a coarser key that the database computes from a stored
- * title (`test_case_title_probe(title)`, indexed for the project's active cases), so an import
+ * title (`test_case_title_probe(title)`, indexed with the project), so an import
  * reads only the cases whose probe is one of its results' instead of every case of the project.
  *
  * In SQL, an ASCII title's probe is its characters, upper case lowered, without those outside
