@@ -190,34 +190,47 @@ describe('MatchIndex.match (reference §4.6)', () => {
   });
 });
 
-describe('MatchIndex built for a report (only the cases its results can find)', () => {
-  const title = fc.constantFrom('Login works', 'test_login_works', 'LOGIN WORKS', 'Refund', 'x');
+/** Random projects (up to 12 cases) and reports (1–4 results) whose titles come from `title`. */
+function projectsAndReports(title: fc.Arbitrary<string>) {
   const automationId = fc.option(fc.constantFrom('a.B.t', 'a.B.u', 'draft.id'), { nil: null });
   const path = fc.constantFrom<string[]>([], ['Auth'], ['auth', 'Login'], ['Billing'], ['Other']);
+  const candidate = fc.record({
+    id: fc.constantFrom('c1', 'c2', 'c3', 'c4', 'c5', 'c6'),
+    title,
+    automation_id: automationId,
+    suite_id: fc.constantFrom(null, 's1', 's2', 's3'),
+    status: fc.constantFrom('active', 'active', 'draft', 'archived'),
+  });
+  const report = fc.array(fc.record({ title, suite_path: path, automation_id: automationId }), {
+    minLength: 1,
+    maxLength: 4,
+  });
+  return [fc.array(candidate, { maxLength: 12 }), report] as const;
+}
 
+/** `forReport` answers every result (match, and whether its automation id is taken) as `all`. */
+function expectSameAnswers(
+  all: MatchIndex,
+  forReport: MatchIndex,
+  results: ReadonlyArray<ReturnType<typeof result>>,
+): void {
+  for (const r of results) {
+    expect(forReport.matchKeys(matchKeysOf(r))).toEqual(all.match(r));
+    if (r.automation_id !== null) {
+      const id = storageAutomationId(r.automation_id);
+      expect(forReport.isAutomationIdTaken(id)).toBe(all.isAutomationIdTaken(id));
+    }
+  }
+}
+
+describe('MatchIndex built for a report (only the cases its results can find)', () => {
   it('answers every result of the report as the index of all cases does (property)', () => {
-    const candidate = fc.record({
-      id: fc.constantFrom('c1', 'c2', 'c3', 'c4', 'c5', 'c6'),
-      title,
-      automation_id: automationId,
-      suite_id: fc.constantFrom(null, 's1', 's2', 's3'),
-      status: fc.constantFrom('active', 'active', 'draft', 'archived'),
-    });
-    const report = fc.array(fc.record({ title, suite_path: path, automation_id: automationId }), {
-      minLength: 1,
-      maxLength: 4,
-    });
+    const title = fc.constantFrom('Login works', 'test_login_works', 'LOGIN WORKS', 'Refund', 'x');
     fc.assert(
-      fc.property(fc.array(candidate, { maxLength: 12 }), report, (cases, results) => {
+      fc.property(...projectsAndReports(title), (cases, results) => {
         const all = new MatchIndex(cases, suites);
         const forReport = new MatchIndex(cases, suites, wantedKeysOf(results.map(matchKeysOf)));
-        for (const r of results) {
-          expect(forReport.matchKeys(matchKeysOf(r))).toEqual(all.match(r));
-          if (r.automation_id !== null) {
-            const id = storageAutomationId(r.automation_id);
-            expect(forReport.isAutomationIdTaken(id)).toBe(all.isAutomationIdTaken(id));
-          }
-        }
+        expectSameAnswers(all, forReport, results);
       }),
       { numRuns: 2000 },
     );
@@ -308,33 +321,12 @@ describe('title probes (what the database filters the candidates by)', () => {
   });
 
   it('answers every result as the index of all cases does, from the filtered rows (property)', () => {
-    const title = pieced;
-    const automationId = fc.option(fc.constantFrom('a.B.t', 'a.B.u', 'draft.id'), { nil: null });
-    const path = fc.constantFrom<string[]>([], ['Auth'], ['auth', 'Login'], ['Billing']);
-    const candidate = fc.record({
-      id: fc.constantFrom('c1', 'c2', 'c3', 'c4', 'c5', 'c6'),
-      title,
-      automation_id: automationId,
-      suite_id: fc.constantFrom(null, 's1', 's2', 's3'),
-      status: fc.constantFrom('active', 'active', 'draft', 'archived'),
-    });
-    const report = fc.array(fc.record({ title, suite_path: path, automation_id: automationId }), {
-      minLength: 1,
-      maxLength: 4,
-    });
     fc.assert(
-      fc.property(fc.array(candidate, { maxLength: 12 }), report, (cases, results) => {
+      fc.property(...projectsAndReports(pieced), (cases, results) => {
         const all = new MatchIndex(cases, suites);
         const wanted = wantedKeysOf(results.map(matchKeysOf));
         const read = filterCandidates(cases, candidateFilterOf(wanted));
-        const forReport = new MatchIndex(read, suites, wanted);
-        for (const r of results) {
-          expect(forReport.matchKeys(matchKeysOf(r))).toEqual(all.match(r));
-          if (r.automation_id !== null) {
-            const id = storageAutomationId(r.automation_id);
-            expect(forReport.isAutomationIdTaken(id)).toBe(all.isAutomationIdTaken(id));
-          }
-        }
+        expectSameAnswers(all, new MatchIndex(read, suites, wanted), results);
       }),
       { numRuns: 3000 },
     );
