@@ -128,3 +128,5 @@ export function MaxKeys(max: number, options?: ValidationOptions): PropertyDecor
     ApiProperty({ maxProperties: max }),
   );
 }
+
+export { NestedList } from './nested-list';

@@ -1,9 +1,10 @@
 import { isDeepStrictEqual } from 'node:util';
 import { ArgumentMetadata, Injectable, PipeTransform } from '@nestjs/common';
 import { ClassConstructor, plainToInstance } from 'class-transformer';
-import { validateSync, ValidationError } from 'class-validator';
+import { validateSync, ValidationError, ValidatorOptions } from 'class-validator';
 import { AppException, FieldErrors } from '../errors/app-exception';
 import { currentStore } from '../persistence/request-context';
+import { ListCheck, notAnObjectMessage, withListCheck } from './nested-list';
 import { isWellFormedText, NOT_WELL_FORMED, toWellFormedText } from './well-formed';
 
 const NO_TRIM = Symbol('no-trim');
@@ -241,16 +242,20 @@ function validateParsed<T extends object>(
   const reserved: FieldErrors = {};
   restoreReservedKeys(instance, prefix, reserved);
   trimDeclaredStrings(instance);
+  const options: ValidatorOptions = {
+    whitelist: true,
+    // Unknown body fields are a 422 (CONTRACT §2); unknown query parameters are ignored, as HTTP
+    // clients and proxies add their own (cache busters, tracing) and the contract names bodies only.
+    forbidNonWhitelisted: kind === 'body',
+    forbidUnknownValues: false,
+    validationError: { target: false, value: false },
+  };
   let errors: ValidationError[];
+  let lists: ListCheck;
   try {
-    errors = validateSync(instance, {
-      whitelist: true,
-      // Unknown body fields are a 422 (CONTRACT §2); unknown query parameters are ignored, as HTTP
-      // clients and proxies add their own (cache busters, tracing) and the contract names bodies only.
-      forbidNonWhitelisted: kind === 'body',
-      forbidUnknownValues: false,
-      validationError: { target: false, value: false },
-    });
+    ({ result: errors, check: lists } = withListCheck(options, () =>
+      validateSync(instance, options),
+    ));
   } catch (e) {
     // A validator that reports a whole body itself (environments) throws its 422: add ours to it.
     if (e instanceof AppException && e.code === 'validation_error' && e.errors) {
@@ -259,11 +264,55 @@ function validateParsed<T extends object>(
     throw e;
   }
   const fieldErrors = flattenErrors(errors, prefix);
+  const stopped = addListFindings(fieldErrors, lists, instance, prefix);
   for (const [path, msgs] of Object.entries(reserved)) addMessages(fieldErrors, path, msgs);
   for (const [path, msgs] of Object.entries(illFormed)) addMessages(fieldErrors, path, msgs);
   if (errors.length > 0 || Object.keys(fieldErrors).length > 0)
-    throw validationProblem(fieldErrors);
+    throw validationProblem(fieldErrors, stopped);
   return instance;
+}
+
+/**
+ * Adds the invalid items the {@link NestedList}s found to `out`, under their paths (`steps.3.action`,
+ * `steps.4` for an item that is not an object). Returns the path of the last item checked of each
+ * list whose check stopped early (`steps[99]`).
+ */
+function addListFindings(
+  out: FieldErrors,
+  lists: ListCheck,
+  root: object,
+  prefix: string,
+): string[] {
+  const paths = new Map<object, string>();
+  const pathOf = (owner: object): string => {
+    let path = paths.get(owner);
+    if (path === undefined) {
+      path = owner === root ? prefix : (findPath(root, owner, prefix) ?? prefix);
+      paths.set(owner, path);
+    }
+    return path;
+  };
+  const join = (base: string, key: string | number) => (base ? `${base}.${key}` : String(key));
+  for (const f of lists.findings) {
+    const at = join(join(pathOf(f.owner), f.property), f.index);
+    if (f.errors === null) addMessages(out, at, [notAnObjectMessage(f.property)]);
+    else
+      for (const [path, msgs] of Object.entries(flattenErrors(f.errors, at)))
+        addMessages(out, path, msgs);
+  }
+  return lists.stopped.map((s) => labelOf(join(join(pathOf(s.owner), s.property), s.index)));
+}
+
+/** The path of `target` inside `root` (a validated DTO instance: bounded, acyclic), or null. */
+function findPath(root: unknown, target: object, path: string): string | null {
+  if (root === null || typeof root !== 'object') return null;
+  for (const [key, value] of Object.entries(root)) {
+    const at = path ? `${path}.${key}` : key;
+    if (value === target) return at;
+    const found = findPath(value, target, at);
+    if (found !== null) return found;
+  }
+  return null;
 }
 
 /**
@@ -272,15 +321,23 @@ function validateParsed<T extends object>(
  */
 export const MAX_ERROR_FIELDS = 100;
 
-/** 422 validation_error listing at most {@link MAX_ERROR_FIELDS} fields, saying how many there were. */
-export function validationProblem(fieldErrors: FieldErrors): AppException {
+/**
+ * 422 validation_error listing at most {@link MAX_ERROR_FIELDS} fields, saying how many there were;
+ * or, when a list's check stopped early (`stopped`: the last item checked of each such list), that
+ * the items after it were not checked.
+ */
+export function validationProblem(fieldErrors: FieldErrors, stopped: string[] = []): AppException {
   const paths = Object.keys(fieldErrors);
-  if (paths.length <= MAX_ERROR_FIELDS) return AppException.validation(fieldErrors);
+  if (paths.length <= MAX_ERROR_FIELDS && stopped.length === 0)
+    return AppException.validation(fieldErrors);
   const first: FieldErrors = {};
   for (const path of paths.slice(0, MAX_ERROR_FIELDS)) addMessages(first, path, fieldErrors[path]);
   return AppException.validation(
     first,
-    `Request contains invalid fields (the first ${MAX_ERROR_FIELDS} of ${paths.length} are listed)`,
+    stopped.length === 0
+      ? `Request contains invalid fields (the first ${MAX_ERROR_FIELDS} of ${paths.length} are listed)`
+      : `Request contains invalid fields (the first ${Object.keys(first).length} are listed; the ` +
+          `items after ${stopped.join(', ')} were not checked)`,
   );
 }
 

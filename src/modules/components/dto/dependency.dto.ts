@@ -1,7 +1,12 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
-import { IsArray, IsIn, IsNotEmpty, IsObject, IsString, ValidateNested } from 'class-validator';
-import { MaxItems, MaxLen, NoNul, OptionalNotNull } from '../../../common/validation/decorators';
+import { IsArray, IsIn, IsNotEmpty, IsObject, IsString } from 'class-validator';
+import {
+  MaxItems,
+  MaxLen,
+  NestedList,
+  NoNul,
+  OptionalNotNull,
+} from '../../../common/validation/decorators';
 import { ComponentDto, ID_MAX_LENGTH } from './component.dto';
 
 export const DEPENDENCY_TYPES = ['depends_on'] as const;
@@ -52,8 +57,7 @@ export class ReplaceDependenciesDto {
   @IsArray()
   @MaxItems(MAX_DEPENDENCIES_PER_COMPONENT)
   @IsObject({ each: true })
-  @ValidateNested({ each: true })
-  @Type(() => DependencyInputDto)
+  @NestedList(() => DependencyInputDto)
   dependencies?: DependencyInputDto[];
 }
 

@@ -1,6 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { FieldsParam } from '../../../common/pagination/fields';
-import { Type } from 'class-transformer';
 import {
   ArrayNotEmpty,
   IsArray,
@@ -11,7 +10,6 @@ import {
   IsOptional,
   IsString,
   IsUUID,
-  ValidateNested,
 } from 'class-validator';
 import {
   PageQueryDto,
@@ -23,6 +21,7 @@ import {
   MaxItems,
   MaxKeys,
   MaxLen,
+  NestedList,
   Nullable,
   OptionalNotNull,
   QueryArray,
@@ -169,16 +168,14 @@ export class CreateDatasetDto {
   @OptionalNotNull()
   @IsArray()
   @MaxItems(MAX_DATASET_COLUMNS)
-  @ValidateNested({ each: true })
-  @Type(() => DatasetColumnInputDto)
+  @NestedList(() => DatasetColumnInputDto)
   columns?: DatasetColumnInputDto[];
 
   @ApiPropertyOptional({ type: [DatasetRowInputDto], default: [], maxItems: MAX_DATASET_ROWS })
   @OptionalNotNull()
   @IsArray()
   @MaxItems(MAX_DATASET_ROWS)
-  @ValidateNested({ each: true })
-  @Type(() => DatasetRowInputDto)
+  @NestedList(() => DatasetRowInputDto)
   rows?: DatasetRowInputDto[];
 
   @ApiPropertyOptional({
@@ -234,8 +231,7 @@ export class UpdateDatasetDto {
   @OptionalNotNull()
   @IsArray()
   @MaxItems(MAX_DATASET_COLUMNS)
-  @ValidateNested({ each: true })
-  @Type(() => DatasetColumnInputDto)
+  @NestedList(() => DatasetColumnInputDto)
   columns?: DatasetColumnInputDto[];
 
   @ApiPropertyOptional({
@@ -246,8 +242,7 @@ export class UpdateDatasetDto {
   @OptionalNotNull()
   @IsArray()
   @MaxItems(MAX_DATASET_ROWS)
-  @ValidateNested({ each: true })
-  @Type(() => DatasetRowInputDto)
+  @NestedList(() => DatasetRowInputDto)
   rows?: DatasetRowInputDto[];
 
   @ApiPropertyOptional({

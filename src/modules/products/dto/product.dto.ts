@@ -1,5 +1,4 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
 import {
   IsArray,
   IsBoolean,
@@ -12,12 +11,12 @@ import {
   IsUUID,
   Max,
   Min,
-  ValidateNested,
 } from 'class-validator';
 import { PageQueryDto, QUERY_VALUES_MAX } from '../../../common/pagination/page';
 import {
   MaxItems,
   MaxLen,
+  NestedList,
   NoNul,
   OptionalNotNull,
   QueryArray,
@@ -199,8 +198,7 @@ export class ReplaceProductComponentsDto {
   @IsArray()
   @MaxItems(MAX_PRODUCT_LINKS)
   @IsObject({ each: true })
-  @ValidateNested({ each: true })
-  @Type(() => ProductComponentLinkInputDto)
+  @NestedList(() => ProductComponentLinkInputDto)
   links?: ProductComponentLinkInputDto[];
 }
 

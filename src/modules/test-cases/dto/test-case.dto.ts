@@ -1,6 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { CursorPageQueryDto } from '../../../common/pagination/cursor-query';
-import { Type } from 'class-transformer';
 import {
   IsArray,
   IsBoolean,
@@ -9,12 +8,12 @@ import {
   IsOptional,
   IsString,
   IsUUID,
-  ValidateNested,
 } from 'class-validator';
 import { SORT_ORDERS, SortOrder, QUERY_VALUES_MAX } from '../../../common/pagination/page';
 import {
   MaxItems,
   MaxLen,
+  NestedList,
   Nullable,
   OptionalNotNull,
   QueryArray,
@@ -164,8 +163,7 @@ export class CreateTestCaseDto {
   @OptionalNotNull()
   @IsArray()
   @MaxItems(500)
-  @ValidateNested({ each: true })
-  @Type(() => TestCaseStepDto)
+  @NestedList(() => TestCaseStepDto)
   steps?: TestCaseStepDto[];
 
   @ApiPropertyOptional({ enum: TEST_CASE_PRIORITIES, nullable: true })
@@ -232,8 +230,7 @@ export class CreateTestCaseDto {
   @OptionalNotNull()
   @IsArray()
   @MaxItems(500)
-  @ValidateNested({ each: true })
-  @Type(() => CoverageInputDto)
+  @NestedList(() => CoverageInputDto)
   component_coverages?: CoverageInputDto[];
 }
 
@@ -265,8 +262,7 @@ export class UpdateTestCaseDto {
   @OptionalNotNull()
   @IsArray()
   @MaxItems(500)
-  @ValidateNested({ each: true })
-  @Type(() => TestCaseStepDto)
+  @NestedList(() => TestCaseStepDto)
   steps?: TestCaseStepDto[];
 
   @ApiPropertyOptional({ enum: TEST_CASE_PRIORITIES, nullable: true })
@@ -321,8 +317,7 @@ export class UpdateTestCaseDto {
   @OptionalNotNull()
   @IsArray()
   @MaxItems(500)
-  @ValidateNested({ each: true })
-  @Type(() => CoverageInputDto)
+  @NestedList(() => CoverageInputDto)
   component_coverages?: CoverageInputDto[];
 }
 
