@@ -193,7 +193,8 @@ export class Fixtures {
   }
 
   /**
-   * Recreates the fixtures when a generated request deleted, closed or archived one of them, or
+   * Recreates the fixtures when a generated request deleted, closed or archived one of them, left
+   * the dataset without an active row (a new binding to it could not expand into a run item), or
    * took the lead's access away; re-logs the administrator in when its token stopped working.
    * Returns true when they were recreated.
    */
@@ -224,7 +225,10 @@ export class Fixtures {
          EXISTS (SELECT 1 FROM run_item_rows WHERE id = $12 AND run_item_id = $13) AS row,
          EXISTS (SELECT 1 FROM components WHERE id = $14) AS component,
          EXISTS (SELECT 1 FROM products WHERE id = $15) AS product,
-         EXISTS (SELECT 1 FROM datasets WHERE id = $16 AND archived_at IS NULL) AS dataset,
+         EXISTS (SELECT 1 FROM datasets d JOIN dataset_revisions r ON r.id = d.current_revision_id
+                  WHERE d.id = $16 AND d.archived_at IS NULL
+                    AND EXISTS (SELECT 1 FROM jsonb_array_elements(r.rows) e
+                                 WHERE (e->>'is_active') IS DISTINCT FROM 'false')) AS dataset,
          EXISTS (SELECT 1 FROM test_case_dataset_bindings WHERE id = $17) AS binding,
          EXISTS (SELECT 1 FROM test_plans WHERE id = $18) AS plan`,
       [
