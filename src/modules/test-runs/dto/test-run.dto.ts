@@ -615,7 +615,9 @@ export class UpdateTestRunDto {
     nullable: true,
     type: String,
     format: 'date-time',
-    description: 'Only with status=completed; default now; not before started_at',
+    description:
+      'Only with status=completed; default now, or started_at when that lies in the future (a ' +
+      'client clock ahead of the server), so that the order holds; not before started_at',
   })
   @Nullable()
   @IsDateTime()
@@ -625,7 +627,9 @@ export class UpdateTestRunDto {
     nullable: true,
     type: String,
     format: 'date-time',
-    description: 'Only with status=archived; default now; not before completed_at',
+    description:
+      'Only with status=archived; default now, or completed_at when that lies in the future; not ' +
+      'before completed_at',
   })
   @Nullable()
   @IsDateTime()
