@@ -8,7 +8,8 @@
  * the JavaScript `Date` cannot read the same way is refused here, so that no such value reaches
  * PostgreSQL as an invalid date: week dates (`2026-W01-1`), ordinal dates (`2026-032`), the basic
  * format (`20260501T100000Z`), reduced precision (`2026`, `2026-05`, `2026-05-01T10`), and
- * impossible values (`2026-02-30`, `25:00`, offsets beyond ±23:59).
+ * impossible values (`2026-02-30`, `25:00`, offsets beyond ±23:59), and instants outside years
+ * 1–9999 in UTC (`0001-01-01T00:00+01:00`, `9999-12-31T23:00-05:00`).
  */
 import { buildMessage, ValidateBy } from 'class-validator';
 
@@ -58,7 +59,11 @@ export function parseDateTime(value: string): Date | null {
   const local = utc(+y, +mo, +d, +h, +mi, s === undefined ? 0 : +s, ms);
   const shift = offsetMinutes(offset);
   if (local === null || shift === null) return null;
-  return new Date(local.getTime() - shift * 60_000);
+  const instant = new Date(local.getTime() - shift * 60_000);
+  // The offset may carry the instant out of years 1..9999 (`9999-12-31T23:00-05:00`), which no
+  // answer could write as `YYYY-…Z` (`toISOString` gives `+010000-…`).
+  const year = instant.getUTCFullYear();
+  return year < 1 || year > 9999 ? null : instant;
 }
 
 /** A date `YYYY-MM-DD` as its first instant (00:00 UTC), or null. */

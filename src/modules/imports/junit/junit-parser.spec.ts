@@ -921,14 +921,25 @@ describe('parseTimestamp', () => {
     ['2024-01-21T08:17:32+0130', '2024-01-21T06:47:32.000Z'],
     ['2024-01-21 08:17', '2024-01-21T08:17:00.000Z'],
     ['2024-01-21', '2024-01-21T00:00:00.000Z'],
+    // Years below 100 are years below 100 (Date.UTC would read 0050 as 1950).
+    ['0050-01-01T00:00:00Z', '0050-01-01T00:00:00.000Z'],
+    ['9999-12-31T23:00:00+05:00', '9999-12-31T18:00:00.000Z'],
   ])('%j → %s', (input, expected) => {
     expect(parseTimestamp(input)?.toISOString()).toBe(expected);
   });
 
-  it.each(['', 'yesterday', '2024-02-31T00:00:00', '2024-13-01', '2024-01-01T25:00:00', null])(
-    '%j → null',
-    (input) => {
-      expect(parseTimestamp(input)).toBeNull();
-    },
-  );
+  it.each([
+    '',
+    'yesterday',
+    '2024-02-31T00:00:00',
+    '2024-13-01',
+    '2024-01-01T25:00:00',
+    null,
+    // Outside years 1..9999 once the offset is applied.
+    '0000-06-01T00:00:00Z',
+    '0001-01-01T00:00:00+01:00',
+    '9999-12-31T23:00:00-05:00',
+  ])('%j → null', (input) => {
+    expect(parseTimestamp(input)).toBeNull();
+  });
 });

@@ -332,7 +332,7 @@ function parseLine(value: string | null): number | null {
 
 /**
  * ISO 8601 timestamp → Date (`2020-09-04T16:18:04.966371`, `…Z`, `…+02:00`, date only). A time
- * without offset is read as UTC. Anything else → null.
+ * without offset is read as UTC. Anything else, and an instant outside years 1–9999 in UTC, → null.
  */
 export function parseTimestamp(value: string | null | undefined): Date | null {
   const text = blankToNull(value);
@@ -353,9 +353,11 @@ export function parseTimestamp(value: string | null | undefined): Date | null {
     return null;
   }
   const ms = Number((frac + '000').slice(0, 3));
-  let time = Date.UTC(year, month - 1, day, hour, minute, second, ms);
-  const check = new Date(Date.UTC(year, month - 1, day));
-  if (check.getUTCDate() !== day) return null; // 31 February and the like
+  const local = new Date(0);
+  local.setUTCFullYear(year, month - 1, day); // not Date.UTC: it reads years 0..99 as 1900..1999
+  if (local.getUTCDate() !== day) return null; // 31 February and the like
+  local.setUTCHours(hour, minute, second, ms);
+  let time = local.getTime();
   if (zone !== undefined && zone.toUpperCase() !== 'Z') {
     const sign = zone.startsWith('-') ? -1 : 1;
     const digits = zone.slice(1).replace(':', '');
@@ -363,7 +365,9 @@ export function parseTimestamp(value: string | null | undefined): Date | null {
     time -= sign * offsetMinutes * 60_000;
   }
   const date = new Date(time);
-  return Number.isNaN(date.getTime()) ? null : date;
+  // Years 1..9999 in UTC only: an answer writes every instant as `YYYY-…Z`.
+  const utcYear = date.getUTCFullYear();
+  return Number.isNaN(time) || utcYear < 1 || utcYear > 9999 ? null : date;
 }
 
 // ---------------------------------------------------------------------------------------------
