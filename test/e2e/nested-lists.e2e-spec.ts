@@ -5,8 +5,8 @@ import type { RoleFixture } from '../support/test-app';
  * Lists of objects in request bodies (dataset columns and rows, test case steps and component coverages,
  * dependencies, product links) refuse an item that is not an object. class-validator's
  * `@ValidateNested({ each: true })` walked into a nested array instead: `rows: [[]]` created a
- * dataset with a row without a key (201). A list of thousands of junk objects is refused after its
- * first 100 invalid items.
+ * dataset with a row without a key (201). A list of thousands of junk objects is refused after
+ * validating its first 100 invalid ones.
  */
 describe('lists of objects in request bodies', () => {
   let t: TestApp;
@@ -111,7 +111,7 @@ describe('lists of objects in request bodies', () => {
     },
   );
 
-  it('refuses 10,000 junk rows after checking their first 100, listing those', async () => {
+  it('refuses 10,000 junk rows after validating their first 100, listing those', async () => {
     const res = await t.req('post', '/api/v1/datasets', f.lead.token).send({
       project_id: f.projectId,
       name: 'Junk',
@@ -123,7 +123,7 @@ describe('lists of objects in request bodies', () => {
     expect(paths.slice(0, 2)).toEqual(['rows.0.a', 'rows.0.row_key']);
     expect(paths[paths.length - 1]).toBe('rows.49.row_key');
     expect(problem.detail).toBe(
-      'Request contains invalid fields (the first 100 are listed; the items after rows[99] were not checked)',
+      'Request contains invalid fields (the first 100 of 200 are listed; the objects after rows[99] were not checked)',
     );
   });
 });

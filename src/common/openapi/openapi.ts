@@ -30,8 +30,8 @@ substring match where \`%\` and \`_\` are literal. Every writing request runs in
 Checks run in this order: authentication (401) → request shape (415 media type or content coding, 413
 size, 400 undecodable body, 422 malformed JSON or invalid fields) → resource and project (404) → role (403) → domain rules (409/422). Bodies of
 GET, HEAD, DELETE and OPTIONS requests are ignored. JSON bodies may nest at most 64 levels.
-A 422 \`validation_error\` lists at most 100 fields in \`errors\`; a list of objects (dataset rows, test
-case steps…) is checked up to its 100th invalid item, and \`detail\` then names the last item checked.
+A 422 \`validation_error\` lists at most 100 fields in \`errors\`; the objects of a list (dataset rows,
+test case steps…) are validated up to the 100th invalid one, and \`detail\` then names it.
 A request body (JSON or multipart) may be compressed with \`Content-Encoding\` \`gzip\`, \`deflate\` or
 \`br\` (one coding); the size limits apply to the decoded body. Any other coding is 415
 \`unsupported_content_encoding\`, a body its coding does not decode 400 \`invalid_content_encoding\`

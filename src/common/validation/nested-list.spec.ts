@@ -109,7 +109,7 @@ describe('NestedList', () => {
     );
   });
 
-  it(`stops at the list's ${MAX_INVALID_LIST_ITEMS}th invalid item and says so`, () => {
+  it(`validates objects up to the list's ${MAX_INVALID_LIST_ITEMS}th invalid one and says so`, () => {
     const e = problem(WithList, { steps: Array.from({ length: 10_000 }, () => ({ junk: 1 })) });
     expect(checked).toBe(MAX_INVALID_LIST_ITEMS);
     expect(Object.keys(e?.errors ?? {})).toHaveLength(MAX_ERROR_FIELDS);
@@ -119,12 +119,12 @@ describe('NestedList', () => {
     ]);
     expect(e?.errors?.['steps.0.junk']).toEqual(['Unknown field']);
     expect(e?.message).toBe(
-      `Request contains invalid fields (the first ${MAX_ERROR_FIELDS} are listed; the items after ` +
-        `steps[${MAX_INVALID_LIST_ITEMS - 1}] were not checked)`,
+      `Request contains invalid fields (the first ${MAX_ERROR_FIELDS} of ${2 * MAX_INVALID_LIST_ITEMS} ` +
+        `are listed; the objects after steps[${MAX_INVALID_LIST_ITEMS - 1}] were not checked)`,
     );
   });
 
-  it('counts invalid items only: valid ones between them are checked and pass', () => {
+  it('counts invalid objects only: valid ones between them are validated and pass', () => {
     // Every other item is invalid: the 100th invalid one is at index 199.
     const steps = Array.from({ length: 1_000 }, (_, i) => ({ action: i % 2 === 1 ? 7 : 'ok' }));
     const e = problem(WithList, { steps });
@@ -133,15 +133,33 @@ describe('NestedList', () => {
       Array.from({ length: MAX_INVALID_LIST_ITEMS }, (_, i) => `steps.${2 * i + 1}.action`),
     );
     expect(e?.message).toContain(
-      `the items after steps[${2 * MAX_INVALID_LIST_ITEMS - 1}] were not checked`,
+      `the objects after steps[${2 * MAX_INVALID_LIST_ITEMS - 1}] were not checked`,
     );
   });
 
-  it(`checks every item when the ${MAX_INVALID_LIST_ITEMS}th invalid one is the last`, () => {
-    const steps = Array.from({ length: MAX_INVALID_LIST_ITEMS }, () => 'x');
+  it(`validates every object when the ${MAX_INVALID_LIST_ITEMS}th invalid one is the last`, () => {
+    const steps = Array.from({ length: MAX_INVALID_LIST_ITEMS }, () => ({ action: 7 }));
     const e = problem(WithList, { steps });
+    expect(checked).toBe(MAX_INVALID_LIST_ITEMS);
     expect(Object.keys(e?.errors ?? {})).toHaveLength(MAX_INVALID_LIST_ITEMS);
     expect(e?.message).toBe('Request contains invalid fields');
+  });
+
+  it('reports every item that is not an object (no validation needed), with the count', () => {
+    const e = problem(WithList, { steps: new Array(5_000).fill(0) });
+    expect(Object.keys(e?.errors ?? {})).toHaveLength(MAX_ERROR_FIELDS);
+    expect(e?.message).toBe(
+      `Request contains invalid fields (the first ${MAX_ERROR_FIELDS} of 5000 are listed)`,
+    );
+    // After the objects stop being validated, items that are not objects are still counted.
+    const mixed = problem(WithList, {
+      steps: [...Array.from({ length: 200 }, () => ({ action: 7 })), ...new Array(50).fill('x')],
+    });
+    expect(checked).toBe(MAX_INVALID_LIST_ITEMS);
+    expect(mixed?.message).toBe(
+      `Request contains invalid fields (the first ${MAX_ERROR_FIELDS} of ${MAX_INVALID_LIST_ITEMS + 50} ` +
+        `are listed; the objects after steps[${MAX_INVALID_LIST_ITEMS - 1}] were not checked)`,
+    );
   });
 
   it('reports a nested list under its whole path', () => {

@@ -9,9 +9,10 @@ import {
 } from 'class-validator';
 
 /**
- * Most invalid items one list reports: its check stops there. A 422 lists at most 100 fields
- * (`MAX_ERROR_FIELDS`), so a body of 10,000 junk items is refused after checking about 100 of them
- * instead of all (about a second of the one thread in a full application).
+ * Most invalid objects of one list that are validated: the objects after them are not. A 422 lists
+ * at most 100 fields (`MAX_ERROR_FIELDS`), so a body of 10,000 junk objects is refused after
+ * validating about 100 of them instead of all (about a second of the one thread in a full
+ * application).
  */
 export const MAX_INVALID_LIST_ITEMS = 100;
 
@@ -23,7 +24,7 @@ export interface ListFinding {
   errors: ValidationError[] | null;
 }
 
-/** A list whose check stopped at its {@link MAX_INVALID_LIST_ITEMS}th invalid item, `index`. */
+/** A list whose objects were validated up to its {@link MAX_INVALID_LIST_ITEMS}th invalid one, `index`. */
 export interface StoppedList {
   owner: object;
   property: string;
@@ -62,7 +63,8 @@ export function withListCheck<T>(
  * Checks each item of a list: it must be an instance of `type` (class-transformer makes one of every
  * object item; a string, number, null or nested array stays what it is and is refused), valid as
  * that DTO. Invalid items go to the running {@link ListCheck}, which reports them under
- * `<list>.<index>`; the check stops at the list's {@link MAX_INVALID_LIST_ITEMS}th invalid item.
+ * `<list>.<index>`. After the list's {@link MAX_INVALID_LIST_ITEMS}th invalid object the remaining
+ * objects are not validated (that is what costs); items that are not objects are still reported.
  * Outside a check (a bare `validateSync`) the list is simply invalid.
  */
 function checkItems(
@@ -72,17 +74,21 @@ function checkItems(
 ): boolean {
   if (!Array.isArray(value)) return true; // @IsArray() beside it says so
   const check = active;
-  let invalid = 0;
+  let invalidObjects = 0;
+  let stopped = false;
   for (let index = 0; index < value.length; index++) {
     const item: unknown = value[index];
-    const errors = item instanceof type ? validateSync(item, check?.options) : null;
+    const isObject = item instanceof type;
+    if (isObject && stopped) continue;
+    const errors = isObject ? validateSync(item, check?.options) : null;
     if (errors !== null && errors.length === 0) continue;
     if (check === null) return false;
     check.findings.push({ owner: args.object, property: args.property, index, errors });
-    invalid += 1;
-    if (invalid === MAX_INVALID_LIST_ITEMS && index < value.length - 1) {
+    if (!isObject) continue;
+    invalidObjects += 1;
+    if (invalidObjects === MAX_INVALID_LIST_ITEMS && index < value.length - 1) {
       check.stopped.push({ owner: args.object, property: args.property, index });
-      break;
+      stopped = true;
     }
   }
   return true;
@@ -92,8 +98,8 @@ function checkItems(
  * A list of nested DTOs of `type` (put `@IsArray()` and `@MaxItems(n)` beside it). Unlike
  * class-validator's `@ValidateNested({ each: true })`, an item that is not an object (a string, null,
  * a nested array: class-validator walked into nested arrays and let `[[]]` through) is refused, and
- * the check stops after {@link MAX_INVALID_LIST_ITEMS} invalid items. Errors keep their paths
- * (`steps.3.action`).
+ * objects are validated up to the {@link MAX_INVALID_LIST_ITEMS}th invalid one. Errors keep their
+ * paths (`steps.3.action`).
  */
 export function NestedList(type: () => ClassConstructor<object>): PropertyDecorator {
   return applyDecorators(

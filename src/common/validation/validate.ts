@@ -274,8 +274,8 @@ function validateParsed<T extends object>(
 
 /**
  * Adds the invalid items the {@link NestedList}s found to `out`, under their paths (`steps.3.action`,
- * `steps.4` for an item that is not an object). Returns the path of the last item checked of each
- * list whose check stopped early (`steps[99]`).
+ * `steps.4` for an item that is not an object). Returns, for each list whose objects were validated
+ * only in part, the last one validated (`steps[99]`).
  */
 function addListFindings(
   out: FieldErrors,
@@ -323,8 +323,8 @@ export const MAX_ERROR_FIELDS = 100;
 
 /**
  * 422 validation_error listing at most {@link MAX_ERROR_FIELDS} fields, saying how many there were;
- * or, when a list's check stopped early (`stopped`: the last item checked of each such list), that
- * the items after it were not checked.
+ * and, when a list's objects were validated only up to an invalid one (`stopped`: that item of each
+ * such list), that the objects after it were not checked.
  */
 export function validationProblem(fieldErrors: FieldErrors, stopped: string[] = []): AppException {
   const paths = Object.keys(fieldErrors);
@@ -332,12 +332,12 @@ export function validationProblem(fieldErrors: FieldErrors, stopped: string[] = 
     return AppException.validation(fieldErrors);
   const first: FieldErrors = {};
   for (const path of paths.slice(0, MAX_ERROR_FIELDS)) addMessages(first, path, fieldErrors[path]);
+  const notChecked =
+    stopped.length === 0 ? '' : `; the objects after ${stopped.join(', ')} were not checked`;
   return AppException.validation(
     first,
-    stopped.length === 0
-      ? `Request contains invalid fields (the first ${MAX_ERROR_FIELDS} of ${paths.length} are listed)`
-      : `Request contains invalid fields (the first ${Object.keys(first).length} are listed; the ` +
-          `items after ${stopped.join(', ')} were not checked)`,
+    `Request contains invalid fields (the first ${Object.keys(first).length} of ${paths.length} ` +
+      `are listed${notChecked})`,
   );
 }
 
