@@ -302,6 +302,24 @@ describe('input bounds and malformed input (issue #22)', () => {
       expect(await count('SELECT count(*) AS n FROM test_cases WHERE title = $1', [name])).toBe(0);
     });
 
+    // Found by an audit: JSON.parse reads 1e999 as Infinity, which a free-form object (dataset cell
+    // values) then stored as null.
+    it('a number that overflowed while parsing is refused, not stored as null', async () => {
+      const name = t.unique('overflow');
+      const res = await t
+        .req('post', api('/datasets'), f.lead.token)
+        .set('Content-Type', 'application/json')
+        .send(
+          `{"project_id":"${f.projectId}","name":"${name}","columns":[{"column_key":"x"}],` +
+            '"rows":[{"row_key":"a","values":{"x":1e999}}]}',
+        );
+      const p = expectProblem(res, 422, 'validation_error');
+      expect(errorsOf(p)).toEqual({
+        'rows.0.values.x': ['rows.0.values.x is a number out of range (beyond ±1.8e308)'],
+      });
+      expect(await count('SELECT count(*) AS n FROM datasets WHERE name = $1', [name])).toBe(0);
+    });
+
     it('a 422 lists at most 100 fields and says how many there were', async () => {
       const title = t.unique('steps');
       const res = await t

@@ -15,6 +15,7 @@ describe('jsonShapeIssue', () => {
     ['a scalar', 'text'],
     ['an empty object', {}],
     ['a small body', { a: 1, b: [1, 2], c: { d: [{ e: 'x' }] } }],
+    ['the largest finite numbers', JSON.parse('{"a":1.7976931348623157e308,"b":[-1e308,5e-324]}')],
     ['nesting at the limit', nested(MAX_JSON_DEPTH)],
     ['an array at the limit', { rows: new Array(MAX_JSON_ARRAY_ITEMS).fill(0) }],
     [
@@ -64,6 +65,18 @@ describe('jsonShapeIssue', () => {
       Object.fromEntries(Array.from({ length: MAX_JSON_VALUES + 1 }, (_, i) => [`k${i}`, i])),
       'body',
       new RegExp(`must not hold more than ${MAX_JSON_VALUES} values`),
+    ],
+    [
+      'a number that overflowed while parsing',
+      JSON.parse('{"rows":[{"values":{"x":1e999}}]}') as unknown,
+      'rows.0.values.x',
+      /^rows\.0\.values\.x is a number out of range \(beyond ±1\.8e308\)$/,
+    ],
+    [
+      'a negative one in a list',
+      JSON.parse('{"a":[1,-1e999]}') as unknown,
+      'a.1',
+      /^a\.1 is a number out of range/,
     ],
   ])('refuses %s (on %s)', (_label, value, path, message) => {
     const issue = jsonShapeIssue(value);

@@ -163,7 +163,8 @@ export interface ShapeIssue {
 /**
  * The first reason a parsed body is too large to validate, or null: nested deeper than
  * MAX_JSON_DEPTH (on `body`), an array longer than MAX_JSON_ARRAY_ITEMS (on the array's own field
- * path, like any validation error), or more than MAX_JSON_VALUES values in all (on `body`). One walk
+ * path, like any validation error), or more than MAX_JSON_VALUES values in all (on `body`); or a
+ * number that overflowed while parsing (`1e999`, on its path: it cannot be stored as sent). One walk
  * without recursion.
  */
 export function jsonShapeIssue(value: unknown): ShapeIssue | null {
@@ -200,6 +201,10 @@ export function jsonShapeIssue(value: unknown): ShapeIssue | null {
       const child: unknown = (v as Record<string, unknown>)[key];
       if (child !== null && typeof child === 'object') {
         stack.push({ value: child, depth: node.depth + 1, parent: node, key });
+      } else if (typeof child === 'number' && !Number.isFinite(child)) {
+        // `1e999` parses as Infinity, which JSON.stringify would store as null.
+        const path = shapePath({ value: child, depth: node.depth + 1, parent: node, key });
+        return { path, message: `${path} is a number out of range (beyond ±1.8e308)` };
       }
     }
   }
