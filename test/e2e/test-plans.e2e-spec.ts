@@ -380,16 +380,53 @@ describe('test plans (CONTRACT §7; reference runs-imports-plans.md §6)', () =>
     );
     const unchanged = await t.req('get', `${API}/test-plans/${p.id}`, f.viewer.token);
     expect(unchanged.body).toMatchObject({ generation_source: 'manual', case_ids: [covered.id] });
-    const regenerated = await t
-      .req('patch', `${API}/test-plans/${p.id}`, f.tester.token)
-      .send({
-        generation_source: 'product_generated',
-        generation_config: { component_ids: [compId] },
-      });
+    const regenerated = await t.req('patch', `${API}/test-plans/${p.id}`, f.tester.token).send({
+      generation_source: 'product_generated',
+      generation_config: { component_ids: [compId] },
+    });
     expect(regenerated.body).toMatchObject({
       generation_source: 'product_generated',
       case_ids: [covered.id],
     });
+  });
+
+  it('a product_generated plan checks the case_ids it does not apply (create and PATCH)', async () => {
+    const compId = randomUUID();
+    await t.db.query(
+      `INSERT INTO components (id, project_id, name, key) VALUES ($1, $2, 'Gen', $3)`,
+      [compId, f.projectId, t.unique('K')],
+    );
+    const covered = await testCase({
+      component_coverages: [{ component_id: compId, coverage_strength: 'smoke' }],
+    });
+    const mine = await testCase();
+    const foreign = await testCase({}, other);
+    const generated = {
+      generation_source: 'product_generated',
+      generation_config: { component_ids: [compId] },
+    };
+    const name = t.unique('gen-checked');
+    expectProblem(
+      await t
+        .req('post', `${API}/test-plans`, f.tester.token)
+        .send({ project_id: f.projectId, name, ...generated, case_ids: [foreign.id] }),
+      422,
+      'test_case_project_mismatch',
+    );
+    const n = await t.db.query(`SELECT count(*)::int AS n FROM test_plans WHERE name = $1`, [name]);
+    expect(n[0].n).toBe(0);
+    const p = await plan(generated);
+    const patch = (body: object) =>
+      t.req('patch', `${API}/test-plans/${p.id}`, f.tester.token).send(body);
+    expectProblem(await patch({ case_ids: [foreign.id, foreign.id] }), 422, 'validation_error');
+    expectProblem(await patch({ case_ids: [foreign.id] }), 422, 'test_case_project_mismatch');
+    expectProblem(await patch({ case_ids: [randomUUID()] }), 404, 'test_case_not_found');
+    const before = await t.req('get', `${API}/test-plans/${p.id}`, f.viewer.token);
+    expect(before.body.case_ids).toEqual([covered.id]);
+    // A valid list is taken and not applied: the cases stay the generated ones.
+    const ok = await patch({ case_ids: [mine.id] });
+    expect(ok.status).toBe(200);
+    expect(ok.body.case_ids).toEqual([covered.id]);
   });
 
   it('lists with search, tag, milestone and generation_source filters', async () => {

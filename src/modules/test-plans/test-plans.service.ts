@@ -171,7 +171,8 @@ export class TestPlansService {
 
   /**
    * Validates suites and cases (duplicates → 422 validation_error, unknown → 404, another project
-   * → 422 suite_project_mismatch / test_case_project_mismatch) and, for product-generated plans,
+   * → 422 suite_project_mismatch / test_case_project_mismatch; given cases are checked for
+   * product-generated plans too, which do not apply them) and, for product-generated plans,
    * computes the cases from the config (missing config → 422 validation_error).
    */
   private async resolveScope(
@@ -185,6 +186,8 @@ export class TestPlansService {
     },
   ): Promise<Scope> {
     if (input.suiteIds) await this.checkIds(projectId, 'suites', input.suiteIds, 'suite_ids');
+    // Checked even where a generated plan does not apply them: a bad list is never taken silently.
+    if (input.caseIds) await this.checkIds(projectId, 'test_cases', input.caseIds, 'case_ids');
     let caseIds = input.caseIds;
     let config = normalizePlanGenerationConfig(input.config ?? undefined);
     let summary: Record<string, unknown> = {};
@@ -208,8 +211,6 @@ export class TestPlansService {
     } else if (input.source === 'product_generated' && caseIds !== undefined) {
       // A generated plan's cases come from its config; an explicit list is not applied.
       caseIds = undefined;
-    } else if (caseIds) {
-      await this.checkIds(projectId, 'test_cases', caseIds, 'case_ids');
     }
     return { suiteIds: input.suiteIds, caseIds, source: input.source, config, summary };
   }

@@ -101,7 +101,9 @@ export class CreateTestPlanDto {
     type: PlanGenerationConfigDto,
     nullable: true,
     description:
-      'Required for product_generated plans: their explicit cases are then the generated ones (case_ids is ignored)',
+      'Required for product_generated plans: their explicit cases are then the generated ones ' +
+      '(case_ids is checked but not applied). Not applied to a manual plan, which answers the ' +
+      'defaults',
   })
   @Nullable()
   @IsObject()
@@ -130,7 +132,9 @@ export class CreateTestPlanDto {
     type: [String],
     items: { type: 'string', format: 'uuid' },
     default: [],
-    description: 'Test cases of the project',
+    description:
+      'Test cases of the project. On a product_generated plan the list is checked (duplicates, ' +
+      'existence, project) but not applied: its cases come from generation_config',
   })
   @OptionalNotNull()
   @IsArray()
@@ -166,7 +170,13 @@ export class UpdateTestPlanDto {
   @IsIn(GENERATION_SOURCES)
   generation_source?: GenerationSource;
 
-  @ApiPropertyOptional({ type: PlanGenerationConfigDto, nullable: true })
+  @ApiPropertyOptional({
+    type: PlanGenerationConfigDto,
+    nullable: true,
+    description:
+      'Regenerates the cases of a product_generated plan; not applied to a manual plan, which ' +
+      'answers the defaults',
+  })
   @Nullable()
   @IsObject()
   @ValidateNested()
@@ -197,7 +207,9 @@ export class UpdateTestPlanDto {
   @ApiPropertyOptional({
     type: [String],
     items: { type: 'string', format: 'uuid' },
-    description: 'Replaces all explicit cases ([] clears)',
+    description:
+      'Replaces all explicit cases ([] clears). On a product_generated plan the list is checked ' +
+      '(duplicates, existence, project) but not applied: its cases come from generation_config',
   })
   @OptionalNotNull()
   @IsArray()
