@@ -12,6 +12,24 @@ import { AccessService } from './access.service';
 import { ACCESS_KEY, AccessRule } from './endpoint.decorator';
 import { hasRole } from './roles';
 
+/** Methods whose body an operation without a body DTO still reads as a request (CONTRACT §2). */
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
+
+/**
+ * Errors of a JSON body sent to an operation that takes none (`POST /webhooks/{id}/ping`…): each
+ * field is unknown (CONTRACT §2: unknown fields are a 422 on every request body); no body, `{}` or
+ * an empty array pass. The shape middleware has already bounded the body.
+ */
+export function unexpectedBodyFields(body: unknown): Record<string, string[]> {
+  if (body === undefined || body === null) return {};
+  if (typeof body !== 'object') return { body: ['This operation takes no request body'] };
+  if (Array.isArray(body))
+    return body.length === 0 ? {} : { body: ['This operation takes no request body'] };
+  const errors = Object.create(null) as Record<string, string[]>;
+  for (const key of Object.keys(body).slice(0, MAX_ERROR_FIELDS)) errors[key] = ['Unknown field'];
+  return errors;
+}
+
 /**
  * The global guard. In the CONTRACT §3 order: authentication (401) → request shape (422, validated
  * here once and reused by the pipe) → the addressed resource and its project (404) → role (403).
@@ -163,6 +181,11 @@ export class RolesGuard implements CanActivate {
           for (const [k, v] of Object.entries(err.errors)) (errors[k] ??= []).push(...v);
           if (Object.keys(err.errors).length >= MAX_ERROR_FIELDS) detail = err.message;
         } else throw err;
+      }
+    }
+    if (!isMultipart && !parts.some((p) => p.kind === 'body') && BODY_METHODS.has(req.method)) {
+      for (const [path, messages] of Object.entries(unexpectedBodyFields(req.body))) {
+        (errors[path] ??= []).push(...messages);
       }
     }
     for (const name of pathIntegers) {

@@ -29,7 +29,9 @@ text is trimmed; lists answer \`{items, page, page_size, has_next, total}\` with
 substring match where \`%\` and \`_\` are literal. Every writing request runs in one transaction.
 Checks run in this order: authentication (401) → request shape (415 media type or content coding, 413
 size, 400 undecodable body, 422 malformed JSON or invalid fields) → resource and project (404) → role (403) → domain rules (409/422). Bodies of
-GET, HEAD, DELETE and OPTIONS requests are ignored. JSON bodies may nest at most 64 levels.
+GET, HEAD, DELETE and OPTIONS requests are ignored; an operation without a request body refuses a JSON body
+with fields (422, each one an \`Unknown field\`; none, \`{}\` or \`[]\` are fine). JSON bodies may nest at most
+64 levels; a number beyond ±1.8e308 (\`1e999\`) is a 422 on its path.
 A 422 \`validation_error\` lists at most 100 fields in \`errors\`; the objects of a list (dataset rows,
 test case steps…) are validated up to the 100th invalid one, and \`detail\` then names it.
 A request body (JSON or multipart) may be compressed with \`Content-Encoding\` \`gzip\`, \`deflate\` or
