@@ -664,6 +664,15 @@ describe('environments', () => {
       expect(current[0].n).toBe(1);
     });
 
+    // Found by an audit: a PATCH through an upper-case spelling of the id answered that spelling.
+    it('answers the stored id whatever the spelling of the path', async () => {
+      const env = await create({ name: 'Spelled' });
+      const upper = (env.id as string).toUpperCase();
+      const res = await patch(upper, { description: 'via upper case' });
+      expect(res.status).toBe(200);
+      expect(res.body).toMatchObject({ id: env.id, current_revision_number: 2 });
+    });
+
     it('replaces topology, meta and extra wholesale', async () => {
       const env = await create({ name: 'Wholesale', meta: { a: 1, b: 2 }, extra: { x: 1 } });
       const res = await patch(env.id, { meta: { c: 3 } });

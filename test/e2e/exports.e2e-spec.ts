@@ -135,6 +135,11 @@ describe('Run report export (CONTRACT §6)', () => {
     expect(res.headers['content-disposition']).toBe(
       `attachment; filename="test-run-${runId}-report.json"`,
     );
+    // The file is named after the run's id as the service writes it, whatever the path's spelling.
+    const upper = await exportRun('json', runId.toUpperCase());
+    expect(upper.headers['content-disposition']).toBe(
+      `attachment; filename="test-run-${runId}-report.json"`,
+    );
     const body = JSON.parse((res.body as Buffer).toString('utf8'));
     expect(body).toMatchObject({
       report_type: 'test_run',

@@ -288,7 +288,7 @@ export class EnvironmentsService {
     if (snapshotHash(candidate) === current.snapshot_hash) return toEnvironmentDto(current);
 
     return this.writeRevision({
-      environmentId: id,
+      environmentId: current.id, // the stored id, not the path's spelling of it
       projectId: current.project_id,
       snapshot: candidate,
       revisionNumber: nextRevisionNumber(current),
@@ -306,7 +306,7 @@ export class EnvironmentsService {
     const base = current.full_snapshot;
     const candidate = asValidation(() => applyEnvironmentPatch(base, { status: ARCHIVED_STATUS }));
     await this.writeRevision({
-      environmentId: id,
+      environmentId: current.id,
       projectId: current.project_id,
       snapshot: candidate,
       revisionNumber: nextRevisionNumber(current),

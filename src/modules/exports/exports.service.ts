@@ -3,6 +3,7 @@ import type { Request, Response } from 'express';
 import { Readable } from 'node:stream';
 import { AppException } from '../../common/errors/app-exception';
 import { ProblemFilter } from '../../common/errors/problem.filter';
+import { canonicalId } from '../../common/persistence/ids';
 import { csvReport } from './formats/csv';
 import { jsonReport } from './formats/json';
 import { junitReport } from './formats/junit';
@@ -68,7 +69,8 @@ export class ExportsService {
     }
     return new StreamableFile(stream, {
       type: media.type,
-      disposition: `attachment; filename="test-run-${runId}-report.${media.ext}"`,
+      // The run's id as the service writes it (lower case), whatever the path's spelling.
+      disposition: `attachment; filename="test-run-${canonicalId(runId)}-report.${media.ext}"`,
     }).setErrorHandler((error, response) => {
       this.logger.error({ err: error, run_id: runId, format }, 'report export failed');
       const res = response as unknown as Response;
