@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { FREE_FORM_KEYS_MAX } from '../../src/common/validation/free-form';
 import { TOPOLOGY_LIMITS } from '../../src/modules/environments/topology';
 import { createTestApp, expectProblem, RoleFixture, TestApp } from '../support/test-app';
@@ -266,6 +267,26 @@ describe('input bounds and malformed input (issue #22)', () => {
       expect(Object.keys(errorsOf(p))).toEqual([field]);
     });
 
+    // Found by an audit: parameters without @NoNul sent the NUL to PostgreSQL (422 on `body`), and
+    // a 404 came first.
+    it.each([
+      ['/test-cases?project_id=:project&search=a%00b', 'query.search'],
+      ['/test-cases?project_id=:project&tag=ok&tag=a%00b', 'query.tag'],
+      ['/suites?project_id=:project&search=%00', 'query.search'],
+      ['/test-plans?project_id=:project&tag=%00', 'query.tag'],
+      ['/projects?search=a%00', 'query.search'],
+      [`/test-cases/${randomUUID()}/history?build=a%00b`, 'query.build'],
+    ])('a NUL in %s is a 422 on %s, before any 404', async (url, field) => {
+      const p = expectProblem(
+        await t.req('get', api(url.replace(':project', f.projectId)), f.lead.token),
+        422,
+        'validation_error',
+      );
+      expect(errorsOf(p)).toEqual({
+        [field]: [`${field.slice('query.'.length)} must not contain NUL characters`],
+      });
+    });
+
     it('a repeated query parameter with more than 100 values → 422', async () => {
       const qs = many(101)
         .map((v) => `tag=${v}`)
@@ -296,7 +317,11 @@ describe('input bounds and malformed input (issue #22)', () => {
       const name = t.unique('huge');
       const res = await t
         .req('post', api('/test-cases'), f.lead.token)
-        .send({ project_id: f.projectId, title: name, tags: Array.from({ length: 120 }, () => new Array(10_000).fill(0)) });
+        .send({
+          project_id: f.projectId,
+          title: name,
+          tags: Array.from({ length: 120 }, () => new Array(10_000).fill(0)),
+        });
       const p = expectProblem(res, 422, 'validation_error');
       expect(errorsOf(p).body[0]).toMatch(/must not hold more than 1000000 values/);
       expect(await count('SELECT count(*) AS n FROM test_cases WHERE title = $1', [name])).toBe(0);

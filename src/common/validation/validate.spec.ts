@@ -9,6 +9,7 @@ import {
   ValidateNested,
 } from 'class-validator';
 import { AppException } from '../errors/app-exception';
+import { NoNul } from './decorators';
 import { MAX_ERROR_FIELDS, validateInput } from './validate';
 
 class Dto {
@@ -49,6 +50,43 @@ describe('validateInput', () => {
     } catch (e) {
       expect(Object.keys((e as AppException).errors ?? {})).toEqual(['query.name']);
     }
+  });
+
+  describe('NUL characters in a query string are refused on the parameter, once', () => {
+    class SearchQuery {
+      @IsOptional() @IsString() search?: string;
+      @IsOptional() @IsString() @NoNul() build?: string;
+      @IsOptional() @IsArray() @IsString({ each: true }) tag?: string[];
+    }
+    const errorsOf = (query: object) => {
+      try {
+        validateInput(SearchQuery, query, 'query');
+        return null;
+      } catch (e) {
+        return (e as AppException).errors;
+      }
+    };
+
+    it.each<[string, object, Record<string, string[]> | null]>([
+      [
+        'a value without @NoNul',
+        { search: 'a\u0000b' },
+        { 'query.search': ['search must not contain NUL characters'] },
+      ],
+      [
+        'a value with @NoNul (not twice)',
+        { build: '\u0000' },
+        { 'query.build': ['build must not contain NUL characters'] },
+      ],
+      [
+        'an item of a list',
+        { tag: ['ok', 'x\u0000'] },
+        { 'query.tag': ['tag must not contain NUL characters'] },
+      ],
+      ['other control characters', { search: 'a\u0001b', tag: ['\t'] }, null],
+    ])('%s', (_name, query, expected) => {
+      expect(errorsOf(query)).toEqual(expected);
+    });
   });
 
   describe('a query without parameters answers what the full validation would', () => {

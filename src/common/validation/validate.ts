@@ -236,6 +236,7 @@ function validateParsed<T extends object>(
 ): T {
   const prefix = kind === 'query' ? 'query' : '';
   const illFormed: FieldErrors = {};
+  if (kind === 'query') plain = withoutNulInQuery(plain, illFormed);
   const instance = plainToInstance(cls, shieldReservedKeys(plain, prefix, illFormed), {
     exposeDefaultValues: true,
   });
@@ -270,6 +271,25 @@ function validateParsed<T extends object>(
   if (errors.length > 0 || Object.keys(fieldErrors).length > 0)
     throw validationProblem(fieldErrors, stopped);
   return instance;
+}
+
+/**
+ * A query string's values with their NUL characters reported (`query.<name>`) and removed, so that
+ * no filter sends one to PostgreSQL (which refuses it in text: the 422 then named `body`, after the
+ * 404 checks) and no `@NoNul` reports it twice. Every query parameter is checked, whether its DTO
+ * field carries `@NoNul` or not.
+ */
+function withoutNulInQuery(query: object, errors: FieldErrors): object {
+  let out: Record<string, unknown> | null = null;
+  for (const [key, value] of Object.entries(query)) {
+    const hasNul = (v: unknown) => typeof v === 'string' && v.includes('\u0000');
+    if (!(hasNul(value) || (Array.isArray(value) && value.some(hasNul)))) continue;
+    addMessages(errors, `query.${key}`, [`${key} must not contain NUL characters`]);
+    const strip = (v: unknown) => (typeof v === 'string' ? v.replaceAll('\u0000', '') : v);
+    out ??= { ...query };
+    out[key] = Array.isArray(value) ? value.map(strip) : strip(value);
+  }
+  return out ?? query;
 }
 
 /**
