@@ -172,6 +172,38 @@ describe('GET /test-runs: filters, search, sorting, paging', () => {
     ).toEqual(['Echo']);
   });
 
+  // Found by an audit: created_at is stored with microseconds and answered with milliseconds, so a
+  // run's own created_at as created_to left it out.
+  it('created_to compares at millisecond precision: a run answered with that created_at is included', async () => {
+    const fx = await t.roleFixture();
+    const made = await t
+      .req('post', api('/test-runs'), fx.tester.token)
+      .send({ project_id: fx.projectId, name: 'Exact' });
+    expect(made.status).toBe(201);
+    await t.db.query(
+      `UPDATE test_runs SET created_at = '2026-04-01T10:00:00.678958Z' WHERE id = $1`,
+      [made.body.id],
+    );
+    const page = async (qs: string) =>
+      names(
+        await ok(
+          await t.req('get', api(`/test-runs?project_id=${fx.projectId}${qs}`), fx.viewer.token),
+          200,
+        ),
+      );
+    const answered = await ok(
+      await t.req('get', api(`/test-runs/${made.body.id}`), fx.viewer.token),
+      200,
+    );
+    expect(answered.created_at).toBe('2026-04-01T10:00:00.678Z');
+    expect(await page('&created_to=2026-04-01T10:00:00.678Z')).toEqual(['Exact']);
+    expect(
+      await page('&created_from=2026-04-01T10:00:00.678Z&created_to=2026-04-01T10:00:00.678Z'),
+    ).toEqual(['Exact']);
+    expect(await page('&created_to=2026-04-01T10:00:00.677Z')).toEqual([]);
+    expect(await page('&created_from=2026-04-01T10:00:00.679Z')).toEqual([]);
+  });
+
   it.each([
     ['created_at', 'asc', ['alpha', 'Bravo', 'charlie 50%_off', 'Echo']],
     ['name', 'asc', ['alpha', 'Bravo', 'charlie 50%_off', 'Echo']],
@@ -272,7 +304,7 @@ describe('GET /test-runs: filters, search, sorting, paging', () => {
     ]);
   });
 
-  it('runs created at once in one project do not queue on the project\'s run count', async () => {
+  it("runs created at once in one project do not queue on the project's run count", async () => {
     const g = await t.roleFixture();
     const qr = t.db.createQueryRunner();
     await qr.connect();
@@ -320,7 +352,9 @@ describe('GET /test-runs: filters, search, sorting, paging', () => {
     const revision = await t
       .req('get', `/api/v1/environments/${String(env.body.id)}/revisions/1`, g.viewer.token)
       .expect(200);
-    expect(JSON.stringify(revision.body.full_snapshot).length).toBeGreaterThan(STREAM_RAW_JSON_FROM);
+    expect(JSON.stringify(revision.body.full_snapshot).length).toBeGreaterThan(
+      STREAM_RAW_JSON_FROM,
+    );
     const run = await t
       .req('post', `/api/v1/test-runs`, g.tester.token)
       .send({ project_id: g.projectId, name: 'With a large snapshot', environment_id: env.body.id })
@@ -337,7 +371,9 @@ describe('GET /test-runs: filters, search, sorting, paging', () => {
     expect(got.body.environment_snapshot).toEqual(revision.body.full_snapshot);
     expect(got.body).toMatchObject({ id: run.body.id, name: 'With a large snapshot' });
 
-    const head = await t.req('head', `/api/v1/test-runs/${String(run.body.id)}`, g.viewer.token).expect(200);
+    const head = await t
+      .req('head', `/api/v1/test-runs/${String(run.body.id)}`, g.viewer.token)
+      .expect(200);
     expect(head.text ?? '').toBe('');
     expect(head.headers['content-length']).toBe(got.headers['content-length']);
 

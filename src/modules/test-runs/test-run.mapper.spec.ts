@@ -72,9 +72,7 @@ describe('testRunJsonParts', () => {
     const own = Buffer.from('{"nodes": [1, 2]}');
     const json = join(testRunJsonParts(row, own));
     expect(json).toContain(',"environment_snapshot":{"nodes": [1, 2]},"milestone_id":');
-    expect(Object.keys(JSON.parse(json) as object)).toEqual(
-      Object.keys(toTestRunDto(row, {})),
-    );
+    expect(Object.keys(JSON.parse(json) as object)).toEqual(Object.keys(toTestRunDto(row, {})));
   });
 });
 
@@ -109,7 +107,9 @@ describe('snapshotBytesOf', () => {
 
   it('with a cache of size 0, loads every time and still answers', async () => {
     const cache = new SnapshotCache(0);
-    const load = jest.fn(async (ids: string[]) => ids.map((id) => ({ id, full_snapshot: revision })));
+    const load = jest.fn(async (ids: string[]) =>
+      ids.map((id) => ({ id, full_snapshot: revision })),
+    );
     const runs = [{ environment_revision_id: 'v1', environment_snapshot: null }];
     await snapshotBytesOf(runs, cache, load);
     expect((await snapshotBytesOf(runs, cache, load)).map(String)).toEqual([

@@ -140,8 +140,8 @@ export interface RunListFilter {
   /** Containment objects (`attributes @> x`), every one must match. */
   attributes?: RunAttributes[];
   createdFrom?: Date;
-  /** Upper bound of created_at: inclusive, or exclusive (the day after a date-only bound). */
-  createdTo?: { at: Date; inclusive: boolean };
+  /** Exclusive upper bound of created_at (the day after a date-only `created_to`, else 1 ms after it). */
+  createdBefore?: Date;
   sortBy: RunSortKey;
   sortOrder: 'asc' | 'desc';
   limit: number;
@@ -271,9 +271,7 @@ export class TestRunsRepository {
       where.push(`r.attributes @> ${add(JSON.stringify(pair))}::jsonb`);
     }
     if (f.createdFrom) where.push(`r.created_at >= ${add(f.createdFrom)}`);
-    if (f.createdTo) {
-      where.push(`r.created_at ${f.createdTo.inclusive ? '<=' : '<'} ${add(f.createdTo.at)}`);
-    }
+    if (f.createdBefore) where.push(`r.created_at < ${add(f.createdBefore)}`);
     const dir = f.sortOrder === 'asc' ? 'ASC' : 'DESC';
     const order = `${SORT_EXPRESSIONS[f.sortBy]} ${dir}, r.id ${dir}`;
     const filter = where.join(' AND ');
@@ -348,7 +346,7 @@ export class TestRunsRepository {
       f.commitShaPrefix === undefined &&
       !f.attributes?.length &&
       !f.createdFrom &&
-      !f.createdTo;
+      !f.createdBefore;
     if (onlyStatus) {
       const rows = f.statuses?.length
         ? await this.db.query<{ n: string | null }>(

@@ -90,15 +90,14 @@ export class TestRunsService {
   async listJson(
     q: ListTestRunsQueryDto,
   ): Promise<{ parts: JsonPart[]; next_cursor?: string | null }> {
-    let createdTo: { at: Date; inclusive: boolean } | undefined;
+    // created_to is inclusive: the exclusive bound is the next day for a date, else the next
+    // millisecond (the API answers created_at in milliseconds, the column holds microseconds, so
+    // `<= 06:17:00.678` left out the run answered as created at .678).
+    let createdBefore: Date | undefined;
     if (q.created_to) {
-      if (isDateOnly(q.created_to)) {
-        const end = toInstant(q.created_to);
-        end.setUTCDate(end.getUTCDate() + 1);
-        createdTo = { at: end, inclusive: false };
-      } else {
-        createdTo = { at: toInstant(q.created_to), inclusive: true };
-      }
+      createdBefore = toInstant(q.created_to);
+      if (isDateOnly(q.created_to)) createdBefore.setUTCDate(createdBefore.getUTCDate() + 1);
+      else createdBefore.setUTCMilliseconds(createdBefore.getUTCMilliseconds() + 1);
     }
     const filter: RunListFilter = {
       projectId: q.project_id,
@@ -113,7 +112,7 @@ export class TestRunsService {
       commitShaPrefix: q.commit_sha === undefined ? undefined : normalizeCommitSha(q.commit_sha),
       attributes: attributeFilters(q.attribute),
       createdFrom: q.created_from ? toInstant(q.created_from) : undefined,
-      createdTo,
+      createdBefore,
       sortBy: q.sort_by ?? 'created_at',
       sortOrder: q.sort_order ?? 'desc',
       limit: q.page_size,

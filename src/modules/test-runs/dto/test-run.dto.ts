@@ -772,7 +772,9 @@ export class ListTestRunsQueryDto extends CursorPageQueryDto {
 
   @ApiPropertyOptional({
     description:
-      'Created at or before: a date (YYYY-MM-DD, the whole day inclusive, UTC) or an ISO 8601 datetime',
+      'Created at or before: a date (YYYY-MM-DD, the whole day inclusive, UTC) or an ISO 8601 ' +
+      'datetime, compared at millisecond precision (the precision of `created_at`; digits beyond ' +
+      'milliseconds are ignored): a run answered with `created_at` equal to it is included',
     example: '2026-05-31',
     maxLength: DATETIME_MAX_LENGTH,
   })
