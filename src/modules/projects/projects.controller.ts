@@ -109,7 +109,9 @@ export class ProjectsController {
   @Transactional()
   @Endpoint({
     summary: "Change a member's role",
-    description: 'The last lead cannot be demoted (409 `last_lead`).',
+    description:
+      'The last lead cannot be demoted (409 `last_lead`), nor the last active one (a deactivated ' +
+      'lead does not count as another lead for an active one; it may itself be demoted when another lead stays).',
     minRole: 'lead',
     project,
     response: MemberDto,
@@ -127,7 +129,9 @@ export class ProjectsController {
   @Transactional()
   @Endpoint({
     summary: 'Remove a member',
-    description: 'The last lead cannot be removed (409 `last_lead`).',
+    description:
+      'The last lead cannot be removed (409 `last_lead`), nor the last active one (a deactivated ' +
+      'lead does not count as another lead for an active one; it may itself be removed when another lead stays).',
     minRole: 'lead',
     project,
     status: 204,

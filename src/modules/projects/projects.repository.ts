@@ -120,12 +120,18 @@ export class ProjectsRepository {
     await this.db.repo(ProjectMemberEntity).delete({ projectId, userId });
   }
 
-  async countLeads(projectId: string): Promise<number> {
-    const rows = await this.db.query<{ n: number }>(
-      `SELECT count(*)::int AS n FROM project_members WHERE project_id = $1 AND role = 'lead'`,
-      [projectId],
+  /**
+   * The project's leads other than `userId`: how many, and how many of them are active (a
+   * deactivated lead can do nothing until reactivated).
+   */
+  async otherLeads(projectId: string, userId: string): Promise<{ all: number; active: number }> {
+    const rows = await this.db.query<{ all: number; active: number }>(
+      `SELECT count(*)::int AS all, count(*) FILTER (WHERE u.is_active)::int AS active
+         FROM project_members m JOIN users u ON u.id = m.user_id
+        WHERE m.project_id = $1 AND m.role = 'lead' AND m.user_id <> $2`,
+      [projectId, userId],
     );
-    return rows[0]?.n ?? 0;
+    return rows[0] ?? { all: 0, active: 0 };
   }
 
   /** Whether a user exists and is active (`null` when there is no such user). */

@@ -81,14 +81,15 @@ export class ProjectsService {
     dto: UpdateMemberDto,
   ): Promise<MemberDto> {
     const role = await this.lockedMemberRole(access.projectId, userId);
-    if (role === 'lead' && dto.role !== 'lead') await this.assertNotLastLead(access.projectId);
+    if (role === 'lead' && dto.role !== 'lead')
+      await this.assertNotLastLead(access.projectId, userId);
     await this.projects.updateMemberRole(access.projectId, userId, dto.role);
     return this.member(access.projectId, userId);
   }
 
   async removeMember(access: ProjectAccess, userId: string): Promise<void> {
     const role = await this.lockedMemberRole(access.projectId, userId);
-    if (role === 'lead') await this.assertNotLastLead(access.projectId);
+    if (role === 'lead') await this.assertNotLastLead(access.projectId, userId);
     await this.projects.deleteMember(access.projectId, userId);
   }
 
@@ -110,8 +111,14 @@ export class ProjectsService {
     return role;
   }
 
-  private async assertNotLastLead(projectId: string): Promise<void> {
-    if ((await this.projects.countLeads(projectId)) <= 1) {
+  /**
+   * A lead may be demoted or removed only when another lead stays, and, when the lead is active,
+   * another active one: a project left with deactivated leads only has nobody to manage it.
+   */
+  private async assertNotLastLead(projectId: string, userId: string): Promise<void> {
+    const others = await this.projects.otherLeads(projectId, userId);
+    const active = await this.projects.findUserActive(userId);
+    if (others.all === 0 || (active === true && others.active === 0)) {
       throw new AppException(
         'last_lead',
         'A project must keep at least one lead; promote someone else first',
