@@ -135,6 +135,8 @@ describe('Run report export (CONTRACT §6)', () => {
     expect(res.headers['content-disposition']).toBe(
       `attachment; filename="test-run-${runId}-report.json"`,
     );
+    // Streamed as it is read: no ETag (the OpenAPI document says so), so no 304 either.
+    expect(res.headers.etag).toBeUndefined();
     // The file is named after the run's id as the service writes it, whatever the path's spelling.
     const upper = await exportRun('json', runId.toUpperCase());
     expect(upper.headers['content-disposition']).toBe(

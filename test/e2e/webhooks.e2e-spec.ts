@@ -714,6 +714,39 @@ describe('Webhooks (issue #20)', () => {
     secrets.push(rotated.body.secret as string);
   });
 
+  // Found by an audit: with an Idempotency-Key both answers were stored (secret in the clear) and
+  // replayed (a rotation's replay answered a secret already replaced).
+  it('ignores Idempotency-Key on subscribe and rotate-secret: a secret is never stored or replayed', async () => {
+    const projectId = await t.createProject(f.lead.token);
+    const key = t.unique('idem-');
+    const subscribeWithKey = () =>
+      t
+        .req('post', `${API}/projects/${projectId}/webhooks`, f.lead.token)
+        .set('Idempotency-Key', key)
+        .send({ url: receiver.url('/idem'), events: ['test_run.created'] });
+    const first = await subscribeWithKey();
+    const second = await subscribeWithKey();
+    expect([first.status, second.status]).toEqual([201, 201]);
+    expect(second.headers['idempotent-replayed']).toBeUndefined();
+    expect(second.body.id).not.toBe(first.body.id);
+    secrets.push(first.body.secret as string, second.body.secret as string);
+    const rotateKey = t.unique('rot-');
+    const rotate = () =>
+      t
+        .req('post', `${API}/webhooks/${first.body.id}/rotate-secret`, f.lead.token)
+        .set('Idempotency-Key', rotateKey);
+    const [r1, r2] = [await rotate(), await rotate()];
+    expect([r1.status, r2.status]).toEqual([200, 200]);
+    expect(r2.headers['idempotent-replayed']).toBeUndefined();
+    expect(r2.body.secret).not.toBe(r1.body.secret);
+    secrets.push(r1.body.secret as string, r2.body.secret as string);
+    const stored = await t.db.query<Json[]>(
+      `SELECT count(*)::int AS n FROM idempotency_keys WHERE key IN ($1, $2)`,
+      [key, rotateKey],
+    );
+    expect(stored[0].n).toBe(0);
+  });
+
   it('purges deliveries older than 30 days', async () => {
     const projectId = await t.createProject(f.lead.token);
     const sub = await subscribe(projectId, '/purge', ['test_run.created']);

@@ -1,4 +1,4 @@
-import type { OpenAPIObject } from '@nestjs/swagger';
+import { ApiExtension, type OpenAPIObject } from '@nestjs/swagger';
 import { ETAG_DIGEST_BYTES } from '../http/conditional';
 
 /** What every GET documents about its `ETag` (the same rule for every resource and list). */
@@ -27,6 +27,15 @@ export const IF_NONE_MATCH_DESCRIPTION =
   'them matches the current `ETag` (weak comparison: `W/"x"` matches `"x"`) the answer is ' +
   '`304 Not Modified` with no body, with the same `ETag` and `Vary` headers.';
 
+/**
+ * OpenAPI extension marking a GET answered as a streamed download without an `ETag` (report
+ * exports: the body is written as it is read, so no hash of it exists before its headers go out).
+ */
+export const NO_ETAG_EXTENSION = 'x-tms-no-etag';
+
+/** Marks a GET as a streamed download: documented without `ETag`, `If-None-Match` and 304. */
+export const StreamedDownload = (): MethodDecorator => ApiExtension(NO_ETAG_EXTENSION, true);
+
 const VARY = {
   description:
     '`Accept-Encoding`: bodies over 1 KB are compressed (`br`, else `gzip`) when accepted',
@@ -34,8 +43,9 @@ const VARY = {
 };
 
 /**
- * Documents conditional GETs on every GET that answers 200: the `If-None-Match` parameter, the
- * `ETag` and `Vary` headers of the 200, and the 304; and the `ETag` header of the 412 of every
+ * Documents conditional GETs on every GET that answers 200 (but {@link StreamedDownload}s, which
+ * get `Vary` only): the `If-None-Match` parameter, the `ETag` and `Vary` headers of the 200, and the
+ * 304; and the `ETag` header of the 412 of every
  * write that honours `If-Match`.
  */
 export function documentConditionalRequests(document: OpenAPIObject): void {
@@ -56,6 +66,12 @@ export function documentConditionalRequests(document: OpenAPIObject): void {
     const op = item.get;
     const ok = op?.responses?.['200'];
     if (op === undefined || ok === undefined || !('description' in ok)) continue;
+    const record = op as unknown as Record<string, unknown>;
+    if (record[NO_ETAG_EXTENSION] === true) {
+      delete record[NO_ETAG_EXTENSION];
+      ok.headers = { ...(ok.headers ?? {}), Vary: VARY };
+      continue;
+    }
     op.parameters = [
       ...(op.parameters ?? []),
       {

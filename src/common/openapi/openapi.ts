@@ -43,13 +43,14 @@ time: 408, an \`Expect\` other than 100-continue: 417, CONNECT: 405) are answere
 too, and the connection is closed.
 
 **Retries.** Every authenticated POST accepts an \`Idempotency-Key\` header (1–255 printable ASCII
-characters, scoped to the caller, method and path): a repeat of the same request within
+characters, scoped to the caller, method and path), but those answering a new secret (API keys,
+webhook subscriptions and secret rotations), which ignore it: a repeat of the same request within
 \`IDEMPOTENCY_TTL_HOURS\` (24 h) gets the first answer back byte for byte with
 \`Idempotent-Replayed: true\` and changes nothing; the key with another request is 422
 \`idempotency_key_reused\`, while the first still runs 409 \`idempotency_request_in_progress\`.
 
-**Caching and concurrency.** Every GET answered 200 carries a strong \`ETag\` (the SHA-256 of the
-body); send it back in \`If-None-Match\` and an unchanged resource or list answers \`304 Not
+**Caching and concurrency.** Every GET answered 200 but report exports (streamed) carries a strong
+\`ETag\` (the SHA-256 of the body); send it back in \`If-None-Match\` and an unchanged resource or list answers \`304 Not
 Modified\` without a body. \`PATCH\`, \`PUT\` and \`DELETE\` on runs, run cases and rows,
 environments, components (and their dependencies), products (and their components), test cases,
 datasets and test plans honour \`If-Match\`: a stale tag is 412 \`precondition_failed\` with the current

@@ -2,6 +2,7 @@ import { Controller, Get, Param, StreamableFile } from '@nestjs/common';
 import { ApiProduces, ApiTags } from '@nestjs/swagger';
 import { Endpoint } from '../../common/access/endpoint.decorator';
 import { fromResource } from '../../common/access/project-access';
+import { StreamedDownload } from '../../common/openapi/conditional-docs';
 import { Query } from '../../common/validation/request-parts';
 import { TEST_RUNS } from '../test-runs/test-runs.resource';
 import { ExportQueryDto } from './dto/export.dto';
@@ -17,7 +18,7 @@ export class ExportsController {
     summary: 'Export a run report',
     description: [
       'A download (`Content-Disposition: attachment; filename="test-run-<id>-report.<ext>"`), streamed from one',
-      'consistent snapshot of the run. `format` (default `json`; anything else → 422 `query.format`):',
+      'consistent snapshot of the run as it is read, so it carries no `ETag` and answers no 304. `format` (default `json`; anything else → 422 `query.format`):',
       '',
       '- `json` — the report payload: `report_type`, `format_version`, `generated_at`, `test_run`, `summary`',
       '  (with `untested`, `in_progress`, `pass_rate`, `progress_rate`), `by_status` (all nine statuses),',
@@ -38,6 +39,7 @@ export class ExportsController {
     responseDescription: 'The report file',
   })
   @ApiProduces('application/json', 'application/xml', 'text/csv', 'application/pdf')
+  @StreamedDownload()
   export(@Param('id') id: string, @Query() q: ExportQueryDto): Promise<StreamableFile> {
     return this.exports.export(id, q.format);
   }

@@ -1,6 +1,7 @@
 import { Controller, Delete, Get, Param, Patch, Post } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import { Endpoint } from '../../common/access/endpoint.decorator';
+import { NotIdempotent } from '../../common/idempotency/not-idempotent.decorator';
 import {
   fromResource,
   ProjectAccess,
@@ -30,7 +31,11 @@ import {
 } from './webhook-policy';
 import { WebhooksService } from './webhooks.service';
 
-const WEBHOOKS: ResourceRef = { table: 'webhooks', notFound: 'webhook_not_found', label: 'Webhook' };
+const WEBHOOKS: ResourceRef = {
+  table: 'webhooks',
+  notFound: 'webhook_not_found',
+  label: 'Webhook',
+};
 const project = fromResource(PROJECTS);
 const webhook = fromResource(WEBHOOKS);
 
@@ -53,6 +58,7 @@ export class WebhooksController {
   constructor(private readonly webhooks: WebhooksService) {}
 
   @Post('projects/:id/webhooks')
+  @NotIdempotent() // the answer holds the new secret, which must never be stored in the clear
   @Transactional()
   @Endpoint({
     summary: 'Subscribe a URL to events of a project',
@@ -86,7 +92,12 @@ export class WebhooksController {
   }
 
   @Get('webhooks/:id')
-  @Endpoint({ summary: 'Get a webhook subscription', minRole: 'lead', project: webhook, response: WebhookDto })
+  @Endpoint({
+    summary: 'Get a webhook subscription',
+    minRole: 'lead',
+    project: webhook,
+    response: WebhookDto,
+  })
   get(@Param('id') id: string): Promise<WebhookDto> {
     return this.webhooks.get(id);
   }
@@ -118,10 +129,12 @@ export class WebhooksController {
   }
 
   @Post('webhooks/:id/rotate-secret')
+  @NotIdempotent() // as above; a replay would also answer a secret already replaced
   @Transactional()
   @Endpoint({
     summary: "Replace a subscription's signing secret",
-    description: 'The new secret signs every attempt from now on (pending retries included); answered only here.',
+    description:
+      'The new secret signs every attempt from now on (pending retries included); answered only here.',
     minRole: 'lead',
     project: webhook,
     response: WebhookWithSecretDto,
@@ -141,7 +154,10 @@ export class WebhooksController {
     status: 202,
     response: WebhookDeliveryDto,
   })
-  ping(@CurrentAccess() access: ProjectAccess, @Param('id') id: string): Promise<WebhookDeliveryDto> {
+  ping(
+    @CurrentAccess() access: ProjectAccess,
+    @Param('id') id: string,
+  ): Promise<WebhookDeliveryDto> {
     return this.webhooks.ping(access, id);
   }
 
