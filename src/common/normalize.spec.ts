@@ -1,4 +1,5 @@
-import { blankToNull, normalizeStringList } from './normalize';
+import { blankToNull, cutText, normalizeStringList } from './normalize';
+import { isWellFormedText } from './validation/well-formed';
 
 describe('normalizeStringList', () => {
   it.each<[string, string[], string[]]>([
@@ -34,5 +35,26 @@ describe('blankToNull', () => {
     ['text with spaces around, trimmed', '  a b  ', 'a b'],
   ])('%s', (_name, input, expected) => {
     expect(blankToNull(input)).toBe(expected);
+  });
+});
+
+describe('cutText', () => {
+  it.each<[string, number, string]>([
+    ['abc', 5, 'abc'],
+    ['abc', 3, 'abc'],
+    ['abc', 2, 'ab'],
+    ['a\u{1F600}b', 2, 'a'], // the cut would split the emoji: one unit fewer
+    ['a\u{1F600}b', 3, 'a\u{1F600}'],
+    ['\u{1F600}\u{1F600}', 1, ''],
+    ['', 0, ''],
+  ])('%j cut at %i → %j', (text, max, expected) => {
+    expect(cutText(text, max)).toBe(expected);
+  });
+
+  it('never leaves a lone surrogate', () => {
+    const text = 'x\u{1F600}'.repeat(50);
+    for (let max = 0; max <= text.length; max++) {
+      expect(isWellFormedText(cutText(text, max))).toBe(true);
+    }
   });
 });

@@ -39,3 +39,16 @@ export function blankToNull(value: string | null | undefined): string | null {
   const trimmed = value.trim();
   return trimmed === '' ? null : trimmed;
 }
+
+/**
+ * The first `max` UTF-16 units of `text`, one fewer when the cut would split a surrogate pair: a
+ * lone surrogate cannot be written as UTF-8 (PostgreSQL refuses it in `jsonb`, and `text` would get
+ * U+FFFD). Every cut of text read from a report goes through here.
+ *
+ * Example: `cutText('a😀', 2)` → `'a'`; `cutText('abc', 2)` → `'ab'`.
+ */
+export function cutText(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const code = text.charCodeAt(max - 1);
+  return text.slice(0, code >= 0xd800 && code <= 0xdbff ? max - 1 : max);
+}

@@ -473,7 +473,8 @@ describe('JUnit import: background imports (issue #18 §3)', () => {
       );
       await worker(); // B runs the dead-letter job (A may too)
       await waitFor(
-        async () => (await u.req('get', `/api/v1/imports/${id}`, u.adminToken)).body.status === 'failed',
+        async () =>
+          (await u.req('get', `/api/v1/imports/${id}`, u.adminToken)).body.status === 'failed',
         { timeoutMs: 15_000, intervalMs: 100, what: 'the import to be marked failed' },
       );
       const got = (await u.req('get', `/api/v1/imports/${id}`, u.adminToken)).body;
@@ -522,6 +523,20 @@ describe('JUnit import: background imports (issue #18 §3)', () => {
         );
       expect(sync.body.statuses).toEqual(done.result.statuses);
       expect(sync.body.summary.files).toEqual(done.summary.files);
+    });
+
+    // Found by an audit: a name cut inside a surrogate pair failed the job's jsonb writes, pg-boss's
+    // own record of the failure too, and the import stayed `running`.
+    it('imports a file whose long name of emoji is cut, and ends', async () => {
+      const projectId = await newProject();
+      const runId = await createRun(projectId);
+      const res = await enqueue(runUrl(runId), [
+        [xml('emoji', 2), `${'\u{1F600}'.repeat(128)}.xml`],
+      ]);
+      expect(res.status).toBe(202);
+      const done = await finished(res.body.id);
+      expect(done.status).toBe('succeeded');
+      expect(done.source_filename).toBe('\u{1F600}'.repeat(127));
     });
 
     it('fails an import whose file is refused, with the problem naming the file; nothing applied; emits import.failed', async () => {

@@ -110,6 +110,56 @@ describe('JUnit import: many files in one import (issue #18 §2)', () => {
     expect(list.body.items[0].summary.total_cases).toBe(6);
   });
 
+  /** A multipart body built by hand: each part's Content-Disposition parameters as given. */
+  const rawMultipart = (parts: Array<[disposition: string, content: Buffer]>): Buffer =>
+    Buffer.concat([
+      ...parts.flatMap(([disposition, content]) => [
+        Buffer.from(`--raw-b\r\nContent-Disposition: form-data; name="file"${disposition}\r\n\r\n`),
+        content,
+        Buffer.from('\r\n'),
+      ]),
+      Buffer.from('--raw-b--\r\n'),
+    ]);
+  const sendRaw = (url: string, body: Buffer) =>
+    t
+      .req('post', url, f.tester.token)
+      .set('Content-Type', 'multipart/form-data; boundary=raw-b')
+      .send(body);
+
+  // Found by an audit: multer dropped a part with filename="", so its report was not imported.
+  it('imports a file part with an empty filename under the default name, never drops it', async () => {
+    const projectId = await newProject();
+    const runId = await createRun(projectId);
+    const res = await sendRaw(
+      runUrl(runId),
+      rawMultipart([
+        ['; filename=""', A],
+        ['; filename="TEST-gamma.xml"', C],
+      ]),
+    );
+    expect(res.status).toBe(201);
+    expect(res.body.summary.total_cases).toBe(3);
+    expect(res.body.summary.files.map((file: { name: string }) => file.name)).toEqual([
+      'junit.xml',
+      'TEST-gamma.xml',
+    ]);
+  });
+
+  // Found by an audit: the name was cut at 255 UTF-16 units inside a surrogate pair, and the lone
+  // half made the summary's jsonb write fail (500).
+  it('cuts a file name of 128 emoji at 255 units without splitting a character', async () => {
+    const projectId = await newProject();
+    const runId = await createRun(projectId);
+    const name = `${'\u{1F600}'.repeat(128)}.xml`;
+    const res = await sendRaw(
+      runUrl(runId),
+      rawMultipart([[`; filename*=UTF-8''${encodeURIComponent(name)}`, A]]),
+    );
+    expect(res.status).toBe(201);
+    expect(res.body.source_filename).toBe('\u{1F600}'.repeat(127));
+    expect(res.body.summary.files[0].name).toBe('\u{1F600}'.repeat(127));
+  });
+
   it('takes the run name of a project import from the first file, and previews several files', async () => {
     const projectId = await newProject();
     const url = `/api/v1/projects/${projectId}/imports/junit`;

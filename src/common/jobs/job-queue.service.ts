@@ -12,6 +12,7 @@ import { APP_CONFIG, AppConfig } from '../../config/config';
 import { poolOf } from '../../database/data-source-options';
 import { currentStore } from '../persistence/request-context';
 import { JOB_QUEUE_SCHEMA } from './job-queue.constants';
+import { toWellFormedText } from '../validation/well-formed';
 
 /** One job as a handler sees it. */
 export interface QueuedJob<T> {
@@ -223,7 +224,11 @@ export class JobQueue implements OnApplicationBootstrap, BeforeApplicationShutdo
       },
       async (jobs) => {
         if (jobs.length === 1) {
-          await handler({ id: jobs[0].id, data: jobs[0].data, retryCount: jobs[0].retryCount });
+          try {
+            await handler({ id: jobs[0].id, data: jobs[0].data, retryCount: jobs[0].retryCount });
+          } catch (reason) {
+            throw jobFailure(reason);
+          }
           return;
         }
         const outcomes = await Promise.allSettled(
@@ -233,12 +238,21 @@ export class JobQueue implements OnApplicationBootstrap, BeforeApplicationShutdo
         // jobs still active, when this returns.
         for (const [i, outcome] of outcomes.entries()) {
           if (outcome.status === 'rejected') {
-            const reason: unknown = outcome.reason;
-            const message = reason instanceof Error ? reason.message : String(reason);
-            await boss.fail(name, jobs[i].id, { message });
+            await boss.fail(name, jobs[i].id, { message: jobFailure(outcome.reason).message });
           }
         }
       },
     );
   }
+}
+
+/**
+ * What pg-boss stores of a failed job: the message only, as well-formed text. pg-boss writes the
+ * error it is given into a jsonb column; a driver error carries the failed statement's details, and
+ * a lone surrogate in them made that write fail too, leaving the job active (and its import
+ * `running`) until it expired.
+ */
+export function jobFailure(reason: unknown): Error {
+  const message = reason instanceof Error ? reason.message : String(reason);
+  return new Error(toWellFormedText(message));
 }

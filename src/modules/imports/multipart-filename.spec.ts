@@ -25,11 +25,32 @@ describe('addMissingFilename', () => {
   );
 
   it.each([
+    ['filename=""', 'Content-Disposition: form-data; name="file"; filename=""'],
+    ['an empty filename*', 'Content-Disposition: form-data; name="file"; filename*=UTF-8\'\''],
+    [
+      'both empty',
+      'Content-Disposition: form-data; name="file"; filename=""; filename*=utf-8\'en\'',
+    ],
+  ])('treats %s as no name (multer would drop the part)', async (_name, d) => {
+    expect(await run(body(d), 4)).toBe(
+      body('Content-Disposition: form-data; name="file"; filename="junit.xml"'),
+    );
+  });
+
+  it.each([
     'Content-Disposition: form-data; name="file"; filename="r.xml"',
     'Content-Disposition: form-data; name="other"',
     'Content-Disposition: form-data; name="file"; filename*=UTF-8\'\'r.xml',
   ])('leaves %s alone', async (d) => {
     expect(await run(body(d), 5)).toBe(body(d));
+  });
+
+  it('drops an empty filename beside a non-empty filename*', async () => {
+    const out = await run(
+      body('Content-Disposition: form-data; name="file"; filename=""; filename*=UTF-8\'\'r.xml'),
+      6,
+    );
+    expect(out).toBe(body('Content-Disposition: form-data; name="file"; filename*=UTF-8\'\'r.xml'));
   });
 
   it('never touches part contents, even when they look like headers', async () => {

@@ -2,9 +2,14 @@ import { Transform, TransformCallback } from 'node:stream';
 
 const MAX_HEADER_BLOCK = 16 * 1024;
 
+/** `; filename=""` or `; filename*=<charset>'<language>'` with nothing after it. */
+const EMPTY_FILENAME =
+  /;\s*filename\s*=\s*""(?=\s*(?:;|$))|;\s*filename\*\s*=\s*[^;'"]*'[^;']*'(?=\s*(?:;|$))/gi;
+
 /**
  * multer ignores a file part that carries no filename (`Content-Disposition: form-data; name="file"`
- * with `application/octet-stream`, which is what superagent's `.attach('file', buffer)` sends).
+ * with `application/octet-stream`, which is what superagent's `.attach('file', buffer)` sends), or an
+ * empty one (`filename=""`).
  * This transform sits between the (decoded) request body and multer's parser (`upload.ts` feeds
  * it through multer's documented `streamHandler` option) and adds `filename="<fallback>"` to the
  * header block of such a part named `field`. It only ever looks at part header blocks — the bytes
@@ -21,8 +26,12 @@ export function addMissingFilename(boundary: string, field: string, fallback: st
     const text = block.toString('latin1');
     const fixed = text.replace(/^(content-disposition:[^\r\n]*)$/im, (line: string) => {
       const names = /;\s*name="([^"]*)"/i.exec(line);
-      if (!names || names[1] !== field || /;\s*filename\*?=/i.test(line)) return line;
-      return `${line}; filename="${fallback}"`;
+      if (!names || names[1] !== field) return line;
+      // An empty name (`filename=""`, `filename*=UTF-8''`) counts as none: multer drops such a
+      // part, so its report would silently not be imported.
+      const named = line.replace(EMPTY_FILENAME, '');
+      if (/;\s*filename\*?=/i.test(named)) return named;
+      return `${named}; filename="${fallback}"`;
     });
     return fixed === text ? block : Buffer.from(fixed, 'latin1');
   };

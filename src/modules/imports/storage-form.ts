@@ -5,6 +5,7 @@
  * whatever the nesting of the report) and by matching (which compares values in this form).
  */
 import { createHash } from 'node:crypto';
+import { cutText } from '../../common/normalize';
 
 export const MAX_TITLE_CHARS = 500;
 export const MAX_AUTOMATION_ID_CHARS = 255;
@@ -15,7 +16,7 @@ export const FOLDED_SUITE_SEPARATOR = ' / ';
 
 /** Cuts `text` to `max` characters (an ellipsis marks the cut). */
 export function clipText(text: string, max: number): string {
-  return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
+  return text.length <= max ? text : `${cutText(text, max - 1)}…`;
 }
 
 /** Long automation ids already shortened (the same id recurs in every result that inherits it). */
@@ -32,7 +33,7 @@ export function storageAutomationId(id: string): string {
   if (known !== undefined) return known;
   const digest = createHash('sha256').update(id).digest('hex').slice(0, 16);
   const room = MAX_AUTOMATION_ID_CHARS - digest.length - 2;
-  const short = `${id.slice(0, room)}~${digest}~`;
+  const short = `${cutText(id, room)}~${digest}~`;
   if (shortenedIds.size >= SHORTENED_IDS_KEPT) shortenedIds.clear();
   shortenedIds.set(id, short);
   return short;
@@ -66,6 +67,6 @@ export function extendStoragePath(path: readonly string[], name: string): string
   const head = path.slice(0, MAX_SUITE_DEPTH - 1);
   const last = path[MAX_SUITE_DEPTH - 1] ?? '';
   // The last level is at most 255 characters: only the start of what is appended can show.
-  const joined = `${last}${FOLDED_SUITE_SEPARATOR}${segment.slice(0, MAX_SUITE_NAME_CHARS)}`;
+  const joined = `${last}${FOLDED_SUITE_SEPARATOR}${cutText(segment, MAX_SUITE_NAME_CHARS)}`;
   return [...head, clipText(joined, MAX_SUITE_NAME_CHARS)];
 }

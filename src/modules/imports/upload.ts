@@ -24,6 +24,7 @@ import multer from 'multer';
 import { AppException } from '../../common/errors/app-exception';
 import { maxBodyBytes, type UploadLimits } from '../../common/http/body-limits';
 import { createBodyDecoder, requestContentCoding } from '../../common/http/content-encoding';
+import { cutText } from '../../common/normalize';
 import { JunitParseError, parseJunit, type ParsedReport } from './junit/junit-parser';
 import { addMissingFilename } from './multipart-filename';
 import { RUN_METADATA_FORM_VALUES_MAX } from './run-metadata-form';
@@ -100,7 +101,7 @@ export function baseName(name: string | undefined, format: SniffedFormat | null)
   if (base === '') {
     return format === 'tms_results_json' ? DEFAULT_JSON_FILE_NAME : DEFAULT_FILE_NAME;
   }
-  return base.length > 255 ? base.slice(0, 255) : base;
+  return cutText(base, 255);
 }
 
 /** What reading the bytes of a report gave. */

@@ -18,7 +18,7 @@
  *   whose final status, message, output and duration are those of the last element; attempts are
  *   concatenated in document order; flaky when an earlier attempt failed and the last one passed.
  */
-import { blankToNull } from '../../../common/normalize';
+import { blankToNull, cutText } from '../../../common/normalize';
 import { storageAutomationId, storageSuitePath } from '../storage-form';
 
 /** Re-exported for the parsers of this folder; the rule lives in common/normalize. */
@@ -531,7 +531,7 @@ function isFlaky(attempts: readonly JunitAttempt[]): boolean {
 
 function clip(text: string, max: number): string {
   const line = text.split('\n', 1)[0] ?? '';
-  return line.length > max ? `${line.slice(0, max)}…` : line;
+  return line.length > max ? `${cutText(line, max)}…` : line;
 }
 
 /** The attempts block of a comment; null for a single attempt. */

@@ -24,6 +24,7 @@ import { Readable } from 'node:stream';
 import { TextDecoder } from 'node:util';
 import * as sax from 'sax';
 
+import { cutText } from '../../../common/normalize';
 import { extendStoragePath } from '../storage-form';
 import {
   JunitResult,
@@ -201,7 +202,7 @@ export class TextSink {
       this.budget.remaining -= chunk.length;
       return;
     }
-    const kept = Math.max(room, 0);
+    const kept = cutText(chunk, Math.max(room, 0)).length;
     if (kept > 0) {
       this.text += chunk.slice(0, kept);
       this.budget.remaining -= kept;
@@ -696,7 +697,7 @@ class ReportBuilder {
         let value = valueAttr !== '' ? valueAttr : (text ?? '');
         if (frame.sink.truncated || value.length > MAX_JUNIT_PROPERTY_CHARS) {
           this.anyTruncated = true;
-          value = value.slice(0, MAX_JUNIT_PROPERTY_CHARS).trim();
+          value = cutText(value, MAX_JUNIT_PROPERTY_CHARS).trim();
         }
         frame.owner.ownProperties ??= {};
         frame.owner.ownProperties[frame.name] = value;
