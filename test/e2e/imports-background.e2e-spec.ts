@@ -120,6 +120,38 @@ describe('JUnit import: background imports (issue #18 §3)', () => {
   }
 
   describe('queued (no worker running)', () => {
+    // Found by an audit: chunk writes still running when the form was refused landed after the
+    // Idempotency-Key's savepoint rollback, and the commit failed on their foreign key (409).
+    it('refuses a form with an unknown part after a large file with 422, leaving nothing, with Idempotency-Key too', async () => {
+      const projectId = await newProject();
+      const runId = await createRun(projectId);
+      const big = Buffer.concat([
+        Buffer.from('<testsuite name="big">'),
+        Buffer.alloc(6 * 1024 * 1024, ' '),
+        Buffer.from('</testsuite>'),
+      ]);
+      const send = () =>
+        t
+          .req('post', runUrl(runId), f.tester.token)
+          .set('Prefer', 'respond-async')
+          .set('Idempotency-Key', `extra-${runId}`)
+          .attach('file', big, 'a.xml')
+          .attach('other', xml('b', 1), 'b.xml');
+      const first = await send();
+      expect(expectProblem(first, 422, 'validation_error').errors).toHaveProperty('other');
+      // The operation's 422 is stored like its other 4xx answers, and replayed.
+      const again = await send();
+      expect(again.status).toBe(422);
+      expect(again.headers['idempotent-replayed']).toBe('true');
+      expect(again.body).toEqual(first.body);
+      const [left] = await t.db.query(
+        `SELECT (SELECT count(*) FROM import_uploads WHERE project_id = $1)::int AS chunks,
+                (SELECT count(*) FROM junit_imports WHERE project_id = $1)::int AS imports`,
+        [projectId],
+      );
+      expect(left).toEqual({ chunks: 0, imports: 0 });
+    });
+
     it('answers 202 with Location, Preference-Applied and the queued record; stores the upload in PostgreSQL', async () => {
       const projectId = await newProject();
       const runId = await createRun(projectId);

@@ -467,11 +467,20 @@ export class ImportsService {
   ): Promise<ImportJobDto> {
     const id = uuidv7();
     const queue = new UploadChunkQueue();
-    const reading = readJunitUpload(req, this.limits, (i) => storingSink(queue, i)).finally(() =>
-      queue.close(),
-    );
+    const reading = readJunitUpload(req, this.limits, (i) => storingSink(queue, i))
+      .catch((error: unknown) => {
+        queue.fail(); // the chunks not yet written are dropped
+        throw error;
+      })
+      .finally(() => queue.close());
     const storing = this.storeChunks(id, access.projectId, queue);
-    const [form] = await Promise.all([reading, storing]);
+    // Both settle before either's error goes up: a write still running when the form was refused
+    // would otherwise land after the caller rolled the transaction back to its savepoint (the
+    // Idempotency-Key's), and fail the commit on its foreign key (a 409 for a 422).
+    const [read, stored] = await Promise.allSettled([reading, storing]);
+    if (read.status === 'rejected') throw read.reason;
+    if (stored.status === 'rejected') throw stored.reason;
+    const form = read.value;
     const flags = this.formFlags(form, query);
     if (flags.dryRun) {
       throw AppException.validation({
