@@ -1,3 +1,4 @@
+import { gzipSync } from 'node:zlib';
 import type { INestApplication } from '@nestjs/common';
 import request from 'supertest';
 import { createApp } from '../../src/bootstrap';
@@ -346,6 +347,39 @@ describe('Idempotency-Key', () => {
       expect(again.status).toBe(201);
       expect(again.headers['idempotent-replayed']).toBe('true');
       expect(again.text).toBe(first.text);
+      expect(await importsOf(runId)).toBe(1);
+    });
+
+    // Found by an audit: a compressed body was fingerprinted compressed, where its boundary
+    // cannot be found, so a retry with a new boundary was 422 idempotency_key_reused.
+    it('replays a retried gzip-encoded upload with a new boundary: one import', async () => {
+      const runId = await createRun(f.projectId);
+      const key = t.unique('import-gz-');
+      const upload = (boundary: string, file: Buffer) =>
+        t
+          .req('post', `${API}/test-runs/${runId}/imports/junit`, f.tester.token)
+          .set('Idempotency-Key', key)
+          .set('Content-Type', `multipart/form-data; boundary=${boundary}`)
+          .set('Content-Encoding', 'gzip')
+          .send(
+            gzipSync(
+              Buffer.concat([
+                Buffer.from(
+                  `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="basic.xml"\r\n\r\n`,
+                ),
+                file,
+                Buffer.from(`\r\n--${boundary}--\r\n`),
+              ]),
+            ),
+          );
+      const first = await upload('AAAAboundary1', fixture('basic.xml'));
+      expect(first.status).toBe(201);
+      const again = await upload('BBBBboundary2', fixture('basic.xml'));
+      expect(again.status).toBe(201);
+      expect(again.headers['idempotent-replayed']).toBe('true');
+      expect(again.text).toBe(first.text);
+      const changed = Buffer.concat([fixture('basic.xml'), Buffer.from('\n')]);
+      expectProblem(await upload('CCCCboundary3', changed), 422, 'idempotency_key_reused');
       expect(await importsOf(runId)).toBe(1);
     });
 

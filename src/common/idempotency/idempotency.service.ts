@@ -7,6 +7,7 @@ import { APP_CONFIG, AppConfig } from '../../config/config';
 import { AppException } from '../errors/app-exception';
 import { ProblemFilter } from '../errors/problem.filter';
 import { maxBodyBytes } from '../http/body-limits';
+import { createBodyDecoder, requestContentCoding } from '../http/content-encoding';
 import { JSON_CONTENT_TYPE, JsonBody } from '../http/json-body';
 import type { RequestStore } from '../persistence/request-context';
 import {
@@ -73,6 +74,8 @@ function isPlainResult(result: object): boolean {
 class BodyFingerprint {
   private readonly raw: RawBodyFingerprint | null;
   private readonly known: string | null;
+  /** For a compressed body: whether its decoded bytes all reached the fingerprint. */
+  private readonly decoded: Promise<boolean> | null = null;
   private bytes = 0;
 
   /** `maxBytes`: the most this layer reads by itself to finish a fingerprint. */
@@ -85,11 +88,35 @@ class BodyFingerprint {
       const raw = new RawBodyFingerprint(query, req.headers['content-type']);
       this.raw = raw;
       this.known = null;
+      // A compressed body is fingerprinted decoded: its boundary is only found in the decoded
+      // bytes, and the same form compressed again (another boundary) is the same request.
+      const coding = requestContentCoding(req);
+      const decoder =
+        'coding' in coding && coding.coding !== null
+          ? createBodyDecoder(coding.coding, maxBytes)
+          : null;
+      let feed = (chunk: Buffer): void => raw.update(chunk);
+      if (decoder !== null) {
+        let open = true;
+        decoder.input.on('error', () => undefined); // reported by the output, below
+        decoder.output.on('data', (chunk: Buffer) => raw.update(chunk));
+        this.decoded = finished(decoder.output).then(
+          () => true,
+          () => {
+            open = false; // corrupt or over the limit: no fingerprint (the answer is not stored)
+            return false;
+          },
+        );
+        feed = (chunk) => {
+          if (open) decoder.input.write(chunk);
+        };
+        req.once('end', () => decoder.input.end());
+      }
       // Paused first, so that listening does not start the flow before the handler reads.
       req.pause();
       req.on('data', (chunk: Buffer) => {
         this.bytes += chunk.length;
-        raw.update(chunk);
+        feed(chunk);
       });
     } else {
       this.raw = null;
@@ -123,6 +150,7 @@ class BodyFingerprint {
       });
       if (!whole) return null;
     }
+    if (this.decoded !== null && !(await this.decoded)) return null;
     return this.raw.digest();
   }
 }
