@@ -30,10 +30,9 @@ substring match where \`%\` and \`_\` are literal. Every writing request runs in
 Checks run in this order: authentication (401) → request shape (415 media type or content coding, 413
 size, 400 undecodable body, 422 malformed JSON or invalid fields) → resource and project (404) → role (403) → domain rules (409/422). Bodies of
 GET, HEAD, DELETE and OPTIONS requests are ignored; an operation without a request body refuses a JSON body
-with fields (422, each one an \`Unknown field\`; none, \`{}\` or \`[]\` are fine). JSON bodies may nest at most
+with fields (422 \`Unknown field\`). JSON bodies may nest at most
 64 levels; a number beyond ±1.8e308 (\`1e999\`) is a 422 on its path.
-A 422 \`validation_error\` lists at most 100 fields in \`errors\`; the objects of a list (dataset rows,
-test case steps…) are validated up to the 100th invalid one, and \`detail\` then names it.
+A 422 lists at most 100 fields; a list's objects are validated up to the 100th invalid one.
 A request body (JSON or multipart) may be compressed with \`Content-Encoding\` \`gzip\`, \`deflate\` or
 \`br\` (one coding); the size limits apply to the decoded body. Any other coding is 415
 \`unsupported_content_encoding\`, a body its coding does not decode 400 \`invalid_content_encoding\`
