@@ -92,9 +92,7 @@ function verifySignature(secret: string, r: Received): boolean {
   const id = String(r.headers['webhook-id']);
   const timestamp = String(r.headers['webhook-timestamp']);
   const key = Buffer.from(secret.replace(/^whsec_/, ''), 'base64');
-  const expected = createHmac('sha256', key)
-    .update(`${id}.${timestamp}.${r.body}`)
-    .digest('base64');
+  const expected = createHmac('sha256', key).update(`${id}.${timestamp}.${r.body}`).digest('base64');
   const signatures = String(r.headers['webhook-signature'] ?? '').split(' ');
   return signatures.includes(`v1,${expected}`);
 }
@@ -238,11 +236,7 @@ describe('Webhooks (issue #20)', () => {
       okStatus: 204,
       notFoundCode: 'webhook_not_found',
     });
-    expectProblem(
-      await t.req('get', `${API}/webhooks/${id}`, f.lead.token),
-      404,
-      'webhook_not_found',
-    );
+    expectProblem(await t.req('get', `${API}/webhooks/${id}`, f.lead.token), 404, 'webhook_not_found');
     const rows = await t.db.query<Json[]>(
       `SELECT count(*)::int AS n FROM webhook_deliveries WHERE webhook_id = $1`,
       [id],
@@ -272,9 +266,7 @@ describe('Webhooks (issue #20)', () => {
     const got = await t.req('get', `${API}/webhooks/${id}`, f.lead.token).expect(200);
     expect(got.body).not.toHaveProperty('secret');
     expect(got.body).toEqual({ ...body, secret: undefined, updated_at: got.body.updated_at });
-    const listed = await t
-      .req('get', `${API}/projects/${projectId}/webhooks`, f.lead.token)
-      .expect(200);
+    const listed = await t.req('get', `${API}/projects/${projectId}/webhooks`, f.lead.token).expect(200);
     expect(listed.body).toMatchObject({ total: 1, items: [{ id }] });
     expect(listed.body.items[0]).not.toHaveProperty('secret');
     const stored = await t.db.query<Array<{ secret_ciphertext: Buffer }>>(
@@ -298,9 +290,7 @@ describe('Webhooks (issue #20)', () => {
       [{ url: receiver.url('/x'), events: ['test_run.created'], secret: 'whsec_mine' }, 'secret'],
     ];
     for (const [payload, field] of bad) {
-      const res = await t
-        .req('post', `${API}/projects/${projectId}/webhooks`, f.lead.token)
-        .send(payload);
+      const res = await t.req('post', `${API}/projects/${projectId}/webhooks`, f.lead.token).send(payload);
       const problem = expectProblem(res, 422, 'validation_error');
       expect(Object.keys(problem.errors as Json)).toContain(field);
     }
@@ -308,10 +298,9 @@ describe('Webhooks (issue #20)', () => {
       .req('patch', `${API}/webhooks/${id}`, f.lead.token)
       .send({ url: 'gopher://example.com/' });
     expectProblem(patched, 422, 'validation_error');
-    const count = await t.db.query<Json[]>(
-      `SELECT count(*)::int AS n FROM webhooks WHERE project_id = $1`,
-      [projectId],
-    );
+    const count = await t.db.query<Json[]>(`SELECT count(*)::int AS n FROM webhooks WHERE project_id = $1`, [
+      projectId,
+    ]);
     expect(count[0].n).toBe(1);
   });
 
@@ -350,21 +339,12 @@ describe('Webhooks (issue #20)', () => {
       '<testcase classname="a.B" name="passes"/>' +
       '<testcase classname="a.B" name="fails"><failure message="no"/></testcase></testsuite>';
     const imported = await t
-      .req(
-        'post',
-        `${API}/test-runs/${importRun}/imports/junit?create_missing_cases=true`,
-        f.lead.token,
-      )
+      .req('post', `${API}/test-runs/${importRun}/imports/junit?create_missing_cases=true`, f.lead.token)
       .attach('file', Buffer.from(xml), 'report.xml');
     expect(imported.status).toBe(201);
     const ping = await t.req('post', `${API}/webhooks/${sub.id}/ping`, f.lead.token);
     expect(ping.status).toBe(202);
-    expect(ping.body).toMatchObject({
-      event_type: 'webhook.ping',
-      status: 'pending',
-      attempt: 1,
-      trigger: 'ping',
-    });
+    expect(ping.body).toMatchObject({ event_type: 'webhook.ping', status: 'pending', attempt: 1, trigger: 'ping' });
 
     // test_run.created ×2, status_changed ×3 (the import starts its run), completed, revision ×2,
     // test_case.created (the import's own cases are announced by import.completed), import, ping.
@@ -380,25 +360,19 @@ describe('Webhooks (issue #20)', () => {
     const total = Object.values(expected).reduce((a, b) => a + b, 0);
     const log = await settled(sub.id, total);
     expect(log).toHaveLength(total);
-    expect(
-      log.every((d) => d.status === 'succeeded' && d.attempt === 1 && d.response_status === 200),
-    ).toBe(true);
+    expect(log.every((d) => d.status === 'succeeded' && d.attempt === 1 && d.response_status === 200)).toBe(true);
 
     const got = receiver.at(path);
     expect(got).toHaveLength(total);
     const byType: Record<string, Received[]> = {};
     for (const r of got) (byType[r.json.type as string] ??= []).push(r);
-    expect(Object.fromEntries(Object.entries(byType).map(([k, v]) => [k, v.length]))).toEqual(
-      expected,
-    );
+    expect(Object.fromEntries(Object.entries(byType).map(([k, v]) => [k, v.length]))).toEqual(expected);
     expect(new Set(got.map((r) => r.headers['webhook-id'])).size).toBe(total);
     for (const r of got) {
       expect(verifySignature(sub.secret, r)).toBe(true);
       expect(r.headers['content-type']).toBe('application/json');
       expect(r.headers['webhook-id']).toBe(r.json.id);
-      expect(Math.abs(Number(r.headers['webhook-timestamp']) - Date.now() / 1000)).toBeLessThan(
-        120,
-      );
+      expect(Math.abs(Number(r.headers['webhook-timestamp']) - Date.now() / 1000)).toBeLessThan(120);
       expect(Object.keys(r.json)).toEqual(['id', 'type', 'created_at', 'project_id', 'data']);
       expect(r.json.project_id).toBe(projectId);
       // A tampered body does not verify.
@@ -407,12 +381,7 @@ describe('Webhooks (issue #20)', () => {
 
     const [created] = byType['test_run.created'].filter((r) => r.json.data.id === runId);
     const runGet = await t.req('get', `${API}/test-runs/${runId}`, f.lead.token).expect(200);
-    expect(created.json.data).toMatchObject({
-      id: runId,
-      name: 'Nightly',
-      build: '1.2.3',
-      status: 'not_started',
-    });
+    expect(created.json.data).toMatchObject({ id: runId, name: 'Nightly', build: '1.2.3', status: 'not_started' });
     expect(created.json.data).not.toHaveProperty('environment_snapshot');
     const { environment_snapshot: _s, ...runFields } = runGet.body as Json;
     expect(Object.keys(created.json.data).sort()).toEqual(Object.keys(runFields).sort());
@@ -447,10 +416,7 @@ describe('Webhooks (issue #20)', () => {
       snapshot_hash: revision2.body.snapshot_hash,
       drift: { added: 0, removed: 0, changed: 2 },
     });
-    expect(byType['test_case.created'][0].json.data).toMatchObject({
-      id: testCase.body.id,
-      title: 'Login works',
-    });
+    expect(byType['test_case.created'][0].json.data).toMatchObject({ id: testCase.body.id, title: 'Login works' });
     expect(byType['import.completed'][0].json.data).toMatchObject({
       id: imported.body.id,
       test_run_id: importRun,
@@ -495,8 +461,7 @@ describe('Webhooks (issue #20)', () => {
       next_attempt_at: null,
     });
     // The first retry waits WEBHOOK_RETRY_BASE_SECONDS (1 s here).
-    const scheduled =
-      Date.parse(first.next_attempt_at as string) - Date.parse(first.created_at as string);
+    const scheduled = Date.parse(first.next_attempt_at as string) - Date.parse(first.created_at as string);
     expect(scheduled).toBeGreaterThanOrEqual(900);
     expect((second.response_body as string).length).toBe(1024);
     expect(typeof first.duration_ms).toBe('number');
@@ -574,9 +539,7 @@ describe('Webhooks (issue #20)', () => {
       [projectId],
     );
     expect(events[0].n).toBe(0);
-    const on = await t
-      .req('patch', `${API}/webhooks/${sub.id}`, f.lead.token)
-      .send({ active: true });
+    const on = await t.req('patch', `${API}/webhooks/${sub.id}`, f.lead.token).send({ active: true });
     expect(on.body).toMatchObject({ active: true, consecutive_failures: 0, disabled_reason: null });
   });
 
@@ -606,10 +569,7 @@ describe('Webhooks (issue #20)', () => {
       await t.db.query(`DROP FUNCTION test_refuse_run()`);
     }
     // A request refused by validation after nothing was written sends nothing either.
-    await t
-      .req('post', `${API}/test-runs`, f.lead.token)
-      .send({ project_id: projectId })
-      .expect(422);
+    await t.req('post', `${API}/test-runs`, f.lead.token).send({ project_id: projectId }).expect(422);
     const jobs = await t.db.query<Json[]>(
       `SELECT count(*)::int AS n FROM pgboss.job WHERE name = 'webhook-delivery' AND created_on >= $1`,
       [since],
@@ -627,10 +587,7 @@ describe('Webhooks (issue #20)', () => {
 
   it('delivers each event exactly once with two instances on one database', async () => {
     // The second instance runs workers too (and logs nothing: its lines are not captured).
-    const other: INestApplication = await createApp(
-      { ...t.config, logLevel: 'silent' },
-      t.databaseUrl,
-    );
+    const other: INestApplication = await createApp({ ...t.config, logLevel: 'silent' }, t.databaseUrl);
     await other.init();
     try {
       const projectId = await t.createProject(f.lead.token);
@@ -663,19 +620,14 @@ describe('Webhooks (issue #20)', () => {
     expect(r.json.text).toBe(
       'Test run completed\n*Nightly &lt;eu&gt;*\nBuild: b42\nPass rate: 0% (0 passed of 0)\nFailed: 0',
     );
-    expect(r.json.blocks[0]).toEqual({
-      type: 'header',
-      text: { type: 'plain_text', text: 'Test run completed' },
-    });
+    expect(r.json.blocks[0]).toEqual({ type: 'header', text: { type: 'plain_text', text: 'Test run completed' } });
   });
 
   it('signs with the new secret after rotate-secret', async () => {
     const projectId = await t.createProject(f.lead.token);
     const path = '/rotate';
     const sub = await subscribe(projectId, path, ['test_run.created']);
-    const rotated = await t
-      .req('post', `${API}/webhooks/${sub.id}/rotate-secret`, f.lead.token)
-      .expect(200);
+    const rotated = await t.req('post', `${API}/webhooks/${sub.id}/rotate-secret`, f.lead.token).expect(200);
     const secret = rotated.body.secret as string;
     secrets.push(secret);
     expect(secret).not.toBe(sub.secret);
@@ -765,9 +717,7 @@ describe('Webhooks (issue #20)', () => {
     expect(await t.app.get(WebhookPurger).purge()).toBe(2);
     const left = await deliveries(sub.id);
     expect(left.map((d) => d.id)).toEqual([log[0].id]);
-    const events = await t.db.query<Json[]>(`SELECT id FROM webhook_events WHERE project_id = $1`, [
-      projectId,
-    ]);
+    const events = await t.db.query<Json[]>(`SELECT id FROM webhook_events WHERE project_id = $1`, [projectId]);
     expect(events.map((e) => e.id)).toEqual([log[0].event_id]);
   });
 
@@ -784,18 +734,11 @@ describe('Webhooks (issue #20)', () => {
     );
     const bodies: string[] = [];
     for (const { project_id: projectId, id } of projects) {
-      bodies.push(
-        JSON.stringify(
-          (await t.req('get', `${API}/projects/${projectId}/webhooks`, f.lead.token)).body,
-        ),
-      );
+      bodies.push(JSON.stringify((await t.req('get', `${API}/projects/${projectId}/webhooks`, f.lead.token)).body));
       bodies.push(JSON.stringify((await t.req('get', `${API}/webhooks/${id}`, f.lead.token)).body));
-      bodies.push(
-        JSON.stringify((await t.req('get', `${API}/webhooks/${id}/deliveries`, f.lead.token)).body),
-      );
+      bodies.push(JSON.stringify((await t.req('get', `${API}/webhooks/${id}/deliveries`, f.lead.token)).body));
     }
-    const all =
-      bodies.join('') + receiver.received.map((r) => r.body + JSON.stringify(r.headers)).join('');
+    const all = bodies.join('') + receiver.received.map((r) => r.body + JSON.stringify(r.headers)).join('');
     for (const secret of secrets) expect(all).not.toContain(secret.slice(6));
   });
 });
@@ -892,27 +835,17 @@ describe('Webhooks: redirects', () => {
       .req('post', `${API}/projects/${projectId}/webhooks`, t.adminToken)
       .send({ url: receiver.url('/moved'), events: ['test_run.created'] });
     expect(res.status).toBe(201);
-    const ping = await t
-      .req('post', `${API}/webhooks/${res.body.id as string}/ping`, t.adminToken)
-      .expect(202);
+    const ping = await t.req('post', `${API}/webhooks/${res.body.id as string}/ping`, t.adminToken).expect(202);
     let item: Json = {};
     await waitFor(
       async () => {
-        const list = await t.req(
-          'get',
-          `${API}/webhooks/${res.body.id as string}/deliveries`,
-          t.adminToken,
-        );
+        const list = await t.req('get', `${API}/webhooks/${res.body.id as string}/deliveries`, t.adminToken);
         item = (list.body.items as Json[]).find((d) => d.id === ping.body.id) ?? {};
         return item.status !== 'pending';
       },
       { timeoutMs: 20_000, intervalMs: 100, what: 'the attempt' },
     );
-    expect(item).toMatchObject({
-      status: 'failed',
-      response_status: 302,
-      response_body: 'see /target',
-    });
+    expect(item).toMatchObject({ status: 'failed', response_status: 302, response_body: 'see /target' });
     expect(receiver.received.map((r) => r.path)).toEqual(['/moved']);
   });
 });

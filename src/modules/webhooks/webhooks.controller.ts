@@ -31,11 +31,7 @@ import {
 } from './webhook-policy';
 import { WebhooksService } from './webhooks.service';
 
-const WEBHOOKS: ResourceRef = {
-  table: 'webhooks',
-  notFound: 'webhook_not_found',
-  label: 'Webhook',
-};
+const WEBHOOKS: ResourceRef = { table: 'webhooks', notFound: 'webhook_not_found', label: 'Webhook' };
 const project = fromResource(PROJECTS);
 const webhook = fromResource(WEBHOOKS);
 
@@ -92,12 +88,7 @@ export class WebhooksController {
   }
 
   @Get('webhooks/:id')
-  @Endpoint({
-    summary: 'Get a webhook subscription',
-    minRole: 'lead',
-    project: webhook,
-    response: WebhookDto,
-  })
+  @Endpoint({ summary: 'Get a webhook subscription', minRole: 'lead', project: webhook, response: WebhookDto })
   get(@Param('id') id: string): Promise<WebhookDto> {
     return this.webhooks.get(id);
   }
@@ -133,8 +124,7 @@ export class WebhooksController {
   @Transactional()
   @Endpoint({
     summary: "Replace a subscription's signing secret",
-    description:
-      'The new secret signs every attempt from now on (pending retries included); answered only here.',
+    description: 'The new secret signs every attempt from now on (pending retries included); answered only here.',
     minRole: 'lead',
     project: webhook,
     response: WebhookWithSecretDto,
@@ -154,10 +144,7 @@ export class WebhooksController {
     status: 202,
     response: WebhookDeliveryDto,
   })
-  ping(
-    @CurrentAccess() access: ProjectAccess,
-    @Param('id') id: string,
-  ): Promise<WebhookDeliveryDto> {
+  ping(@CurrentAccess() access: ProjectAccess, @Param('id') id: string): Promise<WebhookDeliveryDto> {
     return this.webhooks.ping(access, id);
   }
 
