@@ -1,4 +1,4 @@
-import { CliError } from './errors';
+import { CliError, UsageError } from './errors';
 import { EXIT } from './exit-codes';
 import { renderProblem } from './render';
 import { isRetryableStatus, retryDelayMs } from './retry';
@@ -47,6 +47,21 @@ export interface RequestOptions {
   headers?: Record<string, string>;
 }
 
+/** Most redirects one request follows (within the server's origin). */
+const MAX_REDIRECTS = 5;
+
+function requestBody(opts: RequestOptions): FormData | string | undefined {
+  if (opts.form) return opts.form();
+  return opts.json !== undefined ? JSON.stringify(opts.json) : undefined;
+}
+
+/** Where a redirect answer points (absolute), or null for any other answer. */
+function redirectTarget(res: Response, from: string): URL | null {
+  if (![301, 302, 303, 307, 308].includes(res.status)) return null;
+  const location = res.headers.get('location');
+  return location === null ? null : new URL(location, from);
+}
+
 function problemCode(body: unknown): string | null {
   return body !== null &&
     typeof body === 'object' &&
@@ -67,6 +82,19 @@ export class Api {
   ) {
     const trimmed = url.replace(/\/+$/, '');
     this.root = trimmed.endsWith(API_PREFIX) ? trimmed.slice(0, -API_PREFIX.length) : trimmed;
+    // Refused here, not sent: fetch would fail on them before any request, and its message (which
+    // a retry loop would print as a network error) quotes the key or the URL's password.
+    if (apiKey !== undefined && !/^[\x21-\x7e]+$/.test(apiKey)) {
+      throw new UsageError(
+        'tms: the API key (TMS_API_KEY) holds a character an HTTP header cannot carry ' +
+          '(a space, a line break or a non-ASCII character)\n',
+      );
+    }
+    if (/^[a-z][a-z0-9+.-]*:\/\/[^/?#]*@/i.test(trimmed)) {
+      throw new UsageError(
+        'tms: the server URL must not carry a user name or password; give the API key with TMS_API_KEY\n',
+      );
+    }
   }
 
   /** The absolute URL of an API path (`/test-runs/…`) or of a `Location` the server answered. */
@@ -84,30 +112,50 @@ export class Api {
   }
 
   /**
-   * One request, tried again on network errors, 429, 5xx and 409 `idempotency_request_in_progress`
-   * (at most `retries` times, after the server's `Retry-After` or an exponential backoff). Answers a
-   * 2xx; throws ApiError for any other final answer, CliError (exit 3) when unreachable.
+   * One request, tried again on network errors (a failure while the answer's body is read counts),
+   * 429, 5xx and 409 `idempotency_request_in_progress` (at most `retries` times, after the server's
+   * `Retry-After` or an exponential backoff). Redirects are followed within the server's origin
+   * only: the API key is never sent to another one. Answers a 2xx; throws ApiError for any other
+   * final answer, CliError (exit 3) when unreachable.
    */
   async request(method: string, path: string, opts: RequestOptions = {}): Promise<ApiResponse> {
-    const url = this.url(path, opts.query);
     const headers: Record<string, string> = { Accept: 'application/json', ...opts.headers };
     if (this.apiKey) headers['X-API-Key'] = this.apiKey;
     if (opts.json !== undefined) headers['Content-Type'] = 'application/json';
     for (let attempt = 0; ; attempt += 1) {
+      let url = this.url(path, opts.query);
       let res: Response;
+      let body: unknown;
       try {
-        res = await this.io.fetch(url, {
-          method,
-          headers,
-          body: opts.form
-            ? opts.form()
-            : opts.json !== undefined
-              ? JSON.stringify(opts.json)
-              : undefined,
-          signal: AbortSignal.timeout(this.timeoutMs),
-          redirect: 'follow',
-        });
+        let sent = method;
+        for (let hop = 0; ; hop += 1) {
+          res = await this.io.fetch(url, {
+            method: sent,
+            headers,
+            body: sent === method ? requestBody(opts) : undefined,
+            signal: AbortSignal.timeout(this.timeoutMs),
+            redirect: 'manual',
+          });
+          const next = redirectTarget(res, url);
+          if (next === null) break;
+          await res.body?.cancel();
+          if (next.origin !== new URL(url).origin) {
+            throw new CliError(
+              `tms: ${url} redirects to ${next.origin}; tms does not send the API key to another ` +
+                `origin: give that address with --url\n`,
+              EXIT.REFUSED,
+            );
+          }
+          if (hop >= MAX_REDIRECTS) {
+            throw new CliError(`tms: ${url}: more than ${MAX_REDIRECTS} redirects\n`, EXIT.REFUSED);
+          }
+          // As fetch does: 307/308 repeat the request, the others continue with a GET.
+          if (res.status !== 307 && res.status !== 308) sent = 'GET';
+          url = next.toString();
+        }
+        body = await readBody(res);
       } catch (err) {
+        if (err instanceof CliError) throw err;
         const cause =
           err instanceof Error
             ? ((err.cause as Error | undefined)?.message ?? err.message)
@@ -118,7 +166,6 @@ export class Api {
         }
         throw new CliError(`tms: cannot reach ${url}: ${cause}\n`, EXIT.UNAVAILABLE);
       }
-      const body = await readBody(res);
       if (res.ok) return { status: res.status, headers: res.headers, body };
       if (isRetryableStatus(res.status, problemCode(body)) && attempt < this.retries) {
         await this.wait(

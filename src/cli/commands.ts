@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
 import { RunMetadata, runMetadata } from './ci-env';
-import { Api, ApiError, Io } from './client';
-import { UsageError } from './errors';
+import { Api, Io } from './client';
+import { CliError, UsageError } from './errors';
 import { EXIT, ExitCode } from './exit-codes';
 import { expandFileArgs } from './files';
 import { idempotencyKey, sha256Hex } from './idempotency';
@@ -13,6 +13,7 @@ import {
   ReadinessResult,
   renderCompare,
   renderImports,
+  renderProblem,
   renderReadiness,
 } from './render';
 
@@ -207,7 +208,9 @@ export async function importCommand(
         create_missing_cases: createMissing,
         ...(formMetadata.length > 0 ? { run_metadata: JSON.stringify(formMetadata) } : {}),
       },
-      batch.map((f) => f.sha256),
+      // A file's name goes along with its digest: the server's fingerprint of the upload counts
+      // the names too, so the same bytes under another name are another request.
+      batch.map((f) => `${f.sha256} ${f.name}`),
     );
     const headers: Record<string, string> = { 'Idempotency-Key': key };
     if (opts.async) headers.Prefer = 'respond-async';
@@ -288,8 +291,11 @@ async function waitForImport(api: Api, location: string, io: Io): Promise<unknow
       return isImportResult(inner) ? inner : record;
     }
     if (record.status === 'failed') {
+      // Exit 2 whatever the problem's status (a 500 when its attempts ran out): the import is
+      // over, and running tms again would upload it again.
       const problem = (record.problem ?? record) as { status?: unknown };
-      throw new ApiError(typeof problem.status === 'number' ? problem.status : 422, problem);
+      const status = typeof problem.status === 'number' ? problem.status : 422;
+      throw new CliError(renderProblem(status, problem), EXIT.REFUSED);
     }
     await io.sleep(POLL_INTERVAL_MS);
   }

@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expandFileArgs, globBase, globToRegExp } from './files';
@@ -83,5 +83,25 @@ describe('expandFileArgs', () => {
     ['a directory without reports', 'empty', /empty: no \*\.xml or \*\.json file in it/],
   ])('%s is a usage error', (_name, arg, message) => {
     expect(() => expandFileArgs([arg], dir)).toThrow(message);
+  });
+});
+
+// Found by an audit: Dirent reports a symbolic link as neither a file nor a directory.
+describe('expandFileArgs: symbolic links to reports', () => {
+  let dir: string;
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'tms-links-'));
+    mkdirSync(join(dir, 'real'));
+    mkdirSync(join(dir, 'links'));
+    writeFileSync(join(dir, 'real', 'r1.xml'), '<testsuite/>');
+    symlinkSync(join(dir, 'real', 'r1.xml'), join(dir, 'links', 'l1.xml'));
+    symlinkSync(join(dir, 'real'), join(dir, 'links', 'dir-link'));
+    symlinkSync(join(dir, 'nowhere.xml'), join(dir, 'links', 'dangling.xml'));
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('takes a link to a file from a directory and from a glob; not links to directories or to nothing', () => {
+    expect(expandFileArgs(['links'], dir)).toEqual([join('links', 'l1.xml')]);
+    expect(expandFileArgs(['links/**/*.xml'], dir)).toEqual(['links/l1.xml']);
   });
 });

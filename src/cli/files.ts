@@ -1,4 +1,4 @@
-import { readdirSync, statSync } from 'node:fs';
+import { type Dirent, readdirSync, statSync } from 'node:fs';
 import { join, relative, resolve, sep } from 'node:path';
 import { UsageError } from './errors';
 
@@ -61,11 +61,18 @@ function isReport(name: string): boolean {
   return REPORT_EXTENSIONS.some((ext) => name.toLowerCase().endsWith(ext));
 }
 
+/** A file, or a symbolic link to one (links to directories are not followed: no cycles). */
+function isFileEntry(dir: string, entry: Dirent): boolean {
+  if (entry.isFile()) return true;
+  if (!entry.isSymbolicLink()) return false;
+  return statSync(join(dir, entry.name), { throwIfNoEntry: false })?.isFile() === true;
+}
+
 function walk(dir: string, out: string[]): void {
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     const full = join(dir, entry.name);
     if (entry.isDirectory()) walk(full, out);
-    else if (entry.isFile()) out.push(full);
+    else if (isFileEntry(dir, entry)) out.push(full);
   }
 }
 
@@ -109,7 +116,7 @@ export function expandFileArgs(args: readonly string[], cwd: string): string[] {
     }
     if (stat.isDirectory()) {
       const inDir = readdirSync(resolve(cwd, arg), { withFileTypes: true })
-        .filter((e) => e.isFile() && isReport(e.name))
+        .filter((e) => isFileEntry(resolve(cwd, arg), e) && isReport(e.name))
         .map((e) => e.name)
         .sort();
       if (inDir.length === 0) throw new UsageError(`${arg}: no *.xml or *.json file in it`);

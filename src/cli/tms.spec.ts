@@ -321,4 +321,112 @@ describe('tms main', () => {
     expect(h.calls).toHaveLength(1);
     expect(h.out()).toContain('a.xml');
   });
+
+  // Found by an audit of the CLI (issue: a CI client that is safe to retry).
+  describe('retries, redirects and secrets', () => {
+    /** A 2xx whose body breaks off half-way (the connection dropped, or the deadline fired). */
+    const brokenBody = () =>
+      new Response(
+        new ReadableStream({
+          start(c) {
+            c.enqueue(new TextEncoder().encode('{"id":'));
+            c.error(new TypeError('terminated'));
+          },
+        }),
+        { status: 201, headers: { 'content-type': 'application/json' } },
+      );
+    const keysOf = (h: ReturnType<typeof harness>) =>
+      h.calls.map((c) => (c.init.headers as Record<string, string>)['Idempotency-Key']);
+
+    it('retries an answer whose body broke off, with the same Idempotency-Key', async () => {
+      const h = harness([brokenBody(), json(201, imported)]);
+      expect(await h.run(['import', 'a.xml', '--project', 'p1'])).toBe(0);
+      expect(h.calls).toHaveLength(2);
+      expect(new Set(keysOf(h)).size).toBe(1);
+      expect(h.err()).toMatch(/failed \(terminated\); retry 1\/4/);
+    });
+
+    it('ends with exit 3 when the body keeps breaking off', async () => {
+      const h = harness([brokenBody(), brokenBody()]);
+      expect(await h.run(['import', 'a.xml', '--project', 'p1', '--retries', '1'])).toBe(3);
+      expect(h.err()).toMatch(/cannot reach .*: terminated/);
+    });
+
+    it.each<[string, Record<string, string>, RegExp, string]>([
+      ['an API key with a line break', { TMS_API_KEY: 'tms_SECRET\nVALUE' }, /API key/, 'SECRET'],
+      [
+        'an API key with a non-ASCII character',
+        { TMS_API_KEY: 'tms_SECRET\u2026' },
+        /API key/,
+        'SECRET',
+      ],
+      [
+        'a URL with a password',
+        { TMS_URL: 'http://admin:hunter2@tms.test' },
+        /user name or password/,
+        'hunter2',
+      ],
+    ])(
+      'refuses %s (exit 2), sends nothing and prints no secret',
+      async (_name, env, message, secret) => {
+        const h = harness([], env);
+        expect(await h.run(['readiness', 'p1'])).toBe(2);
+        expect(h.calls).toHaveLength(0);
+        expect(h.err()).toMatch(message);
+        expect(h.err()).not.toContain(secret);
+      },
+    );
+
+    it('never follows a redirect to another origin (the API key would go along)', async () => {
+      const h = harness([
+        new Response(null, { status: 302, headers: { location: 'http://elsewhere.test/x' } }),
+      ]);
+      expect(await h.run(['readiness', 'p1'])).toBe(2);
+      expect(h.calls.map((c) => c.url)).toEqual(['http://tms.test/api/v1/products/p1/readiness']);
+      expect(h.err()).toContain('redirects to http://elsewhere.test');
+    });
+
+    it('follows a redirect within the origin: 307/308 repeat the request, the others continue with a GET', async () => {
+      const h = harness([
+        new Response(null, { status: 308, headers: { location: '/v2/projects/p1/imports/junit' } }),
+        json(201, imported),
+      ]);
+      expect(await h.run(['import', 'a.xml', '--project', 'p1'])).toBe(0);
+      expect(h.calls.map((c) => [c.init.method, c.url])).toEqual([
+        ['POST', 'http://tms.test/api/v1/projects/p1/imports/junit'],
+        ['POST', 'http://tms.test/v2/projects/p1/imports/junit'],
+      ]);
+      expect(h.calls[1].init.body).toBeInstanceOf(FormData);
+      expect(h.calls.every((c) => c.init.redirect === 'manual')).toBe(true);
+    });
+
+    it('a background import that failed exits 2 with its problem, whatever its status', async () => {
+      const h = harness([
+        json(202, { id: 'j1', status: 'queued' }, { location: '/api/v1/imports/j1' }),
+        json(200, {
+          id: 'j1',
+          status: 'failed',
+          problem: { status: 500, code: 'internal_error', title: 'Internal Server Error' },
+        }),
+      ]);
+      expect(await h.run(['import', 'a.xml', '--project', 'p1', '--async', '--wait'])).toBe(2);
+      expect(h.err()).toMatch(/Internal Server Error \(500 internal_error\)/);
+    });
+
+    it('the same bytes under another file name are another Idempotency-Key', async () => {
+      const h = harness([json(201, imported), json(201, imported)]);
+      const dir = mkdtempSync(join(tmpdir(), 'tms-names-'));
+      try {
+        const content = '<testsuite name="a"><testcase name="t"/></testsuite>';
+        writeFileSync(join(dir, 'one.xml'), content);
+        writeFileSync(join(dir, 'two.xml'), content);
+        expect(await h.run(['import', join(dir, 'one.xml'), '--project', 'p1'])).toBe(0);
+        expect(await h.run(['import', join(dir, 'two.xml'), '--project', 'p1'])).toBe(0);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+      const [first, second] = keysOf(h);
+      expect(first).not.toBe(second);
+    });
+  });
 });
