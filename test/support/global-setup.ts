@@ -39,7 +39,10 @@ export default async function globalSetup(): Promise<void> {
       postgresFlags: ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off', '-c', 'max_connections=300'],
     });
     globalThis.__TMS_PG_STOP__ = pg.stop;
-    serverUrl = `postgres://postgres:postgres@127.0.0.1:${port}`;
+    // The cluster's own superuser password (drawn per cluster): the handle's URL without its database.
+    const u = new URL(pg.url);
+    u.pathname = '';
+    serverUrl = u.toString().replace(/\/$/, '');
   }
   const admin = new Client({ connectionString: `${serverUrl}/postgres` });
   await admin.connect();

