@@ -140,8 +140,11 @@ async function main(): Promise<void> {
   }
 
   await app.listen(config.port, config.host);
+  // The bound port: PORT=0 picks a free one.
+  const bound = (app.getHttpServer() as Server).address();
+  const port = bound !== null && typeof bound === 'object' ? bound.port : config.port;
   boot.info(
-    `Listening on http://${config.host}:${config.port} — API under /api/v1, docs at /docs and /redoc`,
+    `Listening on http://${config.host}:${port} — API under /api/v1, docs at /docs and /redoc`,
   );
 }
 

@@ -71,6 +71,15 @@ describe('loadConfig', () => {
     [{ IDEMPOTENCY_TTL_HOURS: '24h', AUTH_SECRET: secret }, /IDEMPOTENCY_TTL_HOURS/],
     [{ HOST: 'not a host', AUTH_SECRET: secret }, /HOST/],
     [{ HOST: 'http://example.com', AUTH_SECRET: secret }, /HOST/],
+    // These passed validation and stopped the start later with a stack (found by an audit).
+    [{ HOST: '999.999.999.999', AUTH_SECRET: secret }, /HOST/],
+    [{ HOST: '::::', AUTH_SECRET: secret }, /HOST/],
+    [{ METRICS_PORT: '9464', METRICS_HOST: '256.1.1.1', AUTH_SECRET: secret }, /METRICS_HOST/],
+    [{ PORT: '8080', METRICS_PORT: '8080', AUTH_SECRET: secret }, /METRICS_PORT must differ from PORT \(8080\)/],
+    [{ PORT: '8080', HOST: '10.0.0.1', METRICS_PORT: '8080', METRICS_HOST: '0.0.0.0', AUTH_SECRET: secret }, /METRICS_PORT/],
+    [{ DATABASE_URL: 'postgres://user:s3cretpw@host:notaport/db', AUTH_SECRET: secret }, /^DATABASE_URL is not a valid URL/],
+    [{ DATABASE_URL: 'postgres://user:s3cretpw@host:99999/db', AUTH_SECRET: secret }, /^DATABASE_URL is not a valid URL/],
+    [{ DATABASE_URL: 'postgres://', AUTH_SECRET: secret }, /^DATABASE_URL names no host/],
   ])('rejects %j naming the variable', (env, message) => {
     expect(() => loadConfig(env, { persistSecret: false })).toThrow(ConfigError);
     expect(() => loadConfig(env, { persistSecret: false })).toThrow(message);
@@ -88,9 +97,17 @@ describe('loadConfig', () => {
     expect(c.dbPreparedStatements).toBe(false);
     expect(c.dbPoolSize).toBe(20);
     expect(loadConfig({ DB_POOL_SIZE: '5', AUTH_SECRET: secret }).dbPoolSize).toBe(5);
-    for (const host of ['127.0.0.1', '::', '[::1]', 'localhost', 'api.example.com']) {
+    for (const host of ['127.0.0.1', '::', '[::1]', 'localhost', 'api.example.com', 'fe80::1%eth0', 'db-1']) {
       expect(loadConfig({ HOST: host, AUTH_SECRET: secret }).host).toBe(host);
     }
+    // The same port on two distinct addresses is fine; the URL's password is never in a message.
+    expect(
+      loadConfig({ AUTH_SECRET: secret, HOST: '10.0.0.1', PORT: '8080', METRICS_PORT: '8080', METRICS_HOST: '127.0.0.1' })
+        .metricsPort,
+    ).toBe(8080);
+    expect(() => loadConfig({ AUTH_SECRET: secret, DATABASE_URL: 'postgres://u:s3cretpw@h:notaport/db' })).not.toThrow(
+      /s3cretpw/,
+    );
     expect(c.databaseUrl).toBe('postgresql://u:p@db:5432/tms');
     expect(c.corsOrigins).toEqual(['https://a.example.com', 'http://localhost:5173']);
     expect(c.logLevel).toBe('warn');

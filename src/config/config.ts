@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { isIP, isIPv4, isIPv6 } from 'node:net';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 
@@ -296,6 +297,10 @@ export function loadConfig(
   if (databaseUrl !== null && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
     throw new ConfigError('DATABASE_URL must be a postgres:// or postgresql:// URL');
   }
+  if (databaseUrl !== null && databaseUrlProblem(databaseUrl) !== null) {
+    // Never the value: it holds the password.
+    throw new ConfigError(`DATABASE_URL ${databaseUrlProblem(databaseUrl)}`);
+  }
   const dataDir = resolve(text(env, 'DATA_DIR') ?? './.data');
   const logLevel = (text(env, 'LOG_LEVEL') ?? 'info').toLowerCase();
   if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {
@@ -349,18 +354,28 @@ export function loadConfig(
 
   const host = text(env, 'HOST') ?? '0.0.0.0';
   // A host name, an IPv4 address or an IPv6 address (with or without brackets).
-  if (!/^(?:[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?|\[?[0-9A-Fa-f:.]+(?:%\w+)?\]?)$/.test(host)) {
-    throw new ConfigError(`HOST must be a host name or an IP address such as 0.0.0.0 or ::, got "${host}"`);
+  if (!isHostOrAddress(host)) {
+    throw new ConfigError(
+      `HOST must be a host name or an IP address such as 0.0.0.0 or ::, got "${host}"`,
+    );
   }
 
   const metricsPort =
     text(env, 'METRICS_PORT') === undefined ? null : int(env, 'METRICS_PORT', 0, 0, 65535);
   const metricsHost = text(env, 'METRICS_HOST') ?? DEFAULT_METRICS_HOST;
-  if (!/^(?:[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?|\[?[0-9A-Fa-f:.]+(?:%\w+)?\]?)$/.test(metricsHost)) {
-    throw new ConfigError(`METRICS_HOST must be a host name or an IP address such as 127.0.0.1, got "${metricsHost}"`);
+  if (!isHostOrAddress(metricsHost)) {
+    throw new ConfigError(
+      `METRICS_HOST must be a host name or an IP address such as 127.0.0.1, got "${metricsHost}"`,
+    );
   }
 
-  const statementTimeoutMs = int(env, 'DB_STATEMENT_TIMEOUT_MS', DEFAULT_STATEMENT_TIMEOUT_MS, 100, 86_400_000);
+  const statementTimeoutMs = int(
+    env,
+    'DB_STATEMENT_TIMEOUT_MS',
+    DEFAULT_STATEMENT_TIMEOUT_MS,
+    100,
+    86_400_000,
+  );
   const queryTimeoutMs = int(
     env,
     'DB_QUERY_TIMEOUT_MS',
@@ -400,8 +415,21 @@ export function loadConfig(
     ),
   };
 
+  const port = int(env, 'PORT', 3000, 0, 65535);
+  const wildcard = (h: string) => ['0.0.0.0', '::', '[::]'].includes(h);
+  if (
+    metricsPort !== null &&
+    metricsPort !== 0 &&
+    metricsPort === port &&
+    (metricsHost === host || wildcard(host) || wildcard(metricsHost))
+  ) {
+    throw new ConfigError(
+      `METRICS_PORT must differ from PORT (${port}): metrics are served on a port of their own`,
+    );
+  }
+
   return {
-    port: int(env, 'PORT', 3000, 0, 65535),
+    port,
     host,
     databaseUrl,
     dataDir,
@@ -568,7 +596,7 @@ function trustProxyConfig(env: Env): TrustProxy {
   if (/^\d+$/.test(raw)) return int(env, 'TRUST_PROXY', 0, 0, 100);
   const entries = raw.split(',').map((e) => e.trim());
   for (const entry of entries) {
-    if (!/^(?:loopback|linklocal|uniquelocal|[0-9A-Fa-f:.]+(?:\/\d{1,3})?)$/.test(entry)) {
+    if (!isTrustedProxyEntry(entry)) {
       throw new ConfigError(
         `TRUST_PROXY must be true, false, a number of hops or a comma-separated list of addresses or subnets, got "${raw}"`,
       );
@@ -579,3 +607,40 @@ function trustProxyConfig(env: Env): TrustProxy {
 
 /** Injection token for AppConfig. */
 export const APP_CONFIG = Symbol('APP_CONFIG');
+
+/** Why a postgres:// URL cannot be used (no host, a bad port, not a URL), or null. */
+export function databaseUrlProblem(url: string): string | null {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return 'is not a valid URL (check the port and that special characters of the password are percent-encoded)';
+  }
+  if (parsed.hostname === '') return 'names no host (postgres://user:password@host:5432/database)';
+  if (parsed.port !== '' && Number(parsed.port) === 0) return 'has port 0';
+  return null;
+}
+
+const HOST_NAME = /^[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?$/;
+
+/**
+ * A host name, an IPv4 address or an IPv6 address (with or without brackets, with a zone): what
+ * `listen` can bind. Something made of digits and dots only must be a valid IPv4 address
+ * (`999.999.999.999` is not a host name either).
+ */
+export function isHostOrAddress(value: string): boolean {
+  if (/^[\d.]+$/.test(value)) return isIPv4(value);
+  if (value.includes(':')) return isIPv6(value.replace(/^\[(.*)\]$/, '$1').replace(/%\w+$/, ''));
+  return HOST_NAME.test(value);
+}
+
+/** A TRUST_PROXY list entry: a keyword, or an address with an optional prefix length. */
+export function isTrustedProxyEntry(entry: string): boolean {
+  if (['loopback', 'linklocal', 'uniquelocal'].includes(entry)) return true;
+  const [address, prefix, extra] = entry.split('/');
+  if (extra !== undefined) return false;
+  const family = isIP(address);
+  if (family === 0) return false;
+  if (prefix === undefined) return true;
+  return /^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128);
+}

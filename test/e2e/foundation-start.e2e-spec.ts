@@ -92,9 +92,10 @@ describe('foundation: the service process (src/main.ts)', () => {
     }
     // The embedded database was stopped: a second start on the same DATA_DIR works and keeps the
     // administrator (no new password is printed).
+    // PORT=0 picks a free port, and the boot log says which (it said 0: found by an audit).
     const again = startMain({
       DATA_DIR: dataDir,
-      PORT: String(port),
+      PORT: '0',
       HOST: '127.0.0.1',
       EMBEDDED_PG_PORT: String(pgPort),
     });
@@ -106,7 +107,9 @@ describe('foundation: the service process (src/main.ts)', () => {
         'the restart',
       );
       expect(again.output()).not.toContain('generated password');
-      expect((await call(port, 'GET', '/readyz').done).status).toBe(200);
+      const bound = Number(/Listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(again.output())?.[1]);
+      expect(bound).toBeGreaterThan(0);
+      expect((await call(bound, 'GET', '/readyz').done).status).toBe(200);
       again.child.kill('SIGINT');
       expect(await again.exited).toBe(0);
     } finally {
