@@ -370,4 +370,54 @@ describe('insights: run comparison (issue #17 §1)', () => {
       }
     });
   });
+
+  // Found by an audit: a rerun on the latest dataset revisions left the run case's dataset snapshot
+  // as it was, so the comparison reported no data change; a deleted case's run cases still counted.
+  describe('dataset drift after a rerun on the latest revisions, and after a case is deleted', () => {
+    it('reports the revision the rerun rows used, and forgets a deleted case', async () => {
+      const kase = await createCase(t.unique('data-driven '));
+      const data = await post('/datasets', {
+        project_id: f.projectId,
+        name: t.unique('Accounts '),
+        columns: COLUMNS,
+        rows: rowsOf('alice'),
+      });
+      await post(`/test-cases/${kase.id}/dataset-bindings`, {
+        dataset_id: data.id,
+        dataset_alias: 'acc',
+      });
+      const a = await createRun();
+      await record(a.id, [[kase.id, 'failure']]);
+      const b = await createRun();
+      await record(b.id, [[kase.id, 'failure']]);
+      const datasets = async () => ok(await compare(b.id, `?base_run_id=${a.id}`)).datasets;
+      expect(await datasets()).toEqual([]);
+
+      await patch(`/datasets/${data.id}`, {
+        rows: [{ row_key: 'alice', values: { user: 'alice2' } }],
+      });
+      const [item] = ok(await t.req('get', `${API}/run-cases?test_run_id=${b.id}`, f.viewer.token))
+        .items as Json[];
+      const rerun = await post(
+        `/run-cases/${item.id}/rerun`,
+        { mode: 'failed', use_latest_revisions: true },
+        f,
+      );
+      const [row] = rerun.items as Json[];
+      expect((row.row_snapshot as { datasets: Json[] }).datasets[0]).toMatchObject({
+        revision_number: 2,
+      });
+      expect(await datasets()).toEqual([
+        { dataset_id: data.id, name: data.name, from_revision: 1, to_revision: 2 },
+      ]);
+
+      // The case is deleted: its run cases leave the comparison, and with them their datasets.
+      expect((await t.req('delete', `${API}/test-cases/${kase.id}`, f.lead.token)).status).toBe(
+        204,
+      );
+      const body = ok(await compare(b.id, `?base_run_id=${a.id}`));
+      expect(body.items).toEqual([]);
+      expect(body.datasets).toEqual([]);
+    });
+  });
 });

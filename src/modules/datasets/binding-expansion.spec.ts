@@ -2,6 +2,7 @@ import {
   cartesianRows,
   combinationCount,
   datasetSnapshot,
+  raisedDatasetSnapshot,
   ResolvedBinding,
   selectRows,
 } from './binding-expansion';
@@ -102,5 +103,28 @@ describe('cartesianRows', () => {
     expect(datasetSnapshot([binding('u', [row('a')])])).toEqual({
       bindings: [{ binding_id: 'b-u', dataset_alias: 'u', dataset_id: 'd-u', revision_number: 2 }],
     });
+  });
+});
+
+describe('raisedDatasetSnapshot (a run item after a rerun on the latest revisions)', () => {
+  const b = (binding_id: string, dataset_id: string, revision_number: number) => ({
+    binding_id,
+    dataset_alias: binding_id,
+    dataset_id,
+    revision_number,
+  });
+  it.each<[string, unknown, ReturnType<typeof b>[], ReturnType<typeof b>[]]>([
+    ['raises a revision', { bindings: [b('x', 'd1', 1)] }, [b('x', 'd1', 2)], [b('x', 'd1', 2)]],
+    ['never lowers one', { bindings: [b('x', 'd1', 3)] }, [b('x', 'd1', 2)], [b('x', 'd1', 3)]],
+    [
+      'adds a binding the item did not have, keeps the others',
+      { bindings: [b('x', 'd1', 1)] },
+      [b('y', 'd2', 4)],
+      [b('x', 'd1', 1), b('y', 'd2', 4)],
+    ],
+    ['reads an empty or unreadable snapshot as none', {}, [b('x', 'd1', 2)], [b('x', 'd1', 2)]],
+    ['…or null', null, [b('x', 'd1', 2)], [b('x', 'd1', 2)]],
+  ])('%s', (_name, current, latest, expected) => {
+    expect(raisedDatasetSnapshot(current, { bindings: latest })).toEqual({ bindings: expected });
   });
 });

@@ -111,6 +111,28 @@ export function cartesianRows(bindings: readonly ResolvedBinding[]): ExpandedRow
 }
 
 /** The run item's dataset snapshot for these bindings. */
+/**
+ * A run item's dataset snapshot after a rerun that used `latest` (the revisions the new rows were
+ * expanded from): per binding, the higher revision of the two; bindings the item did not have yet
+ * are added. So "the highest revision used by the run case" (what a comparison reports) counts the
+ * rerun rows too. An unreadable `current` counts as no binding.
+ */
+export function raisedDatasetSnapshot(current: unknown, latest: DatasetSnapshot): DatasetSnapshot {
+  const before =
+    current !== null &&
+    typeof current === 'object' &&
+    Array.isArray((current as { bindings?: unknown }).bindings)
+      ? ((current as DatasetSnapshot).bindings ?? [])
+      : [];
+  const merged = before.map((b) => ({ ...b }));
+  for (const b of latest.bindings) {
+    const same = merged.find((m) => m.binding_id === b.binding_id && m.dataset_id === b.dataset_id);
+    if (same === undefined) merged.push({ ...b });
+    else if (b.revision_number > same.revision_number) same.revision_number = b.revision_number;
+  }
+  return { bindings: merged };
+}
+
 export function datasetSnapshot(bindings: readonly ResolvedBinding[]): DatasetSnapshot {
   return {
     bindings: bindings.map((b) => ({

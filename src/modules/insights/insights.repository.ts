@@ -199,8 +199,9 @@ const REVISIONS_SQL = `
 
 /**
  * Datasets whose highest revision used differs between the runs: the revisions each run case used
- * are in its dataset snapshot (`{"bindings": [{dataset_id, revision_number, …}]}`). $1 this run,
- * $2 the base, $3 the project.
+ * are in its dataset snapshot (`{"bindings": [{dataset_id, revision_number, …}]}`, raised by a rerun
+ * on the latest revisions). Run cases whose test case was deleted are left out, as in the
+ * comparison. $1 this run, $2 the base, $3 the project.
  */
 const DATASET_DRIFT_SQL = `
   WITH used AS (
@@ -210,6 +211,7 @@ const DATASET_DRIFT_SQL = `
              CASE WHEN jsonb_typeof(ri.dataset_snapshot->'bindings') = 'array'
                   THEN ri.dataset_snapshot->'bindings' ELSE '[]'::jsonb END) b
      WHERE ri.test_run_id = ANY(ARRAY[$1, $2]::uuid[])
+       AND ri.test_case_id IS NOT NULL -- as the comparison: a deleted case's run cases are left out
      GROUP BY 1, 2
   ), pairs AS (
     SELECT dataset_id,

@@ -13,6 +13,7 @@ import { isUuid, uuidv7 } from '../../common/persistence/ids';
 import type { RunStatus } from '../test-runs/run-status';
 import type { RunCaseSortKey } from './dto/run-item.dto';
 import type { RunItemStatus } from '../test-runs/run-summary';
+import type { DatasetSnapshot } from '../datasets/binding-expansion';
 import type { RunItemRollUp } from './roll-up';
 import type { ExistingRow } from './row-plan';
 
@@ -621,6 +622,22 @@ export class RunItemsRepository {
       [itemId],
     );
     return item?.test_case_id;
+  }
+
+  /** The dataset snapshot of an item (the revisions its rows were expanded from). */
+  async findDatasetSnapshot(itemId: string): Promise<unknown> {
+    const [item] = await this.db.query<{ dataset_snapshot: unknown }>(
+      `SELECT dataset_snapshot FROM run_items WHERE id = $1`,
+      [itemId],
+    );
+    return item?.dataset_snapshot ?? null;
+  }
+
+  async updateDatasetSnapshot(itemId: string, snapshot: DatasetSnapshot): Promise<void> {
+    await this.db.query(`UPDATE run_items SET dataset_snapshot = $2::jsonb WHERE id = $1`, [
+      itemId,
+      JSON.stringify(snapshot),
+    ]);
   }
 
   /** Row counts by status and the latest execution, per item. */

@@ -9,6 +9,7 @@ import { isUuid, uuidv7 } from '../../common/persistence/ids';
 import { offsetOf, Page, pageOf } from '../../common/pagination/page';
 import { CursorCodec, cursorScope } from '../../common/pagination/cursor';
 import { CursorPage, KeysetPaging } from '../../common/pagination/keyset';
+import { DatasetSnapshot, raisedDatasetSnapshot } from '../datasets/binding-expansion';
 import { BindingExpansionService } from '../datasets/binding-expansion.service';
 import { TEST_RUNS } from '../test-runs/test-runs.resource';
 import { LockedRun, TestRunsService } from '../test-runs/test-runs.service';
@@ -386,6 +387,7 @@ export class RunItemsService {
     if (selected.length === 0) return pageOf([], 1, EMPTY_RERUN_PAGE_SIZE, 0);
 
     let fresh: Array<Omit<RerunRow, 'id'>>;
+    let latest: DatasetSnapshot | null = null;
     if (dto.use_latest_revisions) {
       const testCaseId = await this.repo.findTestCaseIdOfItem(itemId);
       if (!testCaseId) {
@@ -394,11 +396,12 @@ export class RunItemsService {
         });
       }
       // Pins are ignored: every binding resolves to its dataset's current revision (reference §3.8).
-      const expanded = await this.expansion.expandForCases(run.projectId, [testCaseId], {
+      const expanded = await this.expansion.expandForCasesDetailed(run.projectId, [testCaseId], {
         useLatestRevisions: true,
       });
+      latest = expanded.get(testCaseId)?.dataset_snapshot ?? null;
       const byLabel = new Map(selected.map((r) => [r.scenario_label, r.id]));
-      fresh = (expanded.get(testCaseId) ?? [])
+      fresh = (expanded.get(testCaseId)?.rows ?? [])
         .filter((r) => byLabel.has(r.scenario_label))
         .map((r) => ({
           parent: byLabel.get(r.scenario_label) as string,
@@ -419,6 +422,11 @@ export class RunItemsService {
       rerun: { itemId, rows: newRows },
       changedById: user.id,
     });
+    if (latest !== null) {
+      // The item now used these revisions too: a comparison reports the data change.
+      const current = await this.repo.findDatasetSnapshot(itemId);
+      await this.repo.updateDatasetSnapshot(itemId, raisedDatasetSnapshot(current, latest));
+    }
     const rows = await this.repo.findRowsByIds(newRows.map((r) => r.id));
     return pageOf(rows.map(toRowDto), 1, rows.length, rows.length);
   }
