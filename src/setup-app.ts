@@ -28,6 +28,12 @@ import { RequestValidationPipe } from './common/validation/validate';
 export const API_PREFIX = 'api/v1';
 
 /**
+ * The API explorer's (`/docs`) Content-Security-Policy: Swagger UI's own scripts and styles as it
+ * ships them, no plug-ins, no `<base>`, no framing by another page.
+ */
+export const DOCS_CSP = "object-src 'none'; base-uri 'none'; frame-ancestors 'none'";
+
+/**
  * Everything between NestFactory.create and listen, shared by main.ts, the tests and the OpenAPI
  * generator: middleware order, prefix, validation, the problem filter, Swagger UI and ReDoc.
  */
@@ -92,13 +98,23 @@ export function setupApp(app: NestExpressApplication | INestApplication): INestA
     [ERRORS_PAGE_PATH]: { get: {} },
     '/favicon.ico': { get: {} },
   });
+  // The API explorer shares the dashboard's origin: it may not be framed (its "Try it out" acts with
+  // the credentials entered), and it keeps them for the tab only (no persistAuthorization: they
+  // would stay in localStorage after the tab is closed).
+  expressApp.use('/docs', (_req: Request, res: Response, next: NextFunction) => {
+    res.setHeader('Content-Security-Policy', DOCS_CSP);
+    res.setHeader('X-Frame-Options', 'DENY');
+    res.setHeader('X-Content-Type-Options', 'nosniff');
+    res.setHeader('Referrer-Policy', 'no-referrer');
+    next();
+  });
   SwaggerModule.setup('docs', app, document, {
     jsonDocumentUrl: 'openapi.json',
     useGlobalPrefix: false,
     customSiteTitle: 'Test Management Service API',
     // validatorUrl: null — Swagger UI would otherwise load a badge from validator.swagger.io (the
     // page must work offline, and it would hand the document's address to a third party).
-    swaggerOptions: { persistAuthorization: true, displayRequestDuration: true, validatorUrl: null },
+    swaggerOptions: { persistAuthorization: false, displayRequestDuration: true, validatorUrl: null },
   });
   const redocDir = dirname(require.resolve('redoc/bundles/redoc.standalone.js'));
   expressApp.use(

@@ -39,6 +39,21 @@ describe('docs that read well', () => {
     expect(doc.info.description).not.toContain('`insufficient_project_role` (403)');
   });
 
+  // Found by an audit: /docs shares the dashboard's origin but could be framed, and Swagger UI kept
+  // the credentials entered in localStorage after the tab was closed.
+  it('the API explorer may not be framed and does not keep credentials beyond the tab', async () => {
+    for (const path of ['/docs', '/docs/', '/docs/swagger-ui-init.js', '/docs/errors']) {
+      const res = await t.req('get', path).redirects(0);
+      expect([path, res.headers['x-frame-options']]).toEqual([path, 'DENY']);
+      expect(res.headers['content-security-policy']).toContain("frame-ancestors 'none'");
+      expect(res.headers['x-content-type-options']).toBe('nosniff');
+      expect(res.headers['referrer-policy']).toBe('no-referrer');
+    }
+    const init = await t.req('get', '/docs/swagger-ui-init.js');
+    expect(init.status).toBe(200);
+    expect(init.text).toMatch(/"persistAuthorization":\s*false/);
+  });
+
   it('ReDoc loads nothing from another host: no absolute URL, and a policy that forbids it', async () => {
     const res = await t.req('get', '/redoc');
     expect(res.status).toBe(200);
