@@ -112,6 +112,26 @@ describe('identity: login, tokens, users, API keys (CONTRACT §4)', () => {
     });
   });
 
+  // Found by an audit: the dashboard's sign-out only forgot the token in the browser.
+  describe('POST /auth/logout', () => {
+    it('needs a credential; revokes every access token of the user, not their API keys', async () => {
+      expectProblem(await t.req('post', '/api/v1/auth/logout'), 401, 'unauthorized');
+      const u = await t.createUser();
+      const other = await t.login(u.username, DEFAULT_PASSWORD);
+      const key = (await t.req('post', '/api/v1/users/me/api-keys', u.token).send({ name: 'ci' })).body
+        .api_key as string;
+      const res = await t.req('post', '/api/v1/auth/logout', u.token);
+      expect(res.status).toBe(204);
+      for (const token of [u.token, other]) {
+        expectProblem(await t.req('get', '/api/v1/auth/me', token), 401, 'token_revoked');
+      }
+      expect((await t.req('get', '/api/v1/auth/me').set('X-API-Key', key)).status).toBe(200);
+      // Signing in again gives a working token.
+      const fresh = await t.login(u.username, DEFAULT_PASSWORD);
+      expect((await t.req('get', '/api/v1/auth/me', fresh)).status).toBe(200);
+    });
+  });
+
   describe('user administration', () => {
     it('only administrators list and create users', async () => {
       const u = await t.createUser();

@@ -551,9 +551,15 @@ describe('dashboard in a headless browser (issue #21)', () => {
   });
 
   it('signs out, and a viewer of another project sees its empty states', async () => {
+    expect((await t.req('get', `${API}/auth/me`, f.viewer.token)).status).toBe(200);
     await page.getByRole('button', { name: 'Sign out' }).click();
     await heading('Sign in').waitFor();
     expect(await page.evaluate<number>('sessionStorage.length')).toBe(0);
+    // Signing out revokes the user's access tokens on the server (POST /auth/logout), so a copy of
+    // the token stops working too (found by an audit: it kept working for its whole lifetime).
+    await waitFor(async () => (await t.req('get', `${API}/auth/me`, f.viewer.token)).status === 401, {
+      what: 'the signed-out token to be refused',
+    });
     await page.goto(`${base}/app/#/projects`);
 
     await page.getByLabel('Username').fill(f.outsider.username);

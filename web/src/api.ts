@@ -127,6 +127,22 @@ export async function getAllPages<T>(path: string, query: Record<string, QueryVa
   return [first, ...rest].flatMap((p) => p.items);
 }
 
+/**
+ * Signs out on the server (every access token of the user is revoked, so a copy of this one stops
+ * working too), then forgets the session here. A failure on the server (offline) still signs out
+ * here; the token then ends when it expires.
+ */
+export async function signOutSession(): Promise<void> {
+  const token = loadSession()?.token ?? null;
+  clearSession();
+  if (token === null) return;
+  try {
+    await send('/auth/logout', { method: 'POST' }, token);
+  } catch {
+    /* signed out here anyway */
+  }
+}
+
 /** GET `path` as a file (exports): the body and the file name the service suggests. */
 export async function getFile(path: string, query?: Record<string, QueryValue>): Promise<{ blob: Blob; filename: string }> {
   const res = await send(`${path}${queryString(query)}`, { method: 'GET', headers: { Accept: '*/*' } }, loadSession()?.token ?? null);

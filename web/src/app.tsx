@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import { clearSession, loadSession, onUnauthorized, type Session } from './api';
+import { clearSession, loadSession, onUnauthorized, type Session, signOutSession } from './api';
 import { EnvironmentPage, EnvironmentsPage } from './pages/environments';
 import { FlakyPage } from './pages/flaky';
 import { LoginPage } from './pages/login';
@@ -26,7 +26,7 @@ export function App() {
   );
 
   const signOut = () => {
-    clearSession();
+    void signOutSession();
     setSession(null);
     setNotice('You are signed out.');
   };

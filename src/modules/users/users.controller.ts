@@ -49,6 +49,21 @@ export class AuthController {
     return this.users.login(dto);
   }
 
+  @Post('logout')
+  @Transactional()
+  @Endpoint({
+    summary: 'Sign out: revoke your access tokens',
+    description:
+      'Every access token issued to you so far stops working at once, on every instance (a token ' +
+      "carries your token version, which this raises): all your sessions end, as after a password " +
+      'change. Your API keys are not affected. The dashboard calls it when you sign out.',
+    access: 'authenticated',
+    status: 204,
+  })
+  logout(@CurrentUser() user: AuthenticatedUser): Promise<void> {
+    return this.users.logout(user);
+  }
+
   @Get('me')
   @Endpoint({
     summary: 'The authenticated user and their project memberships',

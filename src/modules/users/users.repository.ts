@@ -122,4 +122,9 @@ export class UsersRepository {
   async deleteApiKeysOf(userId: string): Promise<void> {
     await this.apiKeys.delete({ userId });
   }
+
+  /** Every access token issued to the user so far stops working (they carry the old version). */
+  async bumpTokenVersion(userId: string): Promise<void> {
+    await this.db.query('UPDATE users SET token_version = token_version + 1 WHERE id = $1', [userId]);
+  }
 }

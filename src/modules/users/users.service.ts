@@ -207,6 +207,11 @@ export class UsersService {
       throw AppException.notFound('api_key_not_found', 'API key');
   }
 
+  /** Signs the user out: every access token of theirs is revoked; API keys are not. */
+  async logout(caller: AuthenticatedUser): Promise<void> {
+    await this.users.bumpTokenVersion(caller.id);
+  }
+
   private async revokeAll(user: UserEntity): Promise<void> {
     user.tokenVersion += 1;
     await this.users.deleteApiKeysOf(user.id);
