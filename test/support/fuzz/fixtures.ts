@@ -1,4 +1,5 @@
-import { TEST_ADMIN } from '../constants';
+import { signAccessToken } from '../../../src/common/auth/tokens';
+import { TEST_ADMIN, TEST_AUTH_SECRET } from '../constants';
 import type { TestApp, TestUser } from '../test-app';
 
 /**
@@ -195,13 +196,18 @@ export class Fixtures {
   /**
    * Recreates the fixtures when a generated request deleted, closed or archived one of them, left
    * the dataset without an active row (a new binding to it could not expand into a run item), or
-   * took the lead's access away; re-logs the administrator in when its token stopped working.
+   * took the lead's access away; gives the administrator a new token when its token stopped working.
    * Returns true when they were recreated.
    */
   async ensure(): Promise<boolean> {
     const t = this.t;
     if ((await t.req('get', '/api/v1/auth/me', t.adminToken)).status !== 200) {
-      t.adminToken = await t.login(TEST_ADMIN.username, TEST_ADMIN.password);
+      // A generated POST /auth/logout (or password change) revoked it. Minted, not logged in: the
+      // generated logins with wrong passwords may have locked the administrator's username out.
+      const [admin] = (await t.db.query('SELECT id, token_version FROM users WHERE lower(username) = lower($1)', [
+        TEST_ADMIN.username,
+      ])) as Array<{ id: string; token_version: number }>;
+      t.adminToken = signAccessToken({ sub: admin.id, ver: admin.token_version }, TEST_AUTH_SECRET, 3600).token;
     }
     if (this.generation === 0) {
       await this.create();
