@@ -4,6 +4,7 @@
  * a cookie.
  */
 import type { Page, Problem } from './types';
+import { hasDotSegment } from './paths';
 
 export const API_BASE = '/api/v1';
 const TOKEN_KEY = 'tms.dashboard.token';
@@ -91,6 +92,7 @@ async function problemOf(res: Response): Promise<Problem> {
 }
 
 async function send(path: string, init: RequestInit, token: string | null): Promise<Response> {
+  if (hasDotSegment(path)) throw new ApiError({ status: 404, title: 'Not found', detail: 'There is no such page.' });
   const headers = new Headers(init.headers);
   headers.set('Accept', headers.get('Accept') ?? 'application/json');
   if (token) headers.set('Authorization', `Bearer ${token}`);

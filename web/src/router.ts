@@ -1,5 +1,6 @@
 /** Hash routes (`#/projects/<id>/runs?status=completed`): the service serves one page, /app/. */
 import { useEffect, useState } from 'preact/hooks';
+import { decodeSegment } from './paths';
 
 export interface Route {
   /** Path segments after `#/`. */
@@ -10,8 +11,9 @@ export interface Route {
 export function parseHash(hash: string): Route {
   const raw = hash.replace(/^#\/?/, '');
   const [path, search = ''] = raw.split('?', 2);
-  return { parts: path.split('/').filter(Boolean).map(decodeURIComponent), query: new URLSearchParams(search) };
+  return { parts: path.split('/').filter(Boolean).map(decodeSegment), query: new URLSearchParams(search) };
 }
+
 
 /** The 1-based page number a list's address asks for (`?page=3`): 1 when absent or not a number. */
 export function pageParam(query: URLSearchParams, name = 'page'): number {
