@@ -34,7 +34,8 @@ function binary(res: AgentResponse, done: (err: Error | null, body: Buffer) => v
 /** The text drawn in a PDF (pdfkit's TJ arrays of hex strings, page streams deflated). */
 function pdfText(pdf: Buffer): string {
   const text = pdf.toString('latin1');
-  const streams = [...text.matchAll(/stream\r?\n([\s\S]*?)\r?\nendstream/g)].map((m) => {
+  // "\nendstream" exactly, as pdfkit writes it (an optional \r would eat a last data byte 0x0D).
+  const streams = [...text.matchAll(/stream\r?\n([\s\S]*?)\nendstream/g)].map((m) => {
     try {
       return inflateSync(Buffer.from(m[1], 'latin1')).toString('latin1');
     } catch {
