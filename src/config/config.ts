@@ -297,10 +297,9 @@ export function loadConfig(
   if (databaseUrl !== null && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
     throw new ConfigError('DATABASE_URL must be a postgres:// or postgresql:// URL');
   }
-  if (databaseUrl !== null && databaseUrlProblem(databaseUrl) !== null) {
-    // Never the value: it holds the password.
-    throw new ConfigError(`DATABASE_URL ${databaseUrlProblem(databaseUrl)}`);
-  }
+  const urlProblem = databaseUrl === null ? null : databaseUrlProblem(databaseUrl);
+  // Never the value: it holds the password.
+  if (urlProblem !== null) throw new ConfigError(`DATABASE_URL ${urlProblem}`);
   const dataDir = resolve(text(env, 'DATA_DIR') ?? './.data');
   const logLevel = (text(env, 'LOG_LEVEL') ?? 'info').toLowerCase();
   if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {
