@@ -90,7 +90,10 @@ export class ComponentsRepository {
     };
     if (q.statuses?.length) add((n) => `c.status = ANY($${n}::text[])`, q.statuses);
     if (q.riskLevels?.length) add((n) => `c.risk_level = ANY($${n}::text[])`, q.riskLevels);
-    if (q.tags.length) add((n) => `catalog_lower_tags(c.tags) && $${n}::text[]`, q.tags);
+    // Both sides lower-cased by the same SQL function: JavaScript's toLowerCase() follows other
+    // rules for some letters (final sigma, dotted I), so a tag could miss its own spelling.
+    if (q.tags.length)
+      add((n) => `catalog_lower_tags(c.tags) && catalog_lower_tags($${n}::text[])`, q.tags);
     if (q.productIds !== undefined) {
       add(
         (n) =>

@@ -126,7 +126,8 @@ export class ComponentsService {
       projectId: q.project_id,
       statuses: q.status,
       riskLevels: q.risk_level,
-      tags: normalizeStringList(q.tag ?? []).map((t) => t.toLowerCase()),
+      // Lower-cased by the database, with the rule of the stored side (see the repository).
+      tags: normalizeStringList(q.tag ?? []),
       // Ids are opaque: one that is not a uuid names no product and so matches nothing.
       productIds: q.product_id?.length
         ? q.product_id.filter((productId) => isUuid(productId))

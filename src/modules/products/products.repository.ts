@@ -59,7 +59,9 @@ export class ProductsRepository {
       where.push(sql(params.length));
     };
     if (q.statuses?.length) add((n) => `p.status = ANY($${n}::text[])`, q.statuses);
-    if (q.tags.length) add((n) => `catalog_lower_tags(p.tags) && $${n}::text[]`, q.tags);
+    // Both sides lower-cased by the same SQL function (see ComponentsRepository.page).
+    if (q.tags.length)
+      add((n) => `catalog_lower_tags(p.tags) && catalog_lower_tags($${n}::text[])`, q.tags);
     if (q.search) {
       add(
         (n) => `(p.name ILIKE $${n} OR p.key ILIKE $${n} OR p.description ILIKE $${n})`,

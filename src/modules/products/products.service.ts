@@ -70,7 +70,8 @@ export class ProductsService {
     const { rows, total } = await this.products.page({
       projectId: q.project_id,
       statuses: q.status,
-      tags: normalizeStringList(q.tag ?? []).map((t) => t.toLowerCase()),
+      // Lower-cased by the database, with the rule of the stored side (see the repository).
+      tags: normalizeStringList(q.tag ?? []),
       search: q.search?.trim(),
       limit: q.page_size,
       offset: offsetOf(q.page, q.page_size),

@@ -219,8 +219,11 @@ export class TestCasesRepository {
     if (q.exclude_test_case_id?.length)
       where.push(`NOT (tc.id = ANY(${p(q.exclude_test_case_id)}::uuid[]))`);
     if (q.tag?.length) {
-      const tags = q.tag.map((t) => t.trim().toLowerCase()).filter((t) => t !== '');
-      if (tags.length) where.push(`test_cases_lower_tags(tc.tags) && ${p(tags)}::text[]`);
+      // Both sides lower-cased by the same SQL function: JavaScript's toLowerCase() follows other
+      // rules for some letters (final sigma, dotted I), so a tag could miss its own spelling.
+      const tags = q.tag.map((t) => t.trim()).filter((t) => t !== '');
+      if (tags.length)
+        where.push(`test_cases_lower_tags(tc.tags) && test_cases_lower_tags(${p(tags)}::text[])`);
     }
     if (q.component_id?.length) {
       where.push(

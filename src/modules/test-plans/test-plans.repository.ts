@@ -103,10 +103,10 @@ export class TestPlansRepository {
       const s = p(likePattern(q.search));
       where.push(`(p.name ILIKE ${s} OR p.description ILIKE ${s})`);
     }
-    const tags = [...(q.tag ?? []), ...(q.tags ?? [])]
-      .map((t) => t.trim().toLowerCase())
-      .filter((t) => t !== '');
-    if (tags.length) where.push(`test_cases_lower_tags(p.tags) && ${p(tags)}::text[]`);
+    const tags = [...(q.tag ?? []), ...(q.tags ?? [])].map((t) => t.trim()).filter((t) => t !== '');
+    // Both sides lower-cased by the same SQL function (see TestCasesRepository).
+    if (tags.length)
+      where.push(`test_cases_lower_tags(p.tags) && test_cases_lower_tags(${p(tags)}::text[])`);
     if (q.milestone_id?.length) where.push(`p.milestone_id = ANY(${p(q.milestone_id)}::uuid[])`);
     if (q.generation_source?.length)
       where.push(`p.generation_source = ANY(${p(q.generation_source)}::text[])`);

@@ -131,7 +131,7 @@ export interface RunListFilter {
   milestoneIds: string[];
   createdBy?: string;
   search?: string;
-  /** Whole builds, lowercased (matched case-insensitively). */
+  /** Whole builds, matched case-insensitively (lower-cased by the database, as the index is). */
   builds?: string[];
   /** Exact `ci_branch` values. */
   branches?: string[];
@@ -260,7 +260,11 @@ export class TestRunsRepository {
     // Run metadata (issue #24): ix_test_runs_project_build, ix_test_runs_project_ci_branch,
     // ix_test_runs_project_ci_commit_sha (prefix range), ix_test_runs_attributes (GIN).
     if (f.builds?.length) {
-      where.push(`lower(coalesce(r.build, '')) = ANY(${add(f.builds)}::text[])`);
+      // The values are lower-cased by the same SQL lower() as the index expression (an InitPlan,
+      // evaluated once): JavaScript's toLowerCase() differs for some letters (final sigma, İ).
+      where.push(
+        `lower(coalesce(r.build, '')) = ANY(ARRAY(SELECT lower(b) FROM unnest(${add(f.builds)}::text[]) b))`,
+      );
     }
     if (f.branches?.length) where.push(`r.ci_branch = ANY(${add(f.branches)}::varchar[])`);
     if (f.commitShaPrefix !== undefined) {

@@ -107,7 +107,7 @@ export class TestRunsService {
       milestoneIds: q.milestone_id?.filter((v) => v !== '') ?? [],
       createdBy: q.created_by === '' ? undefined : q.created_by,
       search: q.search,
-      builds: q.build?.map((b) => b.toLowerCase()),
+      builds: q.build,
       branches: q.branch,
       commitShaPrefix: q.commit_sha === undefined ? undefined : normalizeCommitSha(q.commit_sha),
       attributes: attributeFilters(q.attribute),
