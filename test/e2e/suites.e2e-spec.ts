@@ -347,6 +347,99 @@ describe('suites (CONTRACT §7)', () => {
     );
   });
 
+  describe('DELETE keeps the cases of the test plans that included the suite', () => {
+    type Plan = { id: string; suite_ids: string[]; case_ids: string[]; updated_at: string };
+    const createPlan = async (body: Record<string, unknown>): Promise<Plan> => {
+      const res = await t
+        .req('post', `${API}/test-plans`, f.tester.token)
+        .send({ project_id: f.projectId, name: t.unique('Plan '), ...body });
+      if (res.status !== 201) throw new Error(`plan: ${res.status} ${JSON.stringify(res.body)}`);
+      return res.body as Plan;
+    };
+    const getPlan = async (id: string): Promise<Plan> =>
+      (await t.req('get', `${API}/test-plans/${id}`, f.viewer.token).expect(200)).body as Plan;
+    /** The cases a run made from the plan gets, sorted. */
+    const runCases = async (planId: string): Promise<string[]> => {
+      const run = await t
+        .req('post', `${API}/test-plans/${planId}/create-run`, f.tester.token)
+        .send({ name: t.unique('Run ') })
+        .expect(201);
+      const rows = await t.db.query(
+        `SELECT test_case_id FROM run_items WHERE test_run_id = $1 ORDER BY test_case_id`,
+        [(run.body as { id: string }).id],
+      );
+      return rows.map((r: { test_case_id: string }) => r.test_case_id);
+    };
+
+    it('its link is replaced by its child suites in its place and its cases become explicit', async () => {
+      const [parent, mid] = await chain(2);
+      const kidB = await createSuite({ parent_id: mid.id, position: 2 });
+      const kidA = await createSuite({ parent_id: mid.id, position: 1 });
+      const [before, after] = [await createSuite(), await createSuite()];
+      const inMid = [
+        await createCase({ suite_id: mid.id }),
+        await createCase({ suite_id: mid.id }),
+      ];
+      const inKid = await createCase({ suite_id: kidB.id });
+      const elsewhere = [await createCase({ suite_id: before.id }), await createCase({})];
+      await createCase({ suite_id: after.id });
+      await createCase({ suite_id: parent.id }); // not in the plan: the parent is not included
+      const plan = await createPlan({
+        suite_ids: [before.id, mid.id, after.id],
+        case_ids: [elsewhere[1].id],
+      });
+      const cases = await runCases(plan.id);
+      expect(cases).toEqual(
+        expect.arrayContaining([...inMid, inKid, ...elsewhere].map((c) => c.id)),
+      );
+
+      await t.req('delete', `${API}/suites/${mid.id}`, f.lead.token).expect(204);
+
+      const now = await getPlan(plan.id);
+      expect(now.suite_ids).toEqual([before.id, kidA.id, kidB.id, after.id]);
+      expect(now.case_ids).toEqual([elsewhere[1].id, ...inMid.map((c) => c.id)]);
+      expect(Date.parse(now.updated_at)).toBeGreaterThan(Date.parse(plan.updated_at));
+      expect(await runCases(plan.id)).toEqual(cases);
+    });
+
+    it('a plan that includes a suite above it, or its children and cases already, keeps its links', async () => {
+      const [top, , mid] = await chain(3);
+      const kid = await createSuite({ parent_id: mid.id });
+      const inMid = await createCase({ suite_id: mid.id });
+      const viaTop = await createPlan({ suite_ids: [mid.id, top.id] });
+      const overlapping = await createPlan({
+        suite_ids: [mid.id, kid.id],
+        case_ids: [inMid.id],
+      });
+      const [topCases, overlapCases] = [await runCases(viaTop.id), await runCases(overlapping.id)];
+      await t.req('delete', `${API}/suites/${mid.id}`, f.lead.token).expect(204);
+
+      const a = await getPlan(viaTop.id);
+      expect(a).toMatchObject({ suite_ids: [top.id], case_ids: [], updated_at: viaTop.updated_at });
+      expect(await runCases(viaTop.id)).toEqual(topCases);
+      const b = await getPlan(overlapping.id);
+      expect(b).toMatchObject({ suite_ids: [kid.id], case_ids: [inMid.id] });
+      expect(await runCases(overlapping.id)).toEqual(overlapCases);
+    });
+
+    it('a suite and its parent deleted at once both answer 204 (no deadlock)', async () => {
+      for (let i = 0; i < 8; i++) {
+        const [root, parent, mid] = await chain(3);
+        const kid = await createSuite({ parent_id: mid.id });
+        const c = await createCase({ suite_id: mid.id });
+        const res = await Promise.all([
+          t.req('delete', `${API}/suites/${mid.id}`, f.lead.token),
+          t.req('delete', `${API}/suites/${parent.id}`, f.lead.token),
+        ]);
+        expect(res.map((r) => r.status)).toEqual([204, 204]);
+        const moved = await t.req('get', `${API}/suites/${kid.id}`, f.viewer.token).expect(200);
+        expect(moved.body.parent_id).toBe(root.id);
+        const kept = await t.req('get', `${API}/test-cases/${c.id}`, f.viewer.token).expect(200);
+        expect(kept.body.suite_id).toBe(root.id);
+      }
+    });
+  });
+
   it('lists with parent_id, root_only, search, sorting and paging', async () => {
     const fx = await t.roleFixture();
     const a = await createSuite({ name: 'Alpha', position: 2 }, fx);

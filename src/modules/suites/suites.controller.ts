@@ -90,7 +90,11 @@ export class SuitesController {
   @Endpoint({
     summary: 'Delete a suite',
     description:
-      'Its child suites and its test cases move to its parent (or to the root); nothing else is deleted.',
+      'Its child suites and its test cases move to its parent (or to the root); nothing else is deleted. ' +
+      'A test plan that included the suite (and no suite above it) keeps the same cases: its child ' +
+      "suites take its place in the plan's `suite_ids`, its own test cases are appended to the plan's " +
+      "`case_ids` (in key order), and the plan's `updated_at` changes. Deleting a suite and its parent " +
+      'at the same time is safe: one waits for the other.',
     minRole: 'lead',
     project: suite,
     status: 204,

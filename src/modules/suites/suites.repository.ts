@@ -63,6 +63,50 @@ const SORTS: Record<ListSuitesQueryDto['sort_by'], { expr: string; defaultOrder:
 const WALK_LIMIT = 16;
 
 /** SQL of the suite tree (`suites`). */
+/**
+ * Before suite $1 is deleted, every test plan that includes it (and no suite above it, which keeps
+ * its content in scope anyway) keeps the same cases: the suite's link is followed by links to its
+ * child suites (in its place, in tree order; the plan's later suites shift down), and its own test
+ * cases become explicit cases of the plan (after the plan's explicit cases, in key order). Links
+ * the plan already has are kept as they are. The plans' `updated_at` changes. Without this the
+ * link went with the suite (ON DELETE CASCADE) and the plan silently lost the suite's cases.
+ */
+const KEEP_IN_TEST_PLANS_SQL = `
+  WITH RECURSIVE above AS (
+    SELECT parent_id AS id FROM suites WHERE id = $1 AND parent_id IS NOT NULL
+    UNION
+    SELECT s.parent_id FROM suites s JOIN above a ON s.id = a.id WHERE s.parent_id IS NOT NULL
+  ), plans AS (
+    SELECT ps.test_plan_id, ps.project_id, ps.position FROM test_plan_suites ps
+     WHERE ps.suite_id = $1
+       AND NOT EXISTS (SELECT 1 FROM test_plan_suites o JOIN above a ON a.id = o.suite_id
+                        WHERE o.test_plan_id = ps.test_plan_id)
+  ), kids AS (
+    SELECT p.test_plan_id, p.project_id, p.position, s.id,
+           row_number() OVER (PARTITION BY p.test_plan_id ORDER BY s.position, lower(s.name), s.id) AS n
+      FROM plans p JOIN suites s ON s.parent_id = $1
+     WHERE NOT EXISTS (SELECT 1 FROM test_plan_suites o
+                        WHERE o.test_plan_id = p.test_plan_id AND o.suite_id = s.id)
+  ), shifted AS (
+    UPDATE test_plan_suites ps SET position = ps.position + k.added
+      FROM plans p JOIN (SELECT test_plan_id, count(*)::int AS added FROM kids GROUP BY test_plan_id) k
+           USING (test_plan_id)
+     WHERE ps.test_plan_id = p.test_plan_id AND ps.position > p.position
+  ), linked AS (
+    INSERT INTO test_plan_suites (test_plan_id, suite_id, project_id, position)
+    SELECT test_plan_id, id, project_id, position + n FROM kids
+  ), listed AS (
+    INSERT INTO test_plan_cases (test_plan_id, test_case_id, project_id, position)
+    SELECT p.test_plan_id, tc.id, p.project_id,
+           coalesce((SELECT max(pc.position) FROM test_plan_cases pc
+                      WHERE pc.test_plan_id = p.test_plan_id), 0)
+             + row_number() OVER (PARTITION BY p.test_plan_id ORDER BY tc.key_number, tc.id)
+      FROM plans p JOIN test_cases tc ON tc.suite_id = $1 AND tc.project_id = p.project_id
+     WHERE NOT EXISTS (SELECT 1 FROM test_plan_cases pc
+                        WHERE pc.test_plan_id = p.test_plan_id AND pc.test_case_id = tc.id)
+  )
+  UPDATE test_plans SET updated_at = now() WHERE id IN (SELECT test_plan_id FROM plans)`;
+
 @Injectable()
 export class SuitesRepository {
   constructor(private readonly db: Db) {}
@@ -111,13 +155,33 @@ export class SuitesRepository {
     ]);
   }
 
-  /** Locks one suite; its parent, or undefined when there is no such suite. */
-  async lockForUpdate(id: string): Promise<{ parent_id: string | null } | undefined> {
-    const rows = await this.db.query<{ parent_id: string | null }>(
-      `SELECT parent_id FROM suites WHERE id = $1 FOR UPDATE`,
+  /**
+   * Locks a suite about to be deleted with every suite its deletion writes or checks: its parent
+   * (the new parent of its content) and its child suites, in id order. Deleting a suite and its
+   * parent at once then queue instead of deadlocking (each needs the other's rows: the parent's
+   * delete moves this suite, this one's moves its children under the parent). Returns the suite's
+   * parent, or undefined when there is no such suite. Should the parent change while waiting (it
+   * was deleted, its content moved up), the new parent is locked as well.
+   */
+  async lockForDelete(id: string): Promise<{ parent_id: string | null } | undefined> {
+    await this.db.query(
+      `SELECT id FROM suites
+        WHERE id IN (SELECT $1::uuid
+                     UNION SELECT parent_id FROM suites WHERE id = $1
+                     UNION SELECT id FROM suites WHERE parent_id = $1)
+        ORDER BY id FOR UPDATE`,
       [id],
     );
-    return rows[0];
+    for (let locked: string | null = null; ; ) {
+      const rows = await this.db.query<{ parent_id: string | null }>(
+        `SELECT parent_id FROM suites WHERE id = $1`,
+        [id],
+      );
+      const parent = rows[0]?.parent_id ?? null;
+      if (!rows[0] || parent === null || parent === locked) return rows[0];
+      await this.db.query(`SELECT 1 FROM suites WHERE id = $1 FOR UPDATE`, [parent]);
+      locked = parent;
+    }
   }
 
   async insert(s: NewSuite): Promise<void> {
@@ -164,9 +228,11 @@ export class SuitesRepository {
 
   /**
    * Deletes a suite after moving its child suites and its test cases to `parentId` (null: they
-   * become roots / suite-less).
+   * become roots / suite-less); test plans that included it keep the same cases
+   * (`KEEP_IN_TEST_PLANS_SQL`).
    */
   async deleteMovingContentTo(id: string, parentId: string | null): Promise<void> {
+    await this.db.query(KEEP_IN_TEST_PLANS_SQL, [id]);
     await this.db.query(
       `UPDATE suites SET parent_id = $2, updated_at = now() WHERE parent_id = $1`,
       [id, parentId],

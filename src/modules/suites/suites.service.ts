@@ -56,9 +56,12 @@ export class SuitesService {
     return this.get(id);
   }
 
-  /** Child suites and the suite's test cases move to its parent (or become roots); nothing is lost. */
+  /**
+   * Child suites and the suite's test cases move to its parent (or become roots); test plans that
+   * included the suite keep the same cases; nothing is lost.
+   */
   async remove(id: string): Promise<void> {
-    const suite = await this.suites.lockForUpdate(id);
+    const suite = await this.suites.lockForDelete(id);
     if (!suite) throw AppException.notFound('suite_not_found', 'Suite');
     await this.suites.deleteMovingContentTo(id, suite.parent_id);
   }
