@@ -299,7 +299,12 @@ describe('JUnit import (CONTRACT §6)', () => {
           '</testsuites>',
           '<testsuite name="new"><testcase classname="tests.NewTest" name="test_new"/></testsuite></testsuites>',
         );
-      const res = await importInto(ownRun, Buffer.from(extra), 'basic.xml', '?create_missing_cases=true');
+      const res = await importInto(
+        ownRun,
+        Buffer.from(extra),
+        'basic.xml',
+        '?create_missing_cases=true',
+      );
       expect(res.status).toBe(201);
       expect(res.body.summary).toMatchObject({
         total_cases: 5,
@@ -567,6 +572,31 @@ describe('JUnit import (CONTRACT §6)', () => {
         ['Logout as user', 'logout', 'passed', 'passed'],
       ]);
     });
+  });
+
+  it('after a rerun, the next result goes to the rerun row; the row it reran keeps its failure (§3.8)', async () => {
+    const projectId = await newProject();
+    const runId = await createRun(projectId);
+    const caseId = await createCase(projectId, { title: 'Rerun me', automation_id: 'k.rerun' });
+    await addToRun(runId, [caseId]);
+    const report = (outcome: string) =>
+      Buffer.from(
+        `<testsuite name="s"><testcase classname="k" name="rerun">${outcome}</testcase></testsuite>`,
+      );
+    expect((await importInto(runId, report('<failure message="boom"/>'))).status).toBe(201);
+    const [item] = await t.db.query(`SELECT id FROM run_items WHERE test_run_id = $1`, [runId]);
+    const rerun = await t
+      .req('post', `/api/v1/run-cases/${String(item.id)}/rerun`, f.tester.token)
+      .send({});
+    expect(rerun.status).toBe(201);
+    expect((await importInto(runId, report(''))).status).toBe(201);
+    const rows = await rowsOfRun(runId);
+    expect(rows.map((r) => [r.scenario_label, r.status, r.execution_count, r.item_status])).toEqual(
+      [
+        ['rerun', 'failure', 1, 'failure'],
+        ['rerun', 'passed', 1, 'failure'],
+      ],
+    );
   });
 
   describe('items the import adds to the run', () => {

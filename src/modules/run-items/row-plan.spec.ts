@@ -61,6 +61,18 @@ describe('planRowWrites', () => {
     expect(plan.deletes).toEqual(['r2', 'r3']);
   });
 
+  it('writes to the latest row of a label: the rerun row, not the row it reran', () => {
+    const plan = planRowWrites(
+      [row('r1', 1, 't', 'failure', 1), row('r2', 2, 't')],
+      [{ label: 't', payload: 'passed' }],
+    );
+    expect(plan).toEqual({
+      updates: [{ rowId: 'r2', label: 't', relabel: false, payload: 'passed' }],
+      deletes: [],
+      inserts: [],
+    });
+  });
+
   it('appends after the last row when executed rows carry other labels', () => {
     const plan = planRowWrites(
       [row('r1', 1, 'old', 'passed', 1), row('r2', 4, 'Default scenario')],

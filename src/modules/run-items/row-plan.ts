@@ -4,10 +4,15 @@
  * Each imported result carries a row label (its dataset name, else its dataset key, else the raw
  * testcase name). For one run item:
  * - results with the same label hit the same row: the last one wins;
- * - a label that names an existing row updates that row;
+ * - a label that names an existing row updates that row; when several rows carry it (a rerun
+ *   copies its row's label), the latest one (highest row order): the rerun row takes the new
+ *   result and the row it reran keeps its old one (§3.8);
  * - when no existing row carries any of the labels and every existing row is still pristine
  *   (`untested`, never executed — e.g. the single `Default scenario` row of a newly added case),
- *   those rows are taken over: relabelled in row order for the labels, the surplus deleted;
+ *   those rows are taken over: relabelled in row order for the labels, the surplus deleted (a
+ *   documented choice: the reference appends when the case occurs once and its rows are not a
+ *   single default row, which would leave a case bound to a dataset `untested` after a report
+ *   that ran it);
  * - any other label appends a new row after the last one.
  */
 
@@ -48,9 +53,9 @@ export function planRowWrites<T>(
   }
   const labels = [...new Map(results.map((r) => [r.label, true])).keys()];
   const ordered = [...rows].sort((a, b) => a.row_order - b.row_order);
+  // The latest row of each label: a rerun row comes after the row it reran.
   const byLabel = new Map<string, ExistingRow>();
-  for (const row of ordered)
-    if (!byLabel.has(row.scenario_label)) byLabel.set(row.scenario_label, row);
+  for (const row of ordered) byLabel.set(row.scenario_label, row);
   let nextOrder = ordered.reduce((max, row) => Math.max(max, row.row_order), 0) + 1;
 
   const plan: RowPlan<T> = { updates: [], deletes: [], inserts: [] };
