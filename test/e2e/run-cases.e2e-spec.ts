@@ -723,6 +723,25 @@ describe('run cases, rows and history', () => {
       expect(byLead.executed_by_id).toBe(f.lead.id);
     });
 
+    it('takes test case ids in upper case (uuids are case-insensitive)', async () => {
+      const run = await createRun();
+      const [one, two, three] = [await createCase(), await createCase(), await createCase()];
+      const single = await ok(await addCase(run.id, String(one.id).toUpperCase()), 201);
+      expect(single.test_case_id).toBe(one.id);
+      const bulk = await ok(
+        await t.req('post', api('/run-cases/bulk'), f.tester.token).send({
+          test_run_id: run.id,
+          test_case_ids: [String(two.id).toUpperCase(), String(three.id), String(two.id)],
+        }),
+        201,
+      );
+      expect((bulk.items as Json[]).map((i) => i.test_case_id)).toEqual([two.id, three.id]);
+      expect(bulk).toMatchObject({ created_count: 2, existing_count: 0 });
+      // The same case again in upper case: the existing item, not a second one.
+      const again = await ok(await addCase(run.id, String(one.id).toUpperCase()), 201);
+      expect(again.id).toBe(single.id);
+    });
+
     it('roll-up follows the precedence over several rows and counts rows', async () => {
       const c = await createCase();
       const ds = await ok(

@@ -5,7 +5,7 @@ import { ProjectRole } from '../../common/access/roles';
 import { AuthenticatedUser } from '../../common/auth/authenticated-user';
 import { AppException } from '../../common/errors/app-exception';
 import { registerUniqueConstraints } from '../../common/errors/error-codes';
-import { isUuid, uuidv7 } from '../../common/persistence/ids';
+import { canonicalId, isUuid, uuidv7 } from '../../common/persistence/ids';
 import { offsetOf, Page, pageOf } from '../../common/pagination/page';
 import { CursorCodec, cursorScope } from '../../common/pagination/cursor';
 import { CursorPage, KeysetPaging } from '../../common/pagination/keyset';
@@ -168,12 +168,14 @@ export class RunItemsService {
     const access = await this.runAccess(user, dto.test_run_id, 'tester');
     const assigneeId = dto.assignee_id === undefined ? undefined : dto.assignee_id || null;
     if (assigneeId) await this.runs.checkAssignee(access.projectId, assigneeId, 'assignee_id');
+    // Uuids are case-insensitive: the writer's lookups use the id as the database spells it.
+    const caseId = canonicalId(dto.test_case_id);
     const result = await this.addCases(dto.test_run_id, {
-      caseIds: [dto.test_case_id],
+      caseIds: [caseId],
       assigneeId,
       field: 'test_case_id',
     });
-    const [item] = await this.items([result.itemIdByCase.get(dto.test_case_id) ?? '']);
+    const [item] = await this.items([result.itemIdByCase.get(caseId) ?? '']);
     return item;
   }
 
@@ -196,7 +198,7 @@ export class RunItemsService {
       cases = await this.suiteCases(access.projectId, dto.suite_id ?? '');
       caseIds = cases.map((c) => c.id);
     } else {
-      caseIds = dto.test_case_ids ?? [];
+      caseIds = (dto.test_case_ids ?? []).map(canonicalId);
     }
     const result = await this.addCases(dto.test_run_id, { caseIds, preloaded: cases });
     const order = [...new Set(caseIds)].map((c) => result.itemIdByCase.get(c) ?? '');
