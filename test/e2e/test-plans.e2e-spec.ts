@@ -682,6 +682,29 @@ describe('test plans (CONTRACT §7; reference runs-imports-plans.md §6)', () =>
       expect(runs[0].n).toBe(0);
     });
 
+    it('an inherited milestone archived since is 422 invalid_milestone saying so; null still creates the run', async () => {
+      const c = await testCase();
+      const m = await milestone();
+      const p = await plan({ case_ids: [c.id], milestone_id: m.id });
+      const archived = await t
+        .req('patch', `${API}/milestones/${m.id}`, f.tester.token)
+        .send({ status: 'archived' });
+      expect(archived.status).toBe(200);
+      const inherited = await t
+        .req('post', `${API}/test-plans/${p.id}/create-run`, f.tester.token)
+        .send({ name: 'inherits an archived milestone' });
+      const problem = expectProblem(inherited, 422, 'invalid_milestone');
+      expect(problem.detail).toMatch(/test plan's milestone is archived/);
+      expect((problem.errors as Record<string, string[]>).milestone_id[0]).toMatch(/inherited/);
+      const none = await post(`/test-plans/${p.id}/create-run`, { name: 'x', milestone_id: null });
+      expect(none.milestone_id).toBeNull();
+      const runs = await t.db.query(
+        `SELECT count(*)::int AS n FROM test_runs WHERE project_id = $1 AND name = 'inherits an archived milestone'`,
+        [f.projectId],
+      );
+      expect(runs[0].n).toBe(0);
+    });
+
     it('start_immediately starts the run', async () => {
       const c = await testCase();
       const p = await plan({ case_ids: [c.id] });

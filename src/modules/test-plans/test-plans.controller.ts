@@ -158,7 +158,9 @@ export class TestPlansController {
       "The run gets one item per active case of the plan's suites (with all descendant suites), then of its " +
       "explicit cases, each case once; rows are expanded from the cases' dataset bindings. No active case → 422 " +
       "`no_active_cases`. `milestone_id` omitted → the plan's milestone; null → none. Environment, milestone and " +
-      'assignee are validated as for POST /test-runs. `start_immediately: true` starts the run (in_progress). ' +
+      "assignee are validated as for POST /test-runs, an inherited milestone too: when the plan's milestone has " +
+      'been archived, an omitted `milestone_id` is 422 `invalid_milestone` (its detail says so; send null or ' +
+      'another milestone). `start_immediately: true` starts the run (in_progress). ' +
       'Answers 201 with the full run object.',
     minRole: 'tester',
     project: plan,

@@ -151,6 +151,22 @@ export class TestPlansService {
         test_plan_id: ['The plan has no active test case in its suites or explicit cases'],
       });
     }
+    // An inherited milestone is validated as a sent one (reference §6.4 step 4), but the caller
+    // did not send it: the problem says where it comes from and how to create the run anyway.
+    if (dto.milestone_id === undefined && plan.milestone_id !== null) {
+      const milestone = await this.plans.lockMilestoneKeyShare(plan.milestone_id, access.projectId);
+      if (milestone?.status === 'archived') {
+        throw new AppException(
+          'invalid_milestone',
+          "The test plan's milestone is archived: send milestone_id (null for no milestone, or another milestone)",
+          {
+            milestone_id: [
+              "omitted, so the plan's milestone would be inherited, and it is archived; send null or another milestone",
+            ],
+          },
+        );
+      }
+    }
     const runId = await this.runs.create(access, user, {
       name: dto.name,
       description: dto.description,
