@@ -319,6 +319,12 @@ describe('insights: run comparison (issue #17 §1)', () => {
       const last = ok(await compare(run.id, `?base_run_id=${base.id}&page=4&page_size=3`));
       expect(last.items.map((i: Json) => i.title)).toEqual(['untested both']);
       expect(last.has_next).toBe(false);
+      // A page past the end is empty with the real total (CONTRACT §2), also where the offset
+      // passes what a 32-bit integer holds.
+      for (const p of [5, 10737419, 9007199254740991]) {
+        const past = ok(await compare(run.id, `?base_run_id=${base.id}&page=${p}&page_size=200`));
+        expect(past).toMatchObject({ page: p, items: [], total: 10, has_next: false });
+      }
     });
 
     it('every page is its slice of the whole ordered list, whatever the classes listed', async () => {

@@ -165,14 +165,14 @@ export const COMPARE_SQL = `
      WHERE k.change = ANY($3::text[])
   ), wanted AS MATERIALIZED (
     SELECT change, rank, start FROM spans
-     WHERE n > 0 AND start < $5::int + $4::int AND start + n > $5::int
+     WHERE n > 0 AND start < $5::bigint + $4::bigint AND start + n > $5::bigint
   ), page AS (
     SELECT j.test_case_id, coalesce(c.title, j.snapshot_title, '') AS title, j.change,
            j.base_status, j.status, w.rank
       FROM j JOIN wanted w ON w.change = j.change
       LEFT JOIN test_cases c ON c.id = j.test_case_id
      ORDER BY w.rank, lower(coalesce(c.title, j.snapshot_title, '')), j.test_case_id
-     LIMIT $4 OFFSET $5::int - (SELECT coalesce(min(start), 0) FROM wanted)
+     LIMIT $4 OFFSET $5::bigint - (SELECT coalesce(min(start), 0) FROM wanted)
   )
   SELECT ${CHANGE_CLASSES.map((c) => `coalesce((SELECT n FROM per_class WHERE change = '${c}'), 0) AS ${c}`).join(',\n         ')},
          (SELECT coalesce(sum(n), 0)::int FROM spans) AS total,
