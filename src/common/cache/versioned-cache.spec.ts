@@ -2,7 +2,7 @@ import { VersionedCache } from './versioned-cache';
 
 describe('VersionedCache', () => {
   it('answers the entry held for a key, with the version it was stored at', () => {
-    const cache = new VersionedCache<string>(100, 10);
+    const cache = new VersionedCache<string>(100, 10, 0);
     expect(cache.peek('k')).toBeUndefined();
     cache.set('k', '3', 'three', 10);
     expect(cache.peek('k')).toEqual({ version: '3', value: 'three' });
@@ -49,7 +49,7 @@ describe('VersionedCache', () => {
   ] as Array<[number, number, Array<[string, number]>, string[]]>)(
     'bytes %d, entries %d: stores %j keep %j (least recently used go first)',
     (maxBytes, maxEntries, stores, kept) => {
-      const cache = new VersionedCache<string>(maxBytes, maxEntries);
+      const cache = new VersionedCache<string>(maxBytes, maxEntries, 0);
       for (const [key, bytes] of stores) cache.set(key, '1', key, bytes);
       const held = stores.map(([key]) => key).filter((key) => cache.peek(key) !== undefined);
       expect(held).toEqual(kept);
@@ -59,7 +59,7 @@ describe('VersionedCache', () => {
   );
 
   it('a read makes an entry recently used', () => {
-    const cache = new VersionedCache<string>(100, 2);
+    const cache = new VersionedCache<string>(100, 2, 0);
     cache.set('a', '1', 'a', 10);
     cache.set('b', '1', 'b', 10);
     cache.peek('a');

@@ -1,3 +1,4 @@
+import { ownedBytes } from '../../common/cache/owned-bytes';
 import { Injectable } from '@nestjs/common';
 import { isoOf } from '../../common/persistence/sql';
 import { AppException } from '../../common/errors/app-exception';
@@ -280,7 +281,9 @@ export class ComponentsService {
       components: components.map(toComponentDto),
       dependencies: edges.map(toDependencyDto),
     };
-    const body = Buffer.from(JSON.stringify(dto), 'utf8');
+    // Cached in memory of its own: a small graph's bytes would otherwise be a slice of a shared
+    // 8 KiB pool block, all of it kept alive by the cache (ownedBytes).
+    const body = ownedBytes(Buffer.from(JSON.stringify(dto), 'utf8'));
     if ((await this.components.graphVersion(projectId)) === version) {
       this.graphCache.set('response', projectId, version, body, body.length);
     }

@@ -1,8 +1,9 @@
+import { CACHE_ENTRY_OVERHEAD_BYTES } from '../../common/cache/owned-bytes';
 import { ProjectGraphCache } from './graph-cache';
 
 describe('ProjectGraphCache', () => {
   it('answers a value only for the version it was stored with', () => {
-    const cache = new ProjectGraphCache(100);
+    const cache = new ProjectGraphCache(100, 0);
     cache.set('response', 'p1', '7', 'seven', 10);
     expect(cache.get('response', 'p1', '7')).toBe('seven');
     expect(cache.get('response', 'p1', '8')).toBeUndefined();
@@ -12,7 +13,7 @@ describe('ProjectGraphCache', () => {
   });
 
   it('keeps one version per (kind, project): the latest stored wins', () => {
-    const cache = new ProjectGraphCache(100);
+    const cache = new ProjectGraphCache(100, 0);
     cache.set('response', 'p1', '7', 'seven', 10);
     cache.set('topology', 'p1', '7', 'index', 10);
     cache.set('response', 'p1', '9', 'nine', 30);
@@ -73,7 +74,7 @@ describe('ProjectGraphCache', () => {
       ['a', 'b'],
     ],
   ])('%s', (_name, bound, stores, kept, gone) => {
-    const cache = new ProjectGraphCache(bound);
+    const cache = new ProjectGraphCache(bound, 0);
     for (const [project, bytes] of stores) cache.set('response', project, '1', project, bytes);
     for (const project of kept) expect(cache.get('response', project, '1')).toBe(project);
     for (const project of gone) expect(cache.get('response', project, '1')).toBeUndefined();
@@ -81,7 +82,7 @@ describe('ProjectGraphCache', () => {
   });
 
   it('a read makes an entry the most recently used', () => {
-    const cache = new ProjectGraphCache(30);
+    const cache = new ProjectGraphCache(30, 0);
     cache.set('response', 'a', '1', 'a', 10);
     cache.set('response', 'b', '1', 'b', 10);
     cache.set('response', 'c', '1', 'c', 10);
@@ -90,5 +91,12 @@ describe('ProjectGraphCache', () => {
     expect(cache.get('response', 'b', '1')).toBeUndefined();
     expect(cache.get('response', 'a', '1')).toBe('a');
     expect(cache.bytes).toBe(30);
+  });
+
+  it('counts each entry with its overhead by default: tiny graphs cannot pile up', () => {
+    const cache = new ProjectGraphCache(5 * (3 + CACHE_ENTRY_OVERHEAD_BYTES));
+    for (let i = 0; i < 100; i++) cache.set('response', `p${i}`, '1', 'abc', 3);
+    expect(cache.size).toBe(5);
+    expect(cache.bytes).toBe(5 * (3 + CACHE_ENTRY_OVERHEAD_BYTES));
   });
 });

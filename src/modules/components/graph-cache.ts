@@ -1,3 +1,4 @@
+import { CACHE_ENTRY_OVERHEAD_BYTES } from '../../common/cache/owned-bytes';
 import { VersionedCache } from '../../common/cache/versioned-cache';
 
 /**
@@ -6,8 +7,8 @@ import { VersionedCache } from '../../common/cache/versioned-cache';
  * version): the version is bumped in the transaction of every write that changes the graph, and
  * a version is never handed out twice (a sequence), so an entry read for the version the database
  * currently holds is exact on any number of instances. Least recently used entries go first when
- * the total of the entries' sizes would exceed the bound; a value larger than the bound is not
- * kept; a bound of 0 keeps nothing.
+ * the total of the entries' sizes (each with {@link CACHE_ENTRY_OVERHEAD_BYTES}) would exceed the
+ * bound; a value larger than the bound is not kept; a bound of 0 keeps nothing.
  */
 export type GraphCacheKind = 'response' | 'topology';
 
@@ -15,11 +16,14 @@ export type GraphCacheKind = 'response' | 'topology';
 export class ProjectGraphCache {
   private readonly cache: VersionedCache<unknown>;
 
-  constructor(readonly maxBytes: number) {
-    this.cache = new VersionedCache<unknown>(maxBytes, Number.POSITIVE_INFINITY);
+  constructor(
+    readonly maxBytes: number,
+    entryOverhead = CACHE_ENTRY_OVERHEAD_BYTES,
+  ) {
+    this.cache = new VersionedCache<unknown>(maxBytes, Number.POSITIVE_INFINITY, entryOverhead);
   }
 
-  /** Total size of the entries held. */
+  /** Total size of the entries held, their overhead included. */
   get bytes(): number {
     return this.cache.bytes;
   }

@@ -1,15 +1,23 @@
+import { CACHE_ENTRY_OVERHEAD_BYTES, ownedBytes } from '../../common/cache/owned-bytes';
+
 /**
  * Bounded in-process cache of environment revisions' snapshots as the JSON bytes a run answers,
  * keyed by revision id. Revisions never change, so an entry is never stale and any number of
  * instances may each keep their own. Bounded by the bytes it holds (`maxBytes`, the
- * SNAPSHOT_CACHE_BYTES setting; 0 keeps nothing): adding beyond the bound evicts the least recently
- * used entries; a single snapshot larger than the bound is not kept at all.
+ * SNAPSHOT_CACHE_BYTES setting; 0 keeps nothing), each entry counted as its snapshot's length plus
+ * `entryOverhead` (the entry's own cost in memory, {@link CACHE_ENTRY_OVERHEAD_BYTES}): adding
+ * beyond the bound evicts the least recently used entries; a single snapshot larger than the bound
+ * is not kept at all. A kept snapshot is held in memory of its own ({@link ownedBytes}), never as a
+ * slice of a shared pool block.
  */
 export class SnapshotCache {
   private readonly entries = new Map<string, Buffer>();
   private held = 0;
 
-  constructor(readonly maxBytes: number) {}
+  constructor(
+    readonly maxBytes: number,
+    readonly entryOverhead = CACHE_ENTRY_OVERHEAD_BYTES,
+  ) {}
 
   /** The bytes of the revision's snapshot, marked as recently used; undefined when not cached. */
   get(revisionId: string): Buffer | undefined {
@@ -27,19 +35,24 @@ export class SnapshotCache {
     const previous = this.entries.get(revisionId);
     if (previous !== undefined) {
       this.entries.delete(revisionId);
-      this.held -= previous.length;
+      this.held -= this.cost(previous);
     }
-    if (bytes.length > this.maxBytes) return;
-    this.entries.set(revisionId, bytes);
-    this.held += bytes.length;
+    if (this.cost(bytes) > this.maxBytes) return;
+    const own = ownedBytes(bytes);
+    this.entries.set(revisionId, own);
+    this.held += this.cost(own);
     for (const [id, old] of this.entries) {
       if (this.held <= this.maxBytes) break;
       this.entries.delete(id);
-      this.held -= old.length;
+      this.held -= this.cost(old);
     }
   }
 
-  /** Bytes currently held (at most `maxBytes`). */
+  private cost(bytes: Buffer): number {
+    return bytes.length + this.entryOverhead;
+  }
+
+  /** Bytes currently counted, entries' overhead included (at most `maxBytes`). */
   get bytes(): number {
     return this.held;
   }
