@@ -1,5 +1,5 @@
-import { ownedBytes } from '../../common/cache/owned-bytes';
 import { Injectable } from '@nestjs/common';
+import { ownedBytes } from '../../common/cache/owned-bytes';
 import { isoOf } from '../../common/persistence/sql';
 import { AppException } from '../../common/errors/app-exception';
 import { registerUniqueConstraints } from '../../common/errors/error-codes';

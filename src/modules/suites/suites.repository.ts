@@ -62,7 +62,6 @@ const SORTS: Record<ListSuitesQueryDto['sort_by'], { expr: string; defaultOrder:
 /** Deeper chains than this cannot exist (4 levels); the walk stops here even on corrupt data. */
 const WALK_LIMIT = 16;
 
-/** SQL of the suite tree (`suites`). */
 /**
  * Before suite $1 is deleted, every test plan that includes it (and no suite above it, which keeps
  * its content in scope anyway) keeps the same cases: the suite's link is followed by links to its
@@ -107,6 +106,7 @@ const KEEP_IN_TEST_PLANS_SQL = `
   )
   UPDATE test_plans SET updated_at = now() WHERE id IN (SELECT test_plan_id FROM plans)`;
 
+/** SQL of the suite tree (`suites`). */
 @Injectable()
 export class SuitesRepository {
   constructor(private readonly db: Db) {}
