@@ -481,6 +481,49 @@ describe('dashboard in a headless browser (issue #21)', () => {
     consoleErrors.length = 0; // the browser logs the 404 response
   });
 
+  it('pages past the end say so, failures come first, and long names wrap inside the window', async () => {
+    const runId = seeded.runIds[RUNS - 1];
+    // The items of run 6, failures first (checkout and search), then the rest.
+    await page.goto(`${base}/app/#/runs/${runId}`);
+    await page.locator('table.items tbody tr').first().waitFor();
+    const badge = (i: number) => page.locator('table.items tbody tr td .badge').nth(i).getAttribute('class');
+    expect([await badge(0), await badge(1), await badge(2)]).toEqual(['badge status-failure', 'badge status-failure', expect.not.stringContaining('failure')]);
+    // A page past the end of a non-empty list: not "no items", and a way back (found by an audit).
+    await page.goto(`${base}/app/#/runs/${runId}?page=3`);
+    await page.getByText('Page 3 is past the end (5 in all).').waitFor();
+    await page.getByRole('button', { name: 'Go to page 1' }).click();
+    await page.locator('table.items tbody tr').first().waitFor();
+    await expect(page.locator('table.items tbody tr').count()).resolves.toBe(5);
+    await page.goto(`${base}/app/#/projects/${f.projectId}/runs?page=9`);
+    await page.getByText(`Page 9 is past the end (${RUNS} in all).`).waitFor();
+    // A page number that is not whole is read as its whole part, as on the other pages (it was a 422).
+    await page.goto(`${base}/app/#/runs/${runId}?page=1.5`);
+    await page.locator('table.items tbody tr').first().waitFor();
+    await expect(page.locator('table.items tbody tr').count()).resolves.toBe(5);
+
+    // Long names and an unbroken URL in a failure message wrap instead of widening the page.
+    const projectId = await t.createProject(f.lead.token, 'Long names');
+    await t.addMember(projectId, f.viewer.id, 'viewer', f.lead.token);
+    const long = `Release candidate ${'with-a-very-long-build-label-'.repeat(7)}`;
+    const run = ok(await t.req('post', `${API}/test-runs`, f.lead.token).send({ project_id: projectId, name: long }), 201);
+    const url = `https://acs.example/3ds/challenge?${'transaction=0123456789abcdef&'.repeat(12)}`;
+    const report = `<testsuite name="s"><testcase classname="shop.Checkout" name="test_checkout_with_saved_card[${'visa-EUR-3ds_challenge-guest_user-'.repeat(6)}]"><failure message="redirect to ${url.replace(/&/g, '&amp;')} failed"/></testcase></testsuite>`;
+    ok(
+      await t
+        .req('post', `${API}/test-runs/${String(run.id)}/imports/junit?create_missing_cases=true`, f.lead.token)
+        .attach('file', Buffer.from(report), 'long.xml'),
+      201,
+    );
+    const width = `document.documentElement.scrollWidth <= window.innerWidth`;
+    await page.goto(`${base}/app/#/runs/${String(run.id)}`);
+    await page.locator('table.items tbody tr').first().waitFor();
+    expect(await page.evaluate<boolean>(width)).toBe(true);
+    await page.goto(`${base}/app/#/projects/${projectId}/runs`);
+    await page.locator('table tbody tr').first().waitFor();
+    expect(await page.evaluate<boolean>(width)).toBe(true);
+    await checkPage('long-names');
+  });
+
   it('ranks flaky tests with their pass/fail history strips, all from the ranking', async () => {
     await page.goto('about:blank');
     requested.length = 0;
@@ -552,6 +595,12 @@ describe('dashboard in a headless browser (issue #21)', () => {
 
   it('signs out, and a viewer of another project sees its empty states', async () => {
     expect((await t.req('get', `${API}/auth/me`, f.viewer.token)).status).toBe(200);
+    // The project's name asked for by this session (none stored in the tab): a later session must
+    // not be shown it (found by an audit: the next user, no member, saw it in the breadcrumb).
+    await page.evaluate(`sessionStorage.removeItem('tms.dashboard.project-names')`);
+    await page.goto(`${base}/app/#/projects/${f.projectId}/environments`);
+    const crumb = page.getByRole('navigation', { name: 'Project' }).getByRole('link').nth(1);
+    await waitFor(async () => (await crumb.textContent()) === 'Web shop', { what: 'the project name in the breadcrumb' });
     await page.getByRole('button', { name: 'Sign out' }).click();
     await heading('Sign in').waitFor();
     expect(await page.evaluate<number>('sessionStorage.length')).toBe(0);
@@ -569,6 +618,7 @@ describe('dashboard in a headless browser (issue #21)', () => {
     // Another project's page: the API's 404 for non-members, shown as a message.
     await page.goto(`${base}/app/#/projects/${f.projectId}/flaky`);
     await expect(page.getByRole('alert').textContent()).resolves.toMatch(/Error 404/);
+    await expect(crumb.textContent()).resolves.toBe('Project');
     // The page's other requests are refused too, maybe after the message shows: all of them logged.
     await settled();
     consoleErrors.length = 0;

@@ -1,4 +1,4 @@
-import { getJson, PROJECT_NAMES_KEY } from './api';
+import { getJson, loadSession, PROJECT_NAMES_KEY } from './api';
 import { useLoad } from './hooks';
 import type { Project } from './types';
 
@@ -9,6 +9,7 @@ const TABS = [
   ['products', 'Products'],
 ] as const;
 
+/** Projects asked for in this tab, by session token and project id (a new sign-in asks again). */
 const names = new Map<string, Promise<Project>>();
 
 function knownNames(): Record<string, string> {
@@ -34,18 +35,26 @@ export function rememberProjects(projects: Array<Pick<Project, 'id' | 'name'>>):
   }
 }
 
-/** The project's name (asked once per project and tab). */
+/**
+ * The project (asked once per project, tab and session: the answer of another user's session is
+ * never reused, and a refused one is asked again).
+ */
 export function loadProject(projectId: string): Promise<Project> {
-  let p = names.get(projectId);
+  const key = `${loadSession()?.token ?? ''}\n${projectId}`;
+  let p = names.get(key);
   if (!p) {
     p = getJson<Project>(`/projects/${projectId}`);
-    p.then((project) => rememberProjects([project]), () => names.delete(projectId));
-    names.set(projectId, p);
+    p.then((project) => rememberProjects([project]), () => names.delete(key));
+    names.set(key, p);
   }
   return p;
 }
 
-/** Breadcrumb and the project's pages; `current` is marked for assistive technology. */
+/**
+ * Breadcrumb and the project's pages; `current` is marked for assistive technology. A name stored
+ * in this tab is shown without asking (a renamed project shows its new name once the projects page
+ * has listed it again); any other is asked for.
+ */
 export function ProjectNav({ projectId, current }: { projectId: string; current?: (typeof TABS)[number][0] }) {
   const known = knownNames()[projectId];
   const project = useLoad(known === undefined ? `project:${projectId}` : null, () => loadProject(projectId));

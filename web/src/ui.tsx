@@ -35,6 +35,22 @@ export function Empty({ children }: { children: ComponentChildren }) {
   return <p class="empty">{children}</p>;
 }
 
+/**
+ * An empty page of a list that is not empty (an address asking for a page past the end, or the
+ * last page emptied meanwhile): says so and leads to the list's last page.
+ */
+export function PastTheEnd({ page, total, pageSize, onPage }: { page: number; total: number; pageSize: number; onPage: (p: number) => void }) {
+  const last = Math.max(1, Math.ceil(total / Math.max(1, pageSize)));
+  return (
+    <Empty>
+      Page {page} is past the end ({total} in all).{' '}
+      <button type="button" onClick={() => onPage(last)}>
+        Go to page {last}
+      </button>
+    </Empty>
+  );
+}
+
 export function Loading({ what }: { what: string }) {
   return (
     <p class="loading" role="status" aria-live="polite">

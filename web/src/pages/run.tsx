@@ -5,9 +5,9 @@ import { ChartCanvas, preloadChart } from '../chart';
 import { changeLabel, dateTime, percent, STATUS_COLOURS, statusLabel } from '../format';
 import { asProblem, type Loaded, useLoad } from '../hooks';
 import { ProjectNav } from '../project-nav';
-import { navigate, pageValue } from '../router';
+import { navigate, pageParam, pageValue } from '../router';
 import { CHANGE_CLASSES, type Page, type Problem, type RunCase, type RunComparison, type TestRun } from '../types';
-import { Empty, Figures, PageTitle, Pager, ProblemMessage, Show, StatusBadge } from '../ui';
+import { Empty, Figures, PageTitle, Pager, PastTheEnd, ProblemMessage, Show, StatusBadge } from '../ui';
 
 /** Items per page of the run's table (the runs list shows as many runs). */
 const ITEMS_PAGE_SIZE = 50;
@@ -28,13 +28,15 @@ export function RunPage({ runId, query }: { runId: string; query: URLSearchParam
   const run = useLoad(`run:${runId}`, () => getJson<TestRun>(`/test-runs/${runId}`, { fields: RUN_FIELDS }));
   const comparing = query.get('compare') === 'previous';
   const failingOnly = query.get('failing') === '1';
-  const page = Math.max(1, Number(query.get('page')) || 1);
+  const page = pageParam(query);
   const items = useLoad(`items:${runId}:${page}:${failingOnly}`, () =>
     getJson<Page<RunCase>>('/run-cases', {
       test_run_id: runId,
       page,
       page_size: ITEMS_PAGE_SIZE,
+      // Ascending status text puts blocked, error and failure first (descending put them last).
       sort_by: 'status',
+      sort_order: 'asc',
       status: failingOnly ? ['failure', 'error'] : undefined,
     }),
   );
@@ -109,8 +111,10 @@ export function RunPage({ runId, query }: { runId: string; query: URLSearchParam
         </label>
         <Show value={items} what="items">
           {(p) =>
-            p.items.length === 0 ? (
+            p.total === 0 ? (
               <Empty>{failingOnly ? 'Nothing failed in this run.' : 'This run has no items yet.'}</Empty>
+            ) : p.items.length === 0 ? (
+              <PastTheEnd page={p.page} total={p.total} pageSize={p.page_size} onPage={(n) => go({ page: pageValue(n) })} />
             ) : (
               <>
                 <ItemsTable items={p.items} />

@@ -7,7 +7,7 @@ import { useLoad } from '../hooks';
 import { ProjectNav } from '../project-nav';
 import { navigate, pageParam, pageValue } from '../router';
 import { type Environment, type Page, RUN_STATUSES, type TestRun } from '../types';
-import { Empty, PageTitle, Pager, Show, StatusBadge } from '../ui';
+import { Empty, PageTitle, Pager, PastTheEnd, Show, StatusBadge } from '../ui';
 
 /** Runs in the pass-rate trend (the newest ones matching the filters). */
 export const TREND_RUNS = 50;
@@ -61,8 +61,10 @@ export function RunsPage({ projectId, query }: { projectId: string; query: URLSe
         <h2 id="runs-title">Runs</h2>
         <Show value={runs} what="runs">
           {(p) =>
-            p.items.length === 0 ? (
+            p.total === 0 ? (
               <Empty>No runs match these filters.</Empty>
+            ) : p.items.length === 0 ? (
+              <PastTheEnd page={p.page} total={p.total} pageSize={p.page_size} onPage={(n) => go({}, n)} />
             ) : (
               <>
                 <RunsTable runs={p.items} />
