@@ -4,7 +4,11 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { OpenAPIObject } from '@nestjs/swagger';
-import { ERROR_CATALOGUE } from '../../src/common/errors/error-codes';
+import {
+  ALSO_NOT_FOUND,
+  ERROR_CATALOGUE,
+  type ErrorCode,
+} from '../../src/common/errors/error-codes';
 import { FAVICON_ICO } from '../../src/common/openapi/favicon';
 import {
   buildOpenApiDocument,
@@ -53,7 +57,8 @@ export function problemExampleFindings(doc: OpenAPIObject): string[] {
         const entry = (ERROR_CATALOGUE as Record<string, { status: number }>)[code];
         if (value.status !== s)
           found.push(`${at} ${status}: example ${code} has status ${String(value.status)}`);
-        if (!entry || entry.status !== s)
+        const also404 = s === 404 && ALSO_NOT_FOUND.has(code as ErrorCode);
+        if (!entry || (entry.status !== s && !also404))
           found.push(`${at} ${status}: ${code} is not a ${status} code`);
         const missing = PROBLEM_FIELDS.filter((f) => !(f in value));
         if (missing.length)
@@ -180,6 +185,82 @@ describe('OpenAPI document: docs that read well', () => {
     expect(firstCode('404')).toBe('project_not_found');
     expect(firstCode('422')).toBe('validation_error');
     expect(firstCode('503')).toBe('database_unavailable');
+  });
+
+  it('documents the headers clients rely on: 401 WWW-Authenticate, Retry-After, Location, ETag, Content-Disposition', () => {
+    const headersOf = (path: string, method: string, status: string) =>
+      Object.keys(
+        ((doc.paths[path] as Record<string, Json>)[method].responses as Record<string, Json>)[
+          status
+        ].headers ?? {},
+      );
+    for (const { at, op } of operations(doc)) {
+      const unauthorized = (op.responses as Record<string, Json>)['401'];
+      if (unauthorized)
+        expect([at, Object.keys(unauthorized.headers ?? {})]).toEqual([
+          at,
+          expect.arrayContaining(['WWW-Authenticate']),
+        ]);
+      const unavailable = (op.responses as Record<string, Json>)['503'];
+      if (unavailable)
+        expect([at, Object.keys(unavailable.headers ?? {})]).toEqual([
+          at,
+          expect.arrayContaining(['Retry-After']),
+        ]);
+    }
+    expect(headersOf('/api/v1/auth/login', 'post', '429')).toEqual(['Retry-After']);
+    for (const path of [
+      '/api/v1/test-runs/{id}/imports/junit',
+      '/api/v1/projects/{id}/imports/junit',
+    ])
+      expect(headersOf(path, 'post', '202')).toEqual(
+        expect.arrayContaining(['Location', 'Preference-Applied']),
+      );
+    expect(headersOf('/api/v1/run-cases/rows/{row_id}', 'patch', '200')).toEqual(['ETag']);
+    expect(headersOf('/api/v1/test-runs/{id}/export', 'get', '200')).toEqual(
+      expect.arrayContaining(['Content-Disposition', 'Vary']),
+    );
+  });
+
+  it('documents a code answered as 404 on the operation that answers it so', () => {
+    const op = (
+      doc.paths['/api/v1/datasets/{id}/revisions/{revision_number}'] as Record<string, Json>
+    ).get;
+    const notFound = (op.responses as Record<string, Json>)['404'];
+    const examples = (notFound.content as Record<string, Json>)['application/problem+json']
+      .examples as Record<string, { value: Json }>;
+    expect(examples.dataset_revision_not_found.value).toMatchObject({
+      status: 404,
+      code: 'dataset_revision_not_found',
+    });
+  });
+
+  it('admits the partial objects a `fields` answer holds (nothing required) wherever `fields` is taken', () => {
+    const schemas = doc.components?.schemas as Record<string, Json>;
+    const sparse = operations(doc).filter(({ op }) =>
+      ((op.parameters ?? []) as Json[]).some((p) => p.name === 'fields' && p.in === 'query'),
+    );
+    expect(sparse.map((s) => s.at).sort()).toEqual(
+      expect.arrayContaining([
+        'GET /api/v1/test-runs',
+        'GET /api/v1/test-runs/{id}',
+        'GET /api/v1/environments',
+        'GET /api/v1/datasets',
+      ]),
+    );
+    for (const { at, op } of sparse) {
+      const text = JSON.stringify((op.responses as Record<string, Json>)['200']);
+      const partials = [...text.matchAll(/"#\/components\/schemas\/(\w+Fields)"/g)].map(
+        (m) => m[1],
+      );
+      expect([at, partials.length > 0]).toEqual([at, true]);
+      for (const name of partials) {
+        expect(schemas[name].required).toBeUndefined();
+        expect(Object.keys(schemas[name].properties as Json)).toEqual(
+          Object.keys(schemas[name.replace(/Fields$/, '')].properties as Json),
+        );
+      }
+    }
   });
 
   it('documents 400, 413 and 415 on every operation that takes a body', () => {

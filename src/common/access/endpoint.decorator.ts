@@ -34,6 +34,48 @@ export type AccessRule = (
 export const MinRole = (minRole: ProjectRole, project: ProjectSource) =>
   SetMetadata(ACCESS_KEY, { kind: 'project', minRole, project } satisfies AccessRule);
 
+/** An OpenAPI response header. */
+export interface HeaderDoc {
+  description: string;
+  schema: { type: 'string' | 'integer'; example?: string | number };
+}
+
+/** Headers of problem responses, by the codes that send them (the problem filter sets them). */
+const PROBLEM_HEADERS: Array<{
+  status: number;
+  codes: ErrorCode[] | 'all';
+  name: string;
+  doc: HeaderDoc;
+}> = [
+  {
+    status: 401,
+    codes: 'all',
+    name: 'WWW-Authenticate',
+    doc: {
+      description: 'The authentication scheme: `Bearer`',
+      schema: { type: 'string', example: 'Bearer' },
+    },
+  },
+  {
+    status: 429,
+    codes: ['too_many_attempts'],
+    name: 'Retry-After',
+    doc: {
+      description: 'Seconds until the lockout ends',
+      schema: { type: 'integer', example: 60 },
+    },
+  },
+  {
+    status: 503,
+    codes: ['database_unavailable'],
+    name: 'Retry-After',
+    doc: {
+      description: 'Seconds to wait before retrying',
+      schema: { type: 'integer', example: 5 },
+    },
+  },
+];
+
 export interface EndpointOptions {
   summary: string;
   description?: string;
@@ -54,6 +96,10 @@ export interface EndpointOptions {
   responseDescription?: string;
   /** Domain problems this endpoint can answer beyond the standard 401/403/404/422. */
   problems?: ErrorCode[];
+  /** Codes this endpoint answers as 404 Not found instead of their catalogue status (`ALSO_NOT_FOUND`). */
+  notFoundAs?: ErrorCode[];
+  /** Headers of the success response worth a client's attention (`ETag`, `Content-Disposition`, …). */
+  responseHeaders?: Record<string, HeaderDoc>;
   /**
    * Path parameters that must be whole numbers from 1 to 2,147,483,647 (e.g. `revision_number`).
    * The guard checks them with the request shape (422 `path.<name>`), before the 404/403 checks.
@@ -86,6 +132,7 @@ export function Endpoint(o: EndpointOptions): MethodDecorator {
         : rule.kind === 'admin'
           ? 'Administrators only.'
           : `Minimum project role: **${rule.minRole}** (administrators act as lead).`;
+  const headers = o.responseHeaders;
   const decorators: Array<MethodDecorator | ClassDecorator> = [
     SetMetadata(
       ACCESS_KEY,
@@ -122,6 +169,7 @@ export function Endpoint(o: EndpointOptions): MethodDecorator {
         status,
         description: o.responseDescription ?? 'Success',
         schema: o.response.schema,
+        headers,
       }),
     );
   } else if (Array.isArray(o.response)) {
@@ -131,14 +179,22 @@ export function Endpoint(o: EndpointOptions): MethodDecorator {
         description: o.responseDescription ?? 'Success',
         type: o.response[0],
         isArray: true,
+        headers,
       }),
     );
   } else if (o.response) {
     decorators.push(
-      ApiResponse({ status, description: o.responseDescription ?? 'Success', type: o.response }),
+      ApiResponse({
+        status,
+        description: o.responseDescription ?? 'Success',
+        type: o.response,
+        headers,
+      }),
     );
   } else {
-    decorators.push(ApiResponse({ status, description: o.responseDescription ?? 'Success' }));
+    decorators.push(
+      ApiResponse({ status, description: o.responseDescription ?? 'Success', headers }),
+    );
   }
 
   if (o.ifMatch) {
@@ -166,18 +222,26 @@ export function Endpoint(o: EndpointOptions): MethodDecorator {
     const src = rule.project;
     codes.add('resource' in src ? src.resource.notFound : 'project_not_found');
   }
+  const as404 = new Set<ErrorCode>(o.notFoundAs ?? []);
   const byStatus = new Map<number, ErrorCode[]>();
   for (const c of codes) {
     const s = ERROR_CATALOGUE[c].status;
     byStatus.set(s, [...(byStatus.get(s) ?? []), c]);
   }
+  for (const c of as404) byStatus.set(404, [...(byStatus.get(404) ?? []), c]);
   for (const [s, list] of [...byStatus.entries()].sort((a, b) => a[0] - b[0])) {
+    const sent = PROBLEM_HEADERS.filter(
+      (h) => h.status === s && (h.codes === 'all' || h.codes.some((c) => list.includes(c))),
+    );
     decorators.push(
       ApiResponse({
         status: s,
         description: `Problem (application/problem+json). Codes: ${list.map((c) => '`' + c + '`').join(', ')}`,
         // One example per code, each with its own status and code.
-        content: problemContent(getSchemaPath(ProblemDto), list),
+        content: problemContent(getSchemaPath(ProblemDto), list, s === 404 ? as404 : undefined),
+        ...(sent.length > 0
+          ? { headers: Object.fromEntries(sent.map((h) => [h.name, h.doc])) }
+          : {}),
       }),
     );
   }

@@ -144,6 +144,15 @@ export const ERROR_CATALOGUE = {
 export type ErrorCode = keyof typeof ERROR_CATALOGUE;
 
 /**
+ * Codes some operations answer as 404 Not found instead of their catalogue status
+ * (`AppException.notFoundAs`; documented with `@Endpoint({ notFoundAs })`): a dataset revision is
+ * 422 when a binding pins a missing one, 404 on `GET /datasets/{id}/revisions/{n}` (reference).
+ */
+export const ALSO_NOT_FOUND: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
+  'dataset_revision_not_found',
+]);
+
+/**
  * Unique constraints (named in migrations) → the 409 they become, and the field it concerns.
  * Features add their constraint names here so a duplicate is never a 500.
  */

@@ -42,6 +42,14 @@ const VARY = {
   schema: { type: 'string', example: 'Accept-Encoding' },
 };
 
+/** `Vary` of a streamed download: a type that does not compress (PDF) may come without it. */
+const DOWNLOAD_VARY = {
+  description:
+    '`Accept-Encoding`: text formats over 1 KB are compressed (`br`, else `gzip`) when accepted; a PDF ' +
+    'is never compressed, and its answer to a request with `Accept-Encoding` has no `Vary`',
+  schema: { type: 'string', example: 'Accept-Encoding' },
+};
+
 /**
  * Documents conditional GETs on every GET that answers 200 (but {@link StreamedDownload}s, which
  * get `Vary` only): the `If-None-Match` parameter, the `ETag` and `Vary` headers of the 200, and the
@@ -69,7 +77,7 @@ export function documentConditionalRequests(document: OpenAPIObject): void {
     const record = op as unknown as Record<string, unknown>;
     if (record[NO_ETAG_EXTENSION] === true) {
       delete record[NO_ETAG_EXTENSION];
-      ok.headers = { ...(ok.headers ?? {}), Vary: VARY };
+      ok.headers = { ...(ok.headers ?? {}), Vary: DOWNLOAD_VARY };
       continue;
     }
     op.parameters = [

@@ -1,9 +1,10 @@
 import type { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
-import { ERROR_CATALOGUE } from '../errors/error-codes';
+import { ALSO_NOT_FOUND, ERROR_CATALOGUE, type ErrorCode } from '../errors/error-codes';
 import { documentBodyProblems } from './body-problems-docs';
 import { documentConditionalRequests } from './conditional-docs';
 import { documentCursorLinks } from '../pagination/cursor-docs';
+import { documentSparseFields } from '../pagination/fields-docs';
 import { documentIdempotency } from './idempotency-docs';
 import { documentItemLimits } from './item-limits-docs';
 import { API_KEY_HEADER, API_KEY_SCHEME, BEARER_SCHEME } from './security-schemes';
@@ -101,6 +102,7 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
   documentIdempotency(document);
   documentConditionalRequests(document);
   documentCursorLinks(document);
+  documentSparseFields(document);
   return document;
 }
 
@@ -112,7 +114,7 @@ export function errorsPageHtml(): string {
   const rows = Object.entries(ERROR_CATALOGUE)
     .map(
       ([code, e]) =>
-        `<tr id="${escapeHtml(code)}"><td>${e.status}</td><td><code>${escapeHtml(code)}</code></td><td>${escapeHtml(e.title)}</td></tr>`,
+        `<tr id="${escapeHtml(code)}"><td>${e.status}</td><td><code>${escapeHtml(code)}</code></td><td>${escapeHtml(e.title)}${ALSO_NOT_FOUND.has(code as ErrorCode) ? ' (404 Not found when a GET asks for it)' : ''}</td></tr>`,
     )
     .join('\n');
   return `<!DOCTYPE html>

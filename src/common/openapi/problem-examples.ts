@@ -20,8 +20,12 @@ const DETAILS: Partial<Record<ErrorCode, string>> = {
 };
 
 /** One example problem body for `code`: its own status, title and code. */
-export function problemExample(code: ErrorCode, instance = '/api/v1/…'): Record<string, unknown> {
-  const { status, title } = ERROR_CATALOGUE[code];
+export function problemExample(
+  code: ErrorCode,
+  instance = '/api/v1/…',
+  as404 = false,
+): Record<string, unknown> {
+  const { status, title } = as404 ? { status: 404, title: 'Not found' } : ERROR_CATALOGUE[code];
   return {
     type: `${EXAMPLE_ERROR_BASE}/${code}`,
     title,
@@ -58,12 +62,15 @@ export function orderCodes(codes: readonly ErrorCode[]): ErrorCode[] {
 export function problemContent(
   schemaRef: string,
   codes: readonly ErrorCode[],
+  /** The codes answered as 404 here instead of their catalogue status (`ALSO_NOT_FOUND`). */
+  as404: ReadonlySet<ErrorCode> = new Set(),
 ): Record<string, { schema: { $ref: string }; examples: Record<string, NamedExample> }> {
   const examples: Record<string, NamedExample> = {};
   for (const code of orderCodes(codes)) {
+    const notFound = as404.has(code);
     examples[code] = {
-      summary: `${ERROR_CATALOGUE[code].status} ${code}`,
-      value: problemExample(code),
+      summary: `${notFound ? 404 : ERROR_CATALOGUE[code].status} ${code}`,
+      value: problemExample(code, undefined, notFound),
     };
   }
   return { 'application/problem+json': { schema: { $ref: schemaRef }, examples } };

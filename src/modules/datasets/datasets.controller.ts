@@ -181,6 +181,7 @@ export class DatasetsController {
     project: dataset,
     response: DatasetRevisionDto,
     pathIntegers: ['revision_number'],
+    notFoundAs: ['dataset_revision_not_found'],
   })
   revision(
     @Param('id') id: string,

@@ -38,6 +38,12 @@ export class ExportsController {
     project: fromResource(TEST_RUNS),
     response: { schema: { type: 'string', format: 'binary' } },
     responseDescription: 'The report file',
+    responseHeaders: {
+      'Content-Disposition': {
+        description: 'A download named after the run and the format',
+        schema: { type: 'string', example: 'attachment; filename="test-run-<id>-report.csv"' },
+      },
+    },
   })
   @ApiProduces('application/json', 'application/xml', 'text/csv', 'application/pdf')
   @StreamedDownload()

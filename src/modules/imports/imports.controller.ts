@@ -175,6 +175,18 @@ const PREFER_DESCRIPTION =
   '`respond-async` (RFC 7240): run the import in the background — 202 with `Location: /api/v1/imports/{id}` ' +
   'and `Preference-Applied: respond-async`; other preferences are ignored.';
 
+/** Headers of a background import's 202 (RFC 7240 `Preference-Applied`, the job's `Location`). */
+const ACCEPTED_HEADERS = {
+  Location: {
+    description: 'The import record to follow: `/api/v1/imports/{id}`',
+    schema: { type: 'string', example: '/api/v1/imports/01964a3e-7c1d-7b2a-9f00-5e1c2d3b4a59' },
+  },
+  'Preference-Applied': {
+    description: 'The preference honoured',
+    schema: { type: 'string', example: 'respond-async' },
+  },
+};
+
 const ACCEPTED_DESCRIPTION =
   'With `Prefer: respond-async`: the import record in state `queued` (follow `Location`).';
 
@@ -215,7 +227,12 @@ export class ImportsController {
   @ApiConsumes('multipart/form-data')
   @ApiBody({ schema: JUNIT_UPLOAD_SCHEMA })
   @ApiHeader({ name: 'Prefer', required: false, description: PREFER_DESCRIPTION })
-  @ApiResponse({ status: 202, type: ImportJobDto, description: ACCEPTED_DESCRIPTION })
+  @ApiResponse({
+    status: 202,
+    type: ImportJobDto,
+    description: ACCEPTED_DESCRIPTION,
+    headers: ACCEPTED_HEADERS,
+  })
   importIntoRun(
     @Param('id') id: string,
     @CurrentAccess() access: ProjectAccess,
@@ -260,7 +277,12 @@ export class ImportsController {
   @ApiConsumes('multipart/form-data')
   @ApiBody({ schema: JUNIT_UPLOAD_SCHEMA })
   @ApiHeader({ name: 'Prefer', required: false, description: PREFER_DESCRIPTION })
-  @ApiResponse({ status: 202, type: ImportJobDto, description: ACCEPTED_DESCRIPTION })
+  @ApiResponse({
+    status: 202,
+    type: ImportJobDto,
+    description: ACCEPTED_DESCRIPTION,
+    headers: ACCEPTED_HEADERS,
+  })
   importIntoProject(
     @CurrentAccess() access: ProjectAccess,
     @CurrentUser() user: AuthenticatedUser,

@@ -165,6 +165,13 @@ export class RunItemsController {
     project: row,
     response: RunCaseRowDto,
     problems: ['run_closed', 'invalid_user'],
+    responseHeaders: {
+      ETag: {
+        description:
+          'Strong entity tag of the row as answered (a row has no GET of its own): send it in `If-Match` to make the next PATCH conditional',
+        schema: { type: 'string', example: '"3q2-7wH1xX0aV9Zc8kQ2bA"' },
+      },
+    },
   })
   async updateRow(
     @CurrentAccess() access: ProjectAccess,
