@@ -4,7 +4,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 export class ProblemDto {
   @ApiProperty({ example: 'https://tms.local/errors/validation_error' }) type: string;
   @ApiProperty({ example: 'Validation failed' }) title: string;
-  @ApiProperty({ example: 422 }) status: number;
+  @ApiProperty({ example: 422, type: 'integer' }) status: number;
   @ApiProperty({ example: 'Request contains invalid fields' }) detail: string;
   @ApiProperty({ example: '/api/v1/test-runs' }) instance: string;
   @ApiProperty({ example: 'validation_error' }) code: string;
