@@ -308,21 +308,35 @@ export class ComponentsRepository {
    * Every component of the project, highest risk first. Timestamps as ISO text from SQL: thousands
    * of rows, no Date round trip in JavaScript.
    */
-  async listInProjectIso(projectId: string): Promise<ComponentRow[]> {
-    return this.db.query<ComponentRow>(
-      `SELECT ${COMPONENT_COLUMNS_ISO} FROM components c WHERE c.project_id = $1 ORDER BY ${COMPONENT_ORDER}`,
-      [projectId],
-    );
-  }
-
-  /** Every dependency edge of the project, oldest first, timestamps as ISO text. */
-  async dependenciesInProjectIso(projectId: string): Promise<DependencyRow[]> {
-    return this.db.query<DependencyRow>(
-      `SELECT id, source_component_id, target_component_id, dependency_type,
-              ${isoUtc('created_at')} AS created_at
-         FROM component_dependencies WHERE project_id = $1
-        ORDER BY component_dependencies.created_at, id`,
-      [projectId],
-    );
+  /**
+   * The project's whole graph as one snapshot of the database (REPEATABLE READ, read only): its
+   * version, every component (timestamps as ISO text) and every dependency edge, oldest first. Read
+   * as separate statements, a write committed between them gave an answer mixing two states (an
+   * edge to a component the list no longer had) under a version matching neither.
+   */
+  async graphSnapshot(
+    projectId: string,
+  ): Promise<{ version: string; components: ComponentRow[]; edges: DependencyRow[] }> {
+    return this.db.readSnapshot(async (read) => {
+      const versions = await read<{ version: string }>(
+        'component_graph_version',
+        `SELECT version::text AS version FROM component_graph_versions WHERE project_id = $1`,
+        [projectId],
+      );
+      const components = await read<ComponentRow>(
+        'component_graph_components',
+        `SELECT ${COMPONENT_COLUMNS_ISO} FROM components c WHERE c.project_id = $1 ORDER BY ${COMPONENT_ORDER}`,
+        [projectId],
+      );
+      const edges = await read<DependencyRow>(
+        'component_graph_edges',
+        `SELECT id, source_component_id, target_component_id, dependency_type,
+                ${isoUtc('created_at')} AS created_at
+           FROM component_dependencies WHERE project_id = $1
+          ORDER BY component_dependencies.created_at, id`,
+        [projectId],
+      );
+      return { version: versions[0]?.version ?? '0', components, edges };
+    });
   }
 }

@@ -268,15 +268,14 @@ export class ComponentsService {
   /**
    * Every component and every dependency edge of the project, as UTF-8 JSON bytes cached per graph
    * version (written to the socket as they are: no serialising or encoding per request): one
-   * version lookup when cached, else two more queries (and the version read again: the bytes are
-   * cached only when no write committed while they were read).
+   * version lookup when cached, else the version, the components and the edges read again in one
+   * snapshot of the database, so the answer is one state of the graph, cached under its version.
    */
   async graph(projectId: string): Promise<Buffer> {
-    const version = await this.components.graphVersion(projectId);
-    const cached = this.graphCache.get<Buffer>('response', projectId, version);
+    const current = await this.components.graphVersion(projectId);
+    const cached = this.graphCache.get<Buffer>('response', projectId, current);
     if (cached !== undefined) return cached;
-    const components = await this.components.listInProjectIso(projectId);
-    const edges = await this.components.dependenciesInProjectIso(projectId);
+    const { version, components, edges } = await this.components.graphSnapshot(projectId);
     const dto: ComponentGraphDto = {
       components: components.map(toComponentDto),
       dependencies: edges.map(toDependencyDto),
@@ -284,9 +283,7 @@ export class ComponentsService {
     // Cached in memory of its own: a small graph's bytes would otherwise be a slice of a shared
     // 8 KiB pool block, all of it kept alive by the cache (ownedBytes).
     const body = ownedBytes(Buffer.from(JSON.stringify(dto), 'utf8'));
-    if ((await this.components.graphVersion(projectId)) === version) {
-      this.graphCache.set('response', projectId, version, body, body.length);
-    }
+    this.graphCache.set('response', projectId, version, body, body.length);
     return body;
   }
 
