@@ -166,6 +166,27 @@ describe('insights: case history and flaky tests (issue #17 §3, §4)', () => {
       });
     });
 
+    it('orders the page as its stats (by run id) when a run create waited and got an earlier created_at', async () => {
+      const g = await t.roleFixture();
+      const r = recorder(g);
+      const c = (await r.createCase('Raced case')).id;
+      const older = await r.createRun();
+      const newer = await r.createRun();
+      await r.record(older.id, [[c, 'failure']]);
+      await r.record(newer.id, [[c, 'passed']]);
+      // What a create that waited on a lock leaves (found by an audit with a held milestone lock):
+      // its transaction started first (created_at) but its id was drawn after the other run's.
+      await t.db.query(
+        `UPDATE test_runs SET created_at = created_at - interval '1 hour' WHERE id = $1`,
+        [newer.id],
+      );
+      const body = ok(
+        await t.req('get', `${API}/test-cases/${c}/history?window=1`, g.viewer.token),
+      );
+      expect(body.items.map((i: Json) => i.run_id)).toEqual([newer.id, older.id]);
+      expect(body.stats).toMatchObject({ runs: 1, last_status: 'passed' });
+    });
+
     it('paginates the items; the stats do not depend on the page', async () => {
       const body = ok(await history('?page=2&page_size=2'));
       expect(body).toMatchObject({ page: 2, page_size: 2, total: 6, has_next: true });

@@ -39,10 +39,11 @@ const COMPARE_DESCRIPTION =
   'most 512 diffs and 16 MiB), so the snapshots are read once.';
 
 const HISTORY_DESCRIPTION =
-  'Every run containing the case (any status, untested included), newest run first ' +
-  '(`created_at`, then id), paginated; filters `environment_id` and `build` (exact). `stats` ' +
-  'cover the last `window` of those runs (same filters; default 30, at most 200), newest first ' +
-  'by creation (run ids are time-ordered). A *flip* is a change between passing (passed, ' +
+  'Every run containing the case (any status, untested included), newest run first by ' +
+  'creation (run ids are time-ordered uuidv7; a run whose create waited on a lock may show a ' +
+  '`run_created_at` a little earlier than the run after it), paginated; filters `environment_id` ' +
+  'and `build` (exact). `stats` cover the last `window` of those runs (same filters; default 30, ' +
+  'at most 200), in the same order. A *flip* is a change between passing (passed, ' +
   'xfailed) and failing (failure, error) from one run to the next, other statuses skipped over; ' +
   '`flip_rate = flips / (passed + failing - 1)`, 0 below two such results. `flaky_attempts` ' +
   'counts the window’s results that an import marked flaky (a passed row whose comment starts ' +

@@ -225,8 +225,11 @@ const DATASET_DRIFT_SQL = `
    ORDER BY lower(d.name), d.id`;
 
 /**
- * A case's history: the total, one page (newest run first) and the stats window (newest run id
- * first) in one statement. $1 case, $2 limit, $3 offset, $4 window, then the filters.
+ * A case's history: the total, one page and the stats window in one statement, both newest run
+ * first by run id (uuidv7: creation order), the order of the flaky windows too. (The page was
+ * ordered by `created_at`, the run's transaction start: a create that waited on a lock got an
+ * earlier `created_at` than a run created meanwhile with a smaller id, and the page then disagreed
+ * with its own stats.) $1 case, $2 limit, $3 offset, $4 window, then the filters.
  */
 function historySql(environment: boolean, build: boolean): string {
   let n = 4;
@@ -241,7 +244,7 @@ function historySql(environment: boolean, build: boolean): string {
       FROM run_items ri JOIN test_runs r ON r.id = ri.test_run_id
      WHERE ri.test_case_id = $1${filters}
   ), page AS (
-    SELECT * FROM f ORDER BY created_at DESC, test_run_id DESC LIMIT $2 OFFSET $3
+    SELECT * FROM f ORDER BY test_run_id DESC LIMIT $2 OFFSET $3
   ), win AS (
     SELECT id, test_run_id, status FROM f ORDER BY test_run_id DESC LIMIT $4
   )
@@ -255,7 +258,7 @@ function historySql(environment: boolean, build: boolean): string {
                       (SELECT max(w.finished_at) FROM run_item_rows w WHERE w.run_item_id = p.id),
                       p.last_executed_at),
                    'run_created_at', p.created_at)
-                 ORDER BY p.created_at DESC, p.test_run_id DESC), '[]'::json)
+                 ORDER BY p.test_run_id DESC), '[]'::json)
             FROM page p) AS items,
          (SELECT coalesce(json_agg(json_build_object(
                    'run_id', x.test_run_id, 'status', x.status,

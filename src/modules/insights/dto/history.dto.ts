@@ -154,7 +154,7 @@ export class CaseHistoryDto {
   @ApiProperty({
     type: [CaseHistoryItemDto],
     description:
-      'Every run containing the case (any status), newest run first (created_at, then id)',
+      'Every run containing the case (any status), newest run first (run id: creation order)',
   })
   items: CaseHistoryItemDto[];
   @ApiProperty({ example: 1 }) page: number;
