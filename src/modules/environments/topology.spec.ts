@@ -896,6 +896,38 @@ describe('applyEnvironmentPatch', () => {
     applyEnvironmentPatch(base, { name: 'changed', tags: ['z'], topology: {} });
     expect(base).toEqual(copy);
   });
+
+  it.each<[string, Record<string, unknown>]>([
+    ['topology', Object.fromEntries(Array.from({ length: 199 }, (_, i) => [`k${i}`, i]))],
+    [
+      'node',
+      {
+        system_under_test: [
+          {
+            name: 'api',
+            nodes: [
+              {
+                host_type: 'vm',
+                ...Object.fromEntries(Array.from({ length: 195 }, (_, i) => [`k${i}`, i])),
+              },
+            ],
+          },
+        ],
+      },
+    ],
+  ])(
+    'keeps a stored %s whose defaulted form has more than 200 keys when the patch has no topology',
+    (_name, topology) => {
+      // Accepted on input (at most 200 keys an object); stored with every default added.
+      const stored = buildSnapshot({ project_id: 'p1', name: 'Many keys', topology });
+      const patched = applyEnvironmentPatch(stored, { tags: ['x'] });
+      expect(patched.topology).toEqual(stored.topology);
+      expect(patched.environment.tags).toEqual(['x']);
+      expect(applyEnvironmentPatch(stored, { status: 'archived' }).environment.status).toBe(
+        'archived',
+      );
+    },
+  );
 });
 
 describe('changedTopLevelFields and revisionNote', () => {

@@ -573,6 +573,16 @@ function trimToNull(value: unknown): string | null {
  *   topology is invalid (the request validation should have rejected these already).
  */
 export function buildSnapshot(fields: EnvironmentFields): EnvironmentSnapshot {
+  return snapshotOf(fields);
+}
+
+/**
+ * {@link buildSnapshot}, or with `stored` (a topology already stored: validated and defaulted when
+ * it was written) kept as it is instead of validating and normalising `fields.topology` again.
+ * The stored form carries every defaulted field, so checks of input sizes (at most 200 keys an
+ * object) would count keys the client never sent.
+ */
+function snapshotOf(fields: EnvironmentFields, stored?: Topology): EnvironmentSnapshot {
   const issues: ValidationIssue[] = [];
   const requiredFields = {
     project_id: fields.project_id,
@@ -581,7 +591,7 @@ export function buildSnapshot(fields: EnvironmentFields): EnvironmentSnapshot {
     status: fields.status ?? ENVIRONMENT_DEFAULTS.status,
   };
   for (const [key, value] of Object.entries(requiredFields)) requiredText(value, key, issues);
-  issues.push(...validateTopology(fields.topology));
+  if (stored === undefined) issues.push(...validateTopology(fields.topology));
   if (issues.length > 0) throw new EnvironmentValidationError(issues);
 
   return {
@@ -596,7 +606,7 @@ export function buildSnapshot(fields: EnvironmentFields): EnvironmentSnapshot {
       meta: fields.meta ?? {},
       extra: fields.extra ?? {},
     },
-    topology: normalizeValidTopology(fields.topology),
+    topology: stored ?? normalizeValidTopology(fields.topology),
     project_id: requiredFields.project_id.trim(),
   };
 }
@@ -622,7 +632,10 @@ export function applyEnvironmentPatch(
   if (nulls.length > 0) throw new EnvironmentValidationError(nulls);
 
   const env = base.environment;
-  return buildSnapshot({
+  // Without a new topology the stored one is kept as it is: it was validated when it was written,
+  // and validating its defaulted form again could refuse it (found by an audit: an environment
+  // whose topology had 199 keys could no longer be patched or archived).
+  const fields: EnvironmentFields = {
     project_id: base.project_id,
     name: patch.name ?? env.name,
     kind: patch.kind ?? env.kind,
@@ -633,7 +646,8 @@ export function applyEnvironmentPatch(
     topology: patch.topology ?? base.topology,
     meta: patch.meta ?? env.meta,
     extra: patch.extra ?? env.extra,
-  });
+  };
+  return patch.topology === undefined ? snapshotOf(fields, base.topology) : snapshotOf(fields);
 }
 
 // ---------------------------------------------------------------------------------------------
