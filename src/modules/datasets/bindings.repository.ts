@@ -149,12 +149,17 @@ export class BindingsRepository {
 
   /** The bindings of these cases of the project, by case then binding order (run-row expansion). */
   async listToExpand(projectId: string, caseIds: string[]): Promise<BindingToExpand[]> {
+    // FOR KEY SHARE of the datasets until the run write commits: a dataset deleted meanwhile
+    // (its revisions go with it) waits, instead of leaving the revision read that follows with
+    // nothing (422 dataset_revision_not_found for a revision that existed). A new revision
+    // (an update of the dataset row's other columns) does not wait.
     return this.db.query<BindingToExpand>(
       `SELECT b.id, b.test_case_id, b.dataset_id, d.name AS dataset_name, b.dataset_alias, b.mode,
               b.pinned_revision_number, b.row_selection_type, b.selected_row_keys, d.current_revision_number
          FROM test_case_dataset_bindings b JOIN datasets d ON d.id = b.dataset_id
         WHERE b.project_id = $1 AND b.test_case_id = ANY($2::uuid[])
-        ORDER BY b.test_case_id, ${BINDING_ORDER}`,
+        ORDER BY b.test_case_id, ${BINDING_ORDER}
+          FOR KEY SHARE OF d`,
       [projectId, caseIds],
     );
   }
