@@ -1,4 +1,4 @@
-import { blankToNull, cutText, normalizeStringList } from './normalize';
+import { blankToNull, caseKey, cutText, normalizeStringList } from './normalize';
 import { isWellFormedText } from './validation/well-formed';
 
 describe('normalizeStringList', () => {
@@ -14,6 +14,8 @@ describe('normalizeStringList', () => {
     ['keeps inner whitespace', ['load test', 'load  test'], ['load test', 'load  test']],
     ['de-duplicates after trimming', ['x ', ' x', 'X'], ['x']],
     ['non-ASCII case folding', ['Über', 'über', 'ÜBER'], ['Über']],
+    ['a final capital sigma as PostgreSQL lower-cases it', ['ΟΔΟΣ', 'οδοσ'], ['ΟΔΟΣ']],
+    ['capital I with a dot as PostgreSQL lower-cases it', ['İstanbul', 'istanbul'], ['İstanbul']],
   ])('%s', (_name, input, expected) => {
     expect(normalizeStringList(input)).toEqual(expected);
   });
@@ -22,6 +24,18 @@ describe('normalizeStringList', () => {
     const input = [' a ', 'A'];
     normalizeStringList(input);
     expect(input).toEqual([' a ', 'A']);
+  });
+});
+
+describe('caseKey (Unicode simple lower-case mapping, code point by code point)', () => {
+  it.each<[string, string]>([
+    ['ABC', 'abc'],
+    ['ΟΔΟΣ', 'οδοσ'],
+    ['İstanbul', 'istanbul'],
+    ['Straße', 'straße'],
+    ['😀A', '😀a'],
+  ])('%s → %s', (text, key) => {
+    expect(caseKey(text)).toBe(key);
   });
 });
 

@@ -6,6 +6,22 @@
  */
 
 /**
+ * The key two spellings share when they differ only in case: each code point lower-cased on its
+ * own, the first code point of the result kept (Unicode's simple case mapping, as PostgreSQL's
+ * `lower()` of the tags indexes applies it). `toLowerCase()` of the whole text applies the full,
+ * context-dependent rules instead: 'ΟΔΟΣ' became 'οδος' (final sigma) where `lower()` gives
+ * 'οδοσ', so a list kept both spellings that every tag filter and tag list treats as one.
+ */
+export function caseKey(text: string): string {
+  let key = '';
+  for (const ch of text) {
+    const lower = ch.toLowerCase();
+    key += lower.length === ch.length ? lower : String.fromCodePoint(lower.codePointAt(0) ?? 0);
+  }
+  return key;
+}
+
+/**
  * Normalises a list of strings: trims every entry, drops entries that are empty after trimming,
  * removes case-insensitive duplicates keeping the first occurrence with its original spelling, and
  * keeps the original order. Values are never lower-cased.
@@ -20,7 +36,7 @@ export function normalizeStringList(values: readonly string[]): string[] {
   for (const value of values) {
     const trimmed = value.trim();
     if (trimmed === '') continue;
-    const key = trimmed.toLowerCase();
+    const key = caseKey(trimmed);
     if (seen.has(key)) continue;
     seen.add(key);
     result.push(trimmed);

@@ -78,4 +78,19 @@ describe('case-insensitive filters with letters JavaScript and PostgreSQL lower-
       ids[`run:${name}`],
     ]);
   });
+
+  it.each(KINDS)(
+    'a %s keeps one of two tags PostgreSQL lower-cases alike (first spelling)',
+    async (_kind, path, body) => {
+      const res = await t
+        .req('post', api(path), f.lead.token)
+        .send({
+          project_id: f.projectId,
+          ...body('dedup'),
+          tags: ['ΟΔΟΣ', 'οδοσ', 'İstanbul', 'istanbul'],
+        });
+      expect(res.status).toBe(201);
+      expect(res.body.tags).toEqual(['ΟΔΟΣ', 'İstanbul']);
+    },
+  );
 });
