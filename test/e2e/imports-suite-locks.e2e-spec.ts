@@ -1,6 +1,6 @@
 import { importHelpers } from '../support/import-fixture';
 import { createTestApp, RoleFixture, TestApp } from '../support/test-app';
-import { waitUntilBlockedOrDone } from '../support/wait-for';
+import { waitFor, waitUntilBlockedOrDone } from '../support/wait-for';
 
 /**
  * `test_cases.suite_id` has no foreign key (migration `LeanImportWritesThree`): an import that
@@ -124,5 +124,62 @@ describe('JUnit import: the suites new cases go into stay until the import commi
     expect(await orphans(projectId)).toBe(0);
     expect(await suiteOf(projectId, 'late')).toBeNull();
     expect(await suiteOf(projectId, 'one')).toBeNull();
+  });
+
+  it('an import and a suite deletion lock suites in one order: both succeed, no deadlock', async () => {
+    const projectId = await newProject();
+    const runId = await createRun(projectId);
+    const suite = async (name: string, parent?: string): Promise<string> => {
+      const res = await t
+        .req('post', '/api/v1/suites', f.tester.token)
+        .send({ project_id: projectId, name, parent_id: parent });
+      expect(res.status).toBe(201);
+      return res.body.id as string;
+    };
+    // Beta has the smaller id, Alpha the earlier created_at (an import creating Alpha that
+    // started before Beta's create and committed after it), and Beta is Alpha's child.
+    const beta = await suite('Beta');
+    const alpha = await suite('Alpha');
+    await t.db.query(
+      `UPDATE suites SET created_at = created_at - interval '1 hour' WHERE id = $1`,
+      [alpha],
+    );
+    expect(
+      (await t.req('patch', `/api/v1/suites/${beta}`, f.tester.token).send({ parent_id: alpha }))
+        .status,
+    ).toBe(200);
+
+    // Found by an audit: the delete locked Beta then waited for Alpha; the import (creation
+    // order) held Alpha and waited for Beta: a deadlock, answered 409 conflict to one of them.
+    const qr = t.db.createQueryRunner();
+    await qr.connect();
+    try {
+      await qr.startTransaction();
+      await qr.query(`SELECT 1 FROM suites WHERE id = $1 FOR KEY SHARE`, [alpha]);
+      const deleting = t.req('delete', `/api/v1/suites/${alpha}`, f.lead.token).then((r) => r);
+      await waitUntilBlockedOrDone(t.db, qr, deleting);
+      const importing = importInto(
+        runId,
+        Buffer.from(
+          `<testsuite name="Gamma"><testcase classname="Gamma" name="new one"/></testsuite>`,
+        ),
+      ).then((r) => r);
+      await waitFor(
+        async () =>
+          (
+            (await t.db.query(
+              `SELECT count(*)::int AS n FROM pg_stat_activity
+                WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+            )) as Array<{ n: number }>
+          )[0].n >= 2,
+        { what: 'the import to wait for a suite lock' },
+      );
+      await qr.commitTransaction();
+      const [deleted, imported] = await Promise.all([deleting, importing]);
+      expect([deleted.status, imported.status]).toEqual([204, 201]);
+    } finally {
+      await qr.release();
+    }
+    expect(await orphans(projectId)).toBe(0);
   });
 });

@@ -132,13 +132,19 @@ export class ImportRepository {
    * The project's suites. `lock`: `FOR KEY SHARE` on each, held until the import commits, so that
    * every suite a new case goes into still exists then (test_cases.suite_id has no foreign key:
    * deleting a suite locks it `FOR UPDATE`, which waits for this lock, and then moves its cases; a
-   * suite deleted before this read is not returned).
+   * suite deleted before this read is not returned). The locks are taken in id order, the order
+   * suite deletes and moves lock suites in (`SuitesRepository.lockForDelete`, `lockAllOfProject`):
+   * in creation order, an import and a delete could each hold a suite the other waits for. The
+   * rows are answered oldest first either way.
    */
   async loadSuites(projectId: string, lock: boolean): Promise<SuiteRow[]> {
     return this.db.query<SuiteRow>(
-      `SELECT id, parent_id, name FROM suites WHERE project_id = $1 ORDER BY created_at, id${
-        lock ? ' FOR KEY SHARE' : ''
-      }`,
+      lock
+        ? `SELECT id, parent_id, name FROM (
+             SELECT id, parent_id, name, created_at FROM suites WHERE project_id = $1
+              ORDER BY id FOR KEY SHARE
+           ) s ORDER BY created_at, id`
+        : `SELECT id, parent_id, name FROM suites WHERE project_id = $1 ORDER BY created_at, id`,
       [projectId],
     );
   }
