@@ -12,7 +12,7 @@ import {
   RoleFixture,
   TestApp,
 } from '../support/test-app';
-import { waitFor } from '../support/wait-for';
+import { waitFor, waitUntilBlockedOrDone } from '../support/wait-for';
 
 /**
  * Issue #18 §3, end to end: `Prefer: respond-async` answers 202 with the queued import record; the
@@ -225,6 +225,24 @@ describe('JUnit import: background imports (issue #18 §3)', () => {
         [projectId],
       );
       expect(chunks).toBe(0);
+    });
+
+    it('a run deleted while the import is being queued is a 404, as for a synchronous import', async () => {
+      const projectId = await newProject();
+      const runId = await createRun(projectId);
+      // Found by an audit: the record's insert failed on its foreign key and answered 409 conflict.
+      const qr = t.db.createQueryRunner();
+      await qr.connect();
+      try {
+        await qr.startTransaction();
+        await qr.query(`DELETE FROM test_runs WHERE id = $1`, [runId]);
+        const queued = enqueue(runUrl(runId), [[xml('gone', 1), 'gone.xml']]).then((r) => r);
+        await waitUntilBlockedOrDone(t.db, qr, queued);
+        await qr.commitTransaction();
+        expectProblem(await queued, 404, 'test_run_not_found');
+      } finally {
+        await qr.release();
+      }
     });
 
     it('GET /imports/{id}: 401 without credential, 404 for a non-member, viewer is enough', async () => {

@@ -87,6 +87,19 @@ export class ImportRepository {
   }
 
   /**
+   * The run, `FOR KEY SHARE` until the request's transaction ends: a background import's record
+   * (which references the run) is inserted while the run cannot be deleted. A delete in flight is
+   * waited for, and the run is then gone (null), instead of the record's foreign key failing.
+   */
+  async findRunForKeyShare(runId: string): Promise<RunRef | null> {
+    const rows = await this.db.query<RunRef>(
+      `SELECT id, project_id, name, status, created_at FROM test_runs WHERE id = $1 FOR KEY SHARE`,
+      [runId],
+    );
+    return rows[0] ?? null;
+  }
+
+  /**
    * Open runs of the project named `name` (case-insensitive), newest first — candidates of a
    * project-level import (reference §4.12).
    */

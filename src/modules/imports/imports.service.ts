@@ -543,7 +543,8 @@ export class ImportsService {
    * the job locks it when it applies the import (and checks again).
    */
   private async checkRunOpen(runId: string): Promise<void> {
-    const run = await this.repo.findRun(runId);
+    // Key-share locked: deleted meanwhile it is a 404 here, not a 409 from the record's foreign key.
+    const run = await this.repo.findRunForKeyShare(runId);
     if (run === null) throw AppException.notFound('test_run_not_found', 'Test run');
     if (run.status === 'completed' || run.status === 'archived') {
       throw new AppException(
