@@ -101,13 +101,16 @@ export class ImportRepository {
 
   /**
    * Open runs of the project named `name` (case-insensitive), newest first — candidates of a
-   * project-level import (reference §4.12).
+   * project-level import (reference §4.12). `lock`: `FOR UPDATE` (the run lock every item change
+   * takes), so a run completed, archived or deleted by a request committing meanwhile is waited for
+   * and then no longer a candidate (PostgreSQL checks the status again on the locked row), instead
+   * of being chosen and then refused.
    */
-  async findOpenRunsByName(projectId: string, name: string): Promise<RunRef[]> {
+  async findOpenRunsByName(projectId: string, name: string, lock = false): Promise<RunRef[]> {
     return this.db.query<RunRef>(
       `SELECT id, project_id, name, status, created_at FROM test_runs
         WHERE project_id = $1 AND lower(name) = lower($2) AND status IN ('not_started', 'in_progress')
-        ORDER BY created_at DESC, id DESC`,
+        ORDER BY created_at DESC, id DESC${lock ? ' FOR UPDATE' : ''}`,
       [projectId, name],
     );
   }

@@ -335,7 +335,7 @@ export class ImportsService {
     const name = targetRunName(header.name, upload.nameForRun);
     if (!flags.dryRun) await this.repo.lockRunName(access.projectId, name);
     const chosen = pickTargetRun(
-      await this.repo.findOpenRunsByName(access.projectId, name),
+      await this.repo.findOpenRunsByName(access.projectId, name, !flags.dryRun),
       header.timestamp,
     );
     let runTarget: Target;
