@@ -227,7 +227,11 @@ export async function importCommand(
     });
     if (res.status === 202) {
       const location = res.headers.get('location');
-      if (!opts.wait || location === null) {
+      // Without --async a 202 is the replay of a background import of the same files (the
+      // Idempotency-Key does not count --async): its outcome is followed as --wait does, so the
+      // exit code says how it ended (it said 0 for a failed one).
+      const follow = opts.wait === true || !opts.async;
+      if (!follow || location === null) {
         io.stderr(
           `tms: ${batch.map((f) => f.path).join(', ')}: queued${location ? ` at ${location}` : ''}\n`,
         );

@@ -400,6 +400,21 @@ describe('tms main', () => {
       expect(h.calls.every((c) => c.init.redirect === 'manual')).toBe(true);
     });
 
+    it('without --async, a replayed 202 (an earlier --async run of the same files) is followed to its end', async () => {
+      const h = harness([
+        json(202, { id: 'j1', status: 'queued' }, { location: '/api/v1/imports/j1' }),
+        json(200, {
+          id: 'j1',
+          status: 'failed',
+          problem: { status: 422, code: 'invalid_junit_xml', title: 'Invalid JUnit XML' },
+        }),
+      ]);
+      expect(await h.run(['import', 'a.xml', '--project', 'p1'])).toBe(2);
+      expect((h.calls[0].init.headers as Record<string, string>).Prefer).toBeUndefined();
+      expect(h.calls[1].url).toBe('http://tms.test/api/v1/imports/j1');
+      expect(h.err()).toMatch(/Invalid JUnit XML \(422 invalid_junit_xml\)/);
+    });
+
     it('a background import that failed exits 2 with its problem, whatever its status', async () => {
       const h = harness([
         json(202, { id: 'j1', status: 'queued' }, { location: '/api/v1/imports/j1' }),
