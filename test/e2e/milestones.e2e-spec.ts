@@ -217,7 +217,7 @@ describe('milestones', () => {
       p = expectProblem(await post({ name: '' }), 422, 'validation_error');
       expect(p.errors).toHaveProperty('name');
       expectProblem(await post({ owner_id: f.outsider.id }), 422, 'invalid_owner');
-      // The patched result is validated as a whole.
+      // The patched result is validated as a whole; the problem names the field that was sent.
       p = expectProblem(
         await t
           .req('patch', api(`/milestones/${String(m.id)}`), f.tester.token)
@@ -225,7 +225,31 @@ describe('milestones', () => {
         422,
         'validation_error',
       );
-      expect(p.errors).toHaveProperty('target_date');
+      expect(Object.keys(p.errors as Json)).toEqual(['start_date']);
+    });
+
+    it('PATCH may send back the current owner after they left the project; a new owner is checked', async () => {
+      const g = await t.roleFixture();
+      const m = await ok(
+        await t
+          .req('post', api('/milestones'), g.tester.token)
+          .send({ project_id: g.projectId, name: 'Owned', owner_id: g.viewer.id }),
+        201,
+      );
+      expect(
+        (
+          await t.req(
+            'delete',
+            `/api/v1/projects/${g.projectId}/members/${g.viewer.id}`,
+            g.lead.token,
+          )
+        ).status,
+      ).toBe(204);
+      const patch = (body: Json) =>
+        t.req('patch', api(`/milestones/${String(m.id)}`), g.tester.token).send(body);
+      const res = await ok(await patch({ name: 'Owned 2', owner_id: g.viewer.id }), 200);
+      expect(res).toMatchObject({ name: 'Owned 2', owner_id: g.viewer.id });
+      expectProblem(await patch({ owner_id: g.outsider.id }), 422, 'invalid_owner');
     });
 
     it('PATCH changes only present keys; null clears; completed sets completed_at', async () => {

@@ -91,8 +91,11 @@ export class MilestonesService {
     if (!current) throw AppException.notFound('milestone_not_found', 'Milestone');
     const start = dto.start_date !== undefined ? dto.start_date : current.start_date;
     const target = dto.target_date !== undefined ? dto.target_date : current.target_date;
-    checkDates(start, target);
-    if (dto.owner_id) await this.checkOwner(access.projectId, dto.owner_id);
+    checkDates(start, target, dto.target_date === undefined ? 'start_date' : 'target_date');
+    // Re-sending the current owner is accepted even after they left the project (as a run's
+    // current assignee is): a client PATCHing back the object it read is not refused for it.
+    if (dto.owner_id && dto.owner_id.toLowerCase() !== current.owner_id?.toLowerCase())
+      await this.checkOwner(access.projectId, dto.owner_id);
 
     const patch: MilestonePatch = {};
     if (dto.name !== undefined) patch.name = dto.name;
@@ -166,10 +169,18 @@ export class MilestonesService {
   }
 }
 
-function checkDates(start: string | null, target: string | null): void {
+/** 422 when the target date comes before the start date, keyed by the field the request sent. */
+function checkDates(
+  start: string | null,
+  target: string | null,
+  field: 'start_date' | 'target_date' = 'target_date',
+): void {
   if (start && target && start > target) {
     throw AppException.validation({
-      target_date: ['target_date must not be earlier than start_date'],
+      [field]:
+        field === 'target_date'
+          ? ['target_date must not be earlier than start_date']
+          : ['start_date must not be later than target_date'],
     });
   }
 }
