@@ -182,4 +182,45 @@ describe('JUnit import: the suites new cases go into stay until the import commi
     }
     expect(await orphans(projectId)).toBe(0);
   });
+
+  it('a matched case deleted while the import waits is unmatched; the rest is imported', async () => {
+    const projectId = await newProject();
+    const runId = await createRun(projectId);
+    expect((await importInto(runId, report(['login works']))).status).toBe(201);
+    const caseId = (
+      (await t.db.query(`SELECT id FROM test_cases WHERE project_id = $1`, [projectId])) as Array<{
+        id: string;
+      }>
+    )[0].id;
+    const suiteId = await suiteOf(projectId, 'login works');
+    const nextRun = await createRun(projectId);
+
+    // The import reads its candidates, then waits for the suite (held here); meanwhile the
+    // matched case is deleted (found by an audit: the import then failed whole with 422
+    // test_case_project_mismatch, errors.test_case_ids).
+    const qr = t.db.createQueryRunner();
+    await qr.connect();
+    try {
+      await qr.startTransaction();
+      await qr.query(`SELECT 1 FROM suites WHERE id = $1 FOR UPDATE`, [suiteId]);
+      const pending = importInto(nextRun, report(['login works', 'brand new'])).then((r) => r);
+      await waitUntilBlockedOrDone(t.db, qr, pending);
+      expect((await t.req('delete', `/api/v1/test-cases/${caseId}`, f.lead.token)).status).toBe(
+        204,
+      );
+      await qr.commitTransaction();
+      const res = await pending;
+      expect(res.status).toBe(201);
+      expect(res.body.summary).toMatchObject({ created_test_cases: 1, unmatched: 1 });
+      expect(res.body.unmatched_cases).toEqual([
+        expect.objectContaining({
+          testcase_name: 'login works',
+          reason: 'matched test case was deleted or archived while the import ran',
+        }),
+      ]);
+    } finally {
+      await qr.release();
+    }
+    expect(await orphans(projectId)).toBe(0);
+  });
 });

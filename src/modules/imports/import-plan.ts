@@ -238,6 +238,28 @@ export class ImportPlanner {
       }
       matched = kept;
     }
+    if (!flags.dryRun) {
+      // The matched cases are held until the import commits; one deleted or archived since the
+      // candidates were read is unmatched (reference §4.9), not a refusal of the whole import.
+      const existing = [
+        ...new Set(matched.flatMap((m) => ('existing' in m.ref ? [m.ref.existing] : []))),
+      ];
+      if (existing.length > 0) {
+        const alive = await this.repo.lockActiveCases(existing);
+        if (alive.size < existing.length) {
+          const kept: typeof matched = [];
+          for (const match of matched) {
+            if (!('existing' in match.ref) || alive.has(match.ref.existing)) kept.push(match);
+            else
+              plan.unmatched.push({
+                order: match.result.index,
+                issue: issue(match.result, REASONS.caseGone),
+              });
+          }
+          matched = kept;
+        }
+      }
+    }
     plan.matches = matched.map(({ result: r, ref, by }) => ({
       ref,
       by,

@@ -43,6 +43,8 @@ export const REASONS = {
   ambiguousRunItemAutomationId: 'multiple run items matched by automation_id',
   ambiguousRunItemName: 'multiple run items matched by name',
   notInRun: 'matching test case is not part of the target run',
+  /** Reference §4.9's "matched test case disappeared": deleted or archived while the import ran. */
+  caseGone: 'matched test case was deleted or archived while the import ran',
   automationIdTaken:
     'automation_id is already used by a draft or archived test case of the project',
   /** Warnings (issue #22): a testcase without a name is imported under a generated one. */
