@@ -144,6 +144,26 @@ describe('identity: login, tokens, users, API keys (CONTRACT §4)', () => {
       expect(list.body.items[0].username).toBe(u.username);
     });
 
+    // Found by an audit: the stored fingerprint of the body (a SHA-256 over it, password included)
+    // could be reversed at SHA-256 speed, defeating the password's scrypt hash.
+    it('ignores Idempotency-Key on POST /users: no fingerprint of a password is stored', async () => {
+      const key = t.unique('user-');
+      const username = t.unique('idem-user-').toLowerCase();
+      const create = () =>
+        t
+          .req('post', '/api/v1/users', t.adminToken)
+          .set('Idempotency-Key', key)
+          .send({ username, password: DEFAULT_PASSWORD });
+      expect((await create()).status).toBe(201);
+      // Run again, not replayed: the user exists now.
+      const again = await create();
+      expectProblem(again, 409, 'user_already_exists');
+      const stored = (await t.db.query(`SELECT count(*)::int AS n FROM idempotency_keys WHERE key = $1`, [
+        key,
+      ])) as Array<{ n: number }>;
+      expect(stored[0].n).toBe(0);
+    });
+
     it('validates new users: username length, password length, duplicates (case-insensitive)', async () => {
       const bad = await t.req('post', '/api/v1/users', t.adminToken).send({ username: 'ab', password: 'short' });
       const p = expectProblem(bad, 422, 'validation_error');

@@ -75,6 +75,36 @@ describe('createRootLogger', () => {
   });
 });
 
+describe('logged errors', () => {
+  it('carry no value of a failed statement (parameters, pg detail), nested ones included', async () => {
+    const { logger, lines, flush } = capture('info');
+    // As TypeORM's QueryFailedError carries them (found by an audit: a statement timeout while
+    // inserting a user logged its scrypt hash; while creating an API key, the key's hash).
+    const pg = Object.assign(new Error('canceling statement due to statement timeout'), {
+      code: '57014',
+      detail: 'Key (key_hash)=(3155468f-secret) already exists.',
+      parameters: ['scrypt$32768$8$1$secret'],
+    });
+    const failed = Object.assign(new Error(pg.message), {
+      query: 'INSERT INTO users (username, password_hash) VALUES ($1, $2)',
+      parameters: ['victim', 'scrypt$32768$8$1$secret'],
+      driverError: pg,
+      code: '57014',
+      detail: 'Key (key_hash)=(3155468f-secret) already exists.',
+    });
+    logger.error({ err: failed, req_id: 'r' }, 'database unavailable');
+    logger.error({ err: new Error('wrapped', { cause: failed }) }, 'nested');
+    await flush();
+    for (const line of lines) expect(raw(line)).not.toContain('secret');
+    expect(lines[0].err).toMatchObject({
+      message: 'canceling statement due to statement timeout',
+      code: '57014',
+      query: 'INSERT INTO users (username, password_hash) VALUES ($1, $2)',
+      parameters: '[redacted]',
+    });
+  });
+});
+
 const raw = (line: Record<string, unknown>) => JSON.stringify(line);
 
 describe('AppLogger', () => {

@@ -38,6 +38,33 @@ export const REDACTED_PATHS = [
   'res.headers["set-cookie"]',
 ];
 
+/**
+ * Fields of a database error that hold the values of its statement: TypeORM's `QueryFailedError`
+ * carries the statement's `parameters` (a password hash, an API key's hash…) and pg's `detail`
+ * quotes row values (`Key (x)=(…) already exists`). They are censored wherever they appear in a
+ * logged error (its `driverError`, its `cause`); the SQL text, the SQLSTATE `code`, the constraint,
+ * the table and the message stay.
+ */
+const STATEMENT_VALUE_FIELDS: ReadonlySet<string> = new Set(['parameters', 'detail']);
+
+function censorStatementValues(value: unknown, depth: number): unknown {
+  if (value === null || typeof value !== 'object' || depth > 4) return value;
+  if (Array.isArray(value)) return value;
+  const out: Record<string, unknown> = {};
+  for (const [key, field] of Object.entries(value as Record<string, unknown>)) {
+    out[key] = STATEMENT_VALUE_FIELDS.has(key)
+      ? '[redacted]'
+      : censorStatementValues(field, depth + 1);
+  }
+  return out;
+}
+
+/** pino's error serializer, without the values of a failed statement (see above). */
+export function serializeError(err: unknown): unknown {
+  if (!(err instanceof Error)) return censorStatementValues(err, 0);
+  return censorStatementValues(pino.stdSerializers.err(err), 0);
+}
+
 /** Nest's contexts whose `log()` lines are boot detail (route mapping, module wiring): `debug`. */
 export const NEST_DEBUG_CONTEXTS: ReadonlySet<string> = new Set([
   'RoutesResolver',
@@ -62,6 +89,7 @@ export function createRootLogger(config: LogSettings, stream?: Writable): Logger
   const options: LoggerOptions = {
     level: config.logLevel,
     redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
+    serializers: { err: serializeError },
     mixin(merge: object) {
       if ('req_id' in merge) return NO_FIELDS;
       const id = currentStore()?.req.requestId;
@@ -106,7 +134,7 @@ export function createHttpLogger(logger: Logger): HttpLogger {
     serializers: {
       req: (req: IncomingMessage) => ({ method: req.method, url: pathOf(req) }),
       res: (res: ServerResponse) => ({ statusCode: res.statusCode }),
-      err: pino.stdSerializers.err,
+      err: serializeError,
     },
     autoLogging: { ignore: (req) => IGNORED.has(pathOf(req)) },
     customLogLevel: (_req, res, err) =>
