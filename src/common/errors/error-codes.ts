@@ -83,6 +83,8 @@ export const ERROR_CATALOGUE = {
   dataset_already_bound: { status: 409, title: 'Conflict' },
   dataset_alias_already_exists: { status: 409, title: 'Conflict' },
   last_lead: { status: 409, title: 'Conflict' },
+  /** Demoting or deactivating the last active administrator (only another one may, and none is left). */
+  last_admin: { status: 409, title: 'Conflict' },
   conflict: { status: 409, title: 'Conflict' },
   idempotency_request_in_progress: { status: 409, title: 'Conflict' },
   /** A project has the most webhook subscriptions it may have (MAX_WEBHOOKS_PER_PROJECT). */

@@ -166,10 +166,10 @@ export class UsersController {
   @Endpoint({
     summary: 'Update a user',
     description:
-      'A user may change their own `display_name` and `email` (null clears them); only administrators change other users, `username`, `is_admin` and `is_active` (otherwise 403 `admin_required`). Administrators cannot demote or deactivate themselves (403 `forbidden`). Deactivating revokes tokens and API keys. `me` addresses the caller.',
+      'A user may change their own `display_name` and `email` (null clears them); only administrators change other users, `username`, `is_admin` and `is_active` (otherwise 403 `admin_required`). Administrators cannot demote or deactivate themselves (403 `forbidden`), and the last active administrator cannot be demoted or deactivated (409 `last_admin`; two administrators demoting each other at once: one of them succeeds). Deactivating revokes tokens and API keys. `me` addresses the caller.',
     access: 'authenticated',
     response: UserDto,
-    problems: ['user_not_found', 'admin_required', 'forbidden', 'user_already_exists'],
+    problems: ['user_not_found', 'admin_required', 'forbidden', 'user_already_exists', 'last_admin'],
   })
   update(
     @CurrentUser() user: AuthenticatedUser,
@@ -202,10 +202,10 @@ export class UsersController {
   @Endpoint({
     summary: 'Deactivate a user',
     description:
-      'Sets `is_active=false` and revokes tokens and API keys; the row stays so history keeps its names.',
+      'Sets `is_active=false` and revokes tokens and API keys; the row stays so history keeps its names. The last active administrator cannot be deactivated (409 `last_admin`).',
     access: 'admin',
     status: 204,
-    problems: ['user_not_found', 'forbidden'],
+    problems: ['user_not_found', 'forbidden', 'last_admin'],
   })
   deactivate(@CurrentUser() user: AuthenticatedUser, @Param('id') id: string): Promise<void> {
     return this.users.deactivate(user, id);

@@ -124,6 +124,20 @@ export class UsersRepository {
   }
 
   /** Every access token issued to the user so far stops working (they carry the old version). */
+  /**
+   * Serialises the changes that take an active administrator away (until the transaction ends),
+   * then counts the active administrators other than `userId`: two administrators demoting or
+   * deactivating each other at once cannot both pass the count.
+   */
+  async otherActiveAdminsLocked(userId: string): Promise<number> {
+    await this.db.query(`SELECT pg_advisory_xact_lock(hashtextextended('users.active-admins', 0))`);
+    const rows = await this.db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM users WHERE is_admin AND is_active AND id <> $1`,
+      [userId],
+    );
+    return rows[0]?.n ?? 0;
+  }
+
   async bumpTokenVersion(userId: string): Promise<void> {
     await this.db.query('UPDATE users SET token_version = token_version + 1 WHERE id = $1', [userId]);
   }

@@ -114,6 +114,8 @@ export class UsersService {
     if (caller.id === id && (dto.is_admin === false || dto.is_active === false)) {
       throw new AppException('forbidden', 'Administrators cannot demote or deactivate themselves');
     }
+    if (user.isAdmin && user.isActive && (dto.is_admin === false || dto.is_active === false))
+      await this.assertAnotherActiveAdmin(id);
     if (dto.username !== undefined) user.username = dto.username;
     if (dto.display_name !== undefined) user.displayName = blankToNull(dto.display_name);
     if (dto.email !== undefined) user.email = blankToNull(dto.email);
@@ -166,9 +168,25 @@ export class UsersService {
     const user = await this.getEntity(id, true);
     if (caller.id === id)
       throw new AppException('forbidden', 'Administrators cannot deactivate themselves');
+    if (user.isAdmin && user.isActive) await this.assertAnotherActiveAdmin(id);
     user.isActive = false;
     await this.revokeAll(user);
     await this.users.save(user);
+  }
+
+  /**
+   * 409 `last_admin` unless an active administrator other than `id` remains: administrators
+   * cannot demote or deactivate themselves, and two of them doing it to each other at once (found
+   * by an audit: both answered 200, leaving none) are serialised by a lock, so the second sees
+   * the first's change.
+   */
+  private async assertAnotherActiveAdmin(id: string): Promise<void> {
+    if ((await this.users.otherActiveAdminsLocked(id)) === 0) {
+      throw new AppException(
+        'last_admin',
+        'This is the last active administrator: make another user an administrator first',
+      );
+    }
   }
 
   async listApiKeys(caller: AuthenticatedUser): Promise<{ items: ApiKeyDto[] }> {
