@@ -699,6 +699,31 @@ describe('Webhooks (issue #20)', () => {
     expect(stored[0].n).toBe(0);
   });
 
+  // Found by an audit: recording an attempt locked the subscription FOR UPDATE, which waited for
+  // every transaction that had emitted an event for it (they hold its row FOR KEY SHARE through
+  // the delivery's foreign key): one slow request held up every delivery of the instance.
+  it('records attempts and changes a subscription while a transaction that emitted for it is open', async () => {
+    const projectId = await t.createProject(f.lead.token);
+    const sub = await subscribe(projectId, '/held', ['test_run.created']);
+    const qr = t.db.createQueryRunner();
+    await qr.connect();
+    try {
+      await qr.startTransaction();
+      // What a request that recorded an event for the subscription holds until it commits.
+      await qr.query(`SELECT 1 FROM webhooks WHERE id = $1 FOR KEY SHARE`, [sub.id]);
+      await t.req('post', `${API}/webhooks/${sub.id}/ping`, f.lead.token).expect(202);
+      const [ping] = await settled(sub.id, 1, 8_000);
+      expect(ping.status).toBe('succeeded');
+      const patched = await t
+        .req('patch', `${API}/webhooks/${sub.id}`, f.lead.token)
+        .send({ description: 'changed while an emitter is open' });
+      expect(patched.status).toBe(200);
+    } finally {
+      await qr.commitTransaction();
+      await qr.release();
+    }
+  });
+
   it('purges deliveries older than 30 days', async () => {
     const projectId = await t.createProject(f.lead.token);
     const sub = await subscribe(projectId, '/purge', ['test_run.created']);
