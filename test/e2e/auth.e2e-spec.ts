@@ -2,6 +2,7 @@ import jwt from 'jsonwebtoken';
 import { DEFAULT_PASSWORD, TEST_ADMIN, TEST_AUTH_SECRET } from '../support/constants';
 import { statementsDuring } from '../support/query-count';
 import { createTestApp, expectProblem, TestApp } from '../support/test-app';
+import { waitUntilBlockedOrDone } from '../support/wait-for';
 
 describe('identity: login, tokens, users, API keys (CONTRACT §4)', () => {
   let t: TestApp;
@@ -272,6 +273,29 @@ describe('identity: login, tokens, users, API keys (CONTRACT §4)', () => {
   });
 
   describe('personal API keys', () => {
+    // Found by an audit: a key created while its owner was being deactivated survived the
+    // revocation and worked again after a reactivation.
+    it('a key asked for while its owner is being deactivated is refused (401 user_disabled)', async () => {
+      const u = await t.createUser();
+      const qr = t.db.createQueryRunner();
+      await qr.connect();
+      try {
+        await qr.startTransaction();
+        // A deactivation half-way, as UsersService.deactivate does it.
+        await qr.query(`SELECT 1 FROM users WHERE id = $1 FOR UPDATE`, [u.id]);
+        await qr.query(`UPDATE users SET is_active = false, token_version = token_version + 1 WHERE id = $1`, [u.id]);
+        await qr.query(`DELETE FROM api_keys WHERE user_id = $1`, [u.id]);
+        const created = t.req('post', '/api/v1/users/me/api-keys', u.token).send({ name: 'late' }).then((r) => r);
+        await waitUntilBlockedOrDone(t.db, qr, created);
+        await qr.commitTransaction();
+        expectProblem(await created, 401, 'user_disabled');
+      } finally {
+        await qr.release();
+      }
+      const keys = (await t.db.query(`SELECT count(*)::int AS n FROM api_keys WHERE user_id = $1`, [u.id])) as Array<{ n: number }>;
+      expect(keys[0].n).toBe(0);
+    });
+
     it('creates a key shown once, stored as a hash, usable as Bearer or X-API-Key, revocable', async () => {
       const u = await t.createUser();
       const created = await t.req('post', '/api/v1/users/me/api-keys', u.token).send({ name: '  CI pipeline ' });

@@ -138,6 +138,19 @@ export class UsersRepository {
     return rows[0]?.n ?? 0;
   }
 
+  /**
+   * Whether the user is active, with the row locked `FOR SHARE` until the transaction ends: a
+   * deactivation (which locks the row to update it) waits for what this transaction writes for
+   * the user, or has happened and is seen.
+   */
+  async isActiveForShare(userId: string): Promise<boolean> {
+    const rows = await this.db.query<{ is_active: boolean }>(
+      `SELECT is_active FROM users WHERE id = $1 FOR SHARE`,
+      [userId],
+    );
+    return rows[0]?.is_active === true;
+  }
+
   async bumpTokenVersion(userId: string): Promise<void> {
     await this.db.query('UPDATE users SET token_version = token_version + 1 WHERE id = $1', [userId]);
   }

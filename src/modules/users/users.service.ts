@@ -202,6 +202,12 @@ export class UsersService {
         throw AppException.validation({ expires_at: ['expires_at must be in the future'] });
       }
     }
+    // The caller was authenticated before this transaction: a deactivation committed since (or in
+    // progress: it waits for this lock) must not leave a new key behind its revocation (found by an
+    // audit: the key survived and worked again after a reactivation).
+    if (!(await this.users.isActiveForShare(caller.id))) {
+      throw new AppException('user_disabled', 'The user account is disabled');
+    }
     const { key, prefix, hash } = generateApiKey();
     const saved = await this.users.insertApiKey({
       id: uuidv7(),
