@@ -308,6 +308,7 @@ describe('Idempotency-Key', () => {
       );
       const without = [
         `${API}/auth/login`,
+        `${API}/users`,
         `${API}/users/me/api-keys`,
         `${API}/projects/{id}/webhooks`,
         `${API}/webhooks/{id}/rotate-secret`,
