@@ -73,6 +73,9 @@ function bumpGraphVersionSql(project: string): string {
 }
 
 /** Columns of a component, in the list order used everywhere (highest risk first). */
+/** A project's graph version; one text for its one prepared statement name, in both reads. */
+const GRAPH_VERSION_SQL = `SELECT version::text AS version FROM component_graph_versions WHERE project_id = $1`;
+
 const COMPONENT_ORDER = 'c.risk_score DESC, c.updated_at DESC, c.id DESC';
 
 /** `components` and `component_dependencies`. */
@@ -167,7 +170,7 @@ export class ComponentsRepository {
   async graphVersion(projectId: string): Promise<string> {
     const rows = await this.db.prepared<{ version: string }>(
       'component_graph_version',
-      `SELECT version::text AS version FROM component_graph_versions WHERE project_id = $1`,
+      GRAPH_VERSION_SQL,
       [projectId],
     );
     return rows[0]?.version ?? '0';
@@ -320,7 +323,7 @@ export class ComponentsRepository {
     return this.db.readSnapshot(async (read) => {
       const versions = await read<{ version: string }>(
         'component_graph_version',
-        `SELECT version::text AS version FROM component_graph_versions WHERE project_id = $1`,
+        GRAPH_VERSION_SQL,
         [projectId],
       );
       const components = await read<ComponentRow>(

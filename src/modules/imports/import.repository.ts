@@ -78,22 +78,17 @@ export interface ImportJobRow {
 export class ImportRepository {
   constructor(private readonly db: Db) {}
 
-  async findRun(runId: string): Promise<RunRef | null> {
-    const rows = await this.db.query<RunRef>(
-      `SELECT id, project_id, name, status, created_at FROM test_runs WHERE id = $1`,
-      [runId],
-    );
-    return rows[0] ?? null;
-  }
-
   /**
-   * The run, `FOR KEY SHARE` until the request's transaction ends: a background import's record
-   * (which references the run) is inserted while the run cannot be deleted. A delete in flight is
-   * waited for, and the run is then gone (null), instead of the record's foreign key failing.
+   * The run. `keyShare`: `FOR KEY SHARE` until the request's transaction ends, so a background
+   * import's record (which references the run) is inserted while the run cannot be deleted: a
+   * delete in flight is waited for, and the run is then gone (null), instead of the record's
+   * foreign key failing.
    */
-  async findRunForKeyShare(runId: string): Promise<RunRef | null> {
+  async findRun(runId: string, keyShare = false): Promise<RunRef | null> {
     const rows = await this.db.query<RunRef>(
-      `SELECT id, project_id, name, status, created_at FROM test_runs WHERE id = $1 FOR KEY SHARE`,
+      `SELECT id, project_id, name, status, created_at FROM test_runs WHERE id = $1${
+        keyShare ? ' FOR KEY SHARE' : ''
+      }`,
       [runId],
     );
     return rows[0] ?? null;

@@ -544,7 +544,7 @@ export class ImportsService {
    */
   private async checkRunOpen(runId: string): Promise<void> {
     // Key-share locked: deleted meanwhile it is a 404 here, not a 409 from the record's foreign key.
-    const run = await this.repo.findRunForKeyShare(runId);
+    const run = await this.repo.findRun(runId, true);
     if (run === null) throw AppException.notFound('test_run_not_found', 'Test run');
     if (run.status === 'completed' || run.status === 'archived') {
       throw new AppException(
