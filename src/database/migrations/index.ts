@@ -25,6 +25,7 @@ import { LeanImportWritesThree1763700019900 } from './1763700019900-LeanImportWr
 import { LowerTagsInPlpgsql1763700019910 } from './1763700019910-LowerTagsInPlpgsql';
 import { ResultChangesFoldSkipsDeletedProjects1763700019920 } from './1763700019920-ResultChangesFoldSkipsDeletedProjects';
 import { TestCaseTitleProbe1763700019930 } from './1763700019930-TestCaseTitleProbe';
+import { LeanRunWrites1763700019940 } from './1763700019940-LeanRunWrites';
 import { RunItemCaseCopiesOnDemand1763700019850 } from './1763700019850-RunItemCaseCopiesOnDemand';
 import { RunItemIndexesLean1763700019860 } from './1763700019860-RunItemIndexesLean';
 import { LeanImportWrites1763700002500 } from './1763700002500-LeanImportWrites';
@@ -66,4 +67,5 @@ export const MIGRATIONS = [
   RunItemIndexesLean1763700019860,
   ResultChangesFoldSkipsDeletedProjects1763700019920,
   TestCaseTitleProbe1763700019930,
+  LeanRunWrites1763700019940,
 ];
