@@ -304,6 +304,36 @@ describe('datasets with revisions (CONTRACT §10)', () => {
     expect(count[0].n).toBe(0);
   });
 
+  it('a table with more than 100 invalid fields lists the first 100 and says how many there were (README "Fields")', async () => {
+    const created = await t.req('post', `${API}/datasets`, f.tester.token).send({
+      project_id: f.projectId,
+      name: t.unique('many errors '),
+      columns: Array.from({ length: 10 }, () => ({ column_key: 'c' })),
+      rows: Array.from({ length: 150 }, () => ({ row_key: 'dup' })),
+    });
+    const p1 = expectProblem(created, 422, 'validation_error');
+    expect(Object.keys(p1.errors as object)).toHaveLength(100);
+    // `columns` + 9 duplicate column paths, `rows` + 149 duplicate row paths.
+    expect(p1.detail).toContain('the first 100 of 160');
+    expect(p1.errors).toHaveProperty(['columns.9.column_key']);
+
+    const ds = await t.req('post', `${API}/datasets`, f.tester.token).send({
+      project_id: f.projectId,
+      name: t.unique('many errors '),
+      columns: [{ column_key: 'c' }],
+    });
+    expect(ds.status).toBe(201);
+    const patched = await t
+      .req('patch', `${API}/datasets/${ds.body.id}`, f.tester.token)
+      .send({ rows: Array.from({ length: 150 }, () => ({ row_key: 'dup', values: { zz: 1 } })) });
+    const p2 = expectProblem(patched, 422, 'validation_error');
+    expect(Object.keys(p2.errors as object)).toHaveLength(100);
+    // `rows` + 149 duplicate keys + 150 rows with values for an undefined column.
+    expect(p2.detail).toContain('the first 100 of 300');
+    const revisions = await t.req('get', `${API}/datasets/${ds.body.id}/revisions`, f.tester.token);
+    expect(revisions.body.total).toBe(1);
+  });
+
   it('names are unique per project (409 dataset_already_exists), compared exactly after trimming; other projects may reuse them', async () => {
     const d = await createDataset({ name: 'Unique Name' });
     const dup = await t

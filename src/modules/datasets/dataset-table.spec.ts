@@ -72,7 +72,9 @@ describe('validateTable', () => {
     expect(e['rows.0.values'][0]).toContain('x, y');
     const many = normalizeRows(Array.from({ length: 500 }, () => ({ row_key: 'same' })));
     const capped = validateTable([], many);
-    expect(Object.keys(capped)).toHaveLength(101); // `rows` + 100 row paths
+    // Every violation keeps its path (the 422 says how many); `rows` holds the first 100 messages.
+    expect(Object.keys(capped)).toHaveLength(500); // `rows` + 499 duplicate row paths
+    expect(capped['rows.499.row_key']).toEqual(['Duplicate row key "same"']);
     expect(capped.rows).toHaveLength(100);
   });
 });

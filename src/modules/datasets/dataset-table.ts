@@ -22,7 +22,7 @@ export interface DatasetRowInput {
   is_active?: boolean;
 }
 
-/** At most this many field errors are reported for one table (a 10,000-row table may be all wrong). */
+/** At most this many messages under a table's list key (`rows`: a 10,000-row table may be all wrong). */
 export const MAX_TABLE_ERRORS = 100;
 
 /** Fills column defaults: display name = key, type `string`, not required, no default, no label. */
@@ -56,17 +56,17 @@ export function normalizeRows(rows: readonly DatasetRowInput[]): StoredDatasetRo
  * unique row keys, values only for defined columns. Returns field errors (empty when valid), keyed
  * by the exact path (`columns.2.column_key`, `rows.7.values`); each message also appears under the
  * list it concerns (`columns` or `rows`, the keys the reference reports these table rules under).
+ * Every violation keeps its path (so the 422 can say how many fields there were); a list key holds
+ * the first {@link MAX_TABLE_ERRORS} messages.
  */
 export function validateTable(
   columns: readonly StoredDatasetColumn[],
   rows: readonly StoredDatasetRow[],
 ): FieldErrors {
   const errors: FieldErrors = {};
-  let count = 0;
   const add = (path: string, msg: string) => {
-    if (count >= MAX_TABLE_ERRORS) return;
-    count++;
-    (errors[path.split('.')[0]] ??= []).push(msg);
+    const list = (errors[path.split('.')[0]] ??= []);
+    if (list.length < MAX_TABLE_ERRORS) list.push(msg);
     (errors[path] ??= []).push(msg);
   };
 

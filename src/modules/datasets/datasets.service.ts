@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { isPathInteger } from '../../common/validation/path-integer';
+import { MAX_ERROR_FIELDS, validationProblem } from '../../common/validation/validate';
 import { ProjectAccess } from '../../common/access/project-access';
 import { AuthenticatedUser } from '../../common/auth/authenticated-user';
 import { AppException } from '../../common/errors/app-exception';
@@ -230,8 +231,12 @@ export class DatasetsService {
 
 function assertValidTable(columns: StoredDatasetColumn[], rows: StoredDatasetRow[]): void {
   const errors = validateTable(columns, rows);
-  if (Object.keys(errors).length > 0)
-    throw AppException.validation(errors, 'The dataset table is invalid');
+  const fields = Object.keys(errors).length;
+  if (fields === 0) return;
+  // More fields than a 422 lists: the first ones, and how many there were (as every 422 says).
+  throw fields > MAX_ERROR_FIELDS
+    ? validationProblem(errors)
+    : AppException.validation(errors, 'The dataset table is invalid');
 }
 
 function toColumnDto(c: StoredDatasetColumn, i: number): DatasetColumnDto {
