@@ -24,6 +24,7 @@ import {
   redocHtml,
 } from './common/openapi/openapi';
 import { RequestValidationPipe } from './common/validation/validate';
+import { CanonicalIdPipe } from './common/validation/canonical-id.pipe';
 
 export const API_PREFIX = 'api/v1';
 
@@ -81,7 +82,7 @@ export function setupApp(app: NestExpressApplication | INestApplication): INestA
   );
 
   app.setGlobalPrefix(API_PREFIX, { exclude: ['healthz', 'readyz'] });
-  app.useGlobalPipes(new RequestValidationPipe());
+  app.useGlobalPipes(new CanonicalIdPipe(), new RequestValidationPipe());
   app.useGlobalFilters(app.get(ProblemFilter));
 
   const document = buildOpenApiDocument(app);

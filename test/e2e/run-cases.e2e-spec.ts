@@ -311,6 +311,36 @@ describe('run cases, rows and history', () => {
   });
 
   describe('adding cases', () => {
+    it('an explicit null or blank assignee_id takes the run’s assignee (reference §3.5: the body’s or the run’s)', async () => {
+      const run = await createRun({ assignee: f.viewer.id });
+      for (const assignee_id of [null, '']) {
+        const item = await ok(await addCase(run.id, (await createCase()).id, { assignee_id }), 201);
+        expect(item.assignee_id).toBe(f.viewer.id);
+      }
+      const own = await ok(
+        await addCase(run.id, (await createCase()).id, { assignee_id: f.tester.id }),
+        201,
+      );
+      expect(own.assignee_id).toBe(f.tester.id);
+    });
+
+    it('a run case addressed with an upper-case id is the same run case (GET, PATCH, rows, DELETE)', async () => {
+      const { items } = await runWithCases(1);
+      const id = String(items[0].id);
+      const upper = id.toUpperCase();
+      expect(upper).not.toBe(id);
+      const got = await ok(await t.req('get', api(`/run-cases/${upper}`), f.viewer.token), 200);
+      expect(got.id).toBe(id);
+      const patched = await ok(
+        await t.req('patch', api(`/run-cases/${upper}`), f.tester.token).send({ comment: 'upper' }),
+        200,
+      );
+      expect(patched).toMatchObject({ id, comment: 'upper' });
+      expect(await rowsOf(upper)).toHaveLength(1);
+      await ok(await t.req('delete', api(`/run-cases/${upper}`), f.lead.token), 204);
+      expect((await t.req('get', api(`/run-cases/${id}`), f.viewer.token)).status).toBe(404);
+    });
+
     it('adds one case with a default row, snapshots and the run’s assignee', async () => {
       const suite = await createSuite();
       const c = await createCase({

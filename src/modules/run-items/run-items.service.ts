@@ -166,7 +166,8 @@ export class RunItemsService {
    */
   async create(user: AuthenticatedUser, dto: CreateRunCaseDto): Promise<RunCaseDto> {
     const access = await this.runAccess(user, dto.test_run_id, 'tester');
-    const assigneeId = dto.assignee_id === undefined ? undefined : dto.assignee_id || null;
+    // "Body assignee_id or the run's assignee" (reference §3.5): null and blank are not an assignee.
+    const assigneeId = dto.assignee_id || undefined;
     if (assigneeId) await this.runs.checkAssignee(access.projectId, assigneeId, 'assignee_id');
     // Uuids are case-insensitive: the writer's lookups use the id as the database spells it.
     const caseId = canonicalId(dto.test_case_id);

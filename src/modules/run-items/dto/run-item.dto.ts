@@ -203,7 +203,7 @@ export class CreateRunCaseDto {
     nullable: true,
     type: String,
     format: 'uuid',
-    description: 'Defaults to the run’s assignee; must have access to the project',
+    description: 'Defaults to the run’s assignee when absent, null or blank; must have access to the project',
   })
   @Nullable()
   @IsString()
