@@ -390,6 +390,27 @@ describe('test plans (CONTRACT §7; reference runs-imports-plans.md §6)', () =>
     });
   });
 
+  it('generation_config sent as a huge array is a 422 naming the field, its items unchecked', async () => {
+    const p = await plan();
+    // Invalid items: class-validator's @ValidateNested() reported each (and took 1–2 s to).
+    const items = Array.from({ length: 10_000 }, () => ({ product_ids: 'x', junk: 1 }));
+    for (const [method, url, body] of [
+      ['patch', `${API}/test-plans/${p.id}`, {}],
+      ['post', `${API}/test-plans`, { project_id: f.projectId, name: t.unique('Plan ') }],
+    ] as const) {
+      const res = await t
+        .req(method, url, f.tester.token)
+        .send({ ...body, generation_config: items });
+      const problem = expectProblem(res, 422, 'validation_error');
+      expect(problem.errors).toEqual({
+        generation_config: ['generation_config must be an object'],
+      });
+      expect(problem.detail).toBe('Request contains invalid fields');
+    }
+    const unchanged = await t.req('get', `${API}/test-plans/${p.id}`, f.viewer.token);
+    expect(unchanged.body).toMatchObject({ name: p.name, generation_source: 'manual' });
+  });
+
   it('a product_generated plan checks the case_ids it does not apply (create and PATCH)', async () => {
     const compId = randomUUID();
     await t.db.query(

@@ -130,3 +130,4 @@ export function MaxKeys(max: number, options?: ValidationOptions): PropertyDecor
 }
 
 export { NestedList } from './nested-list';
+export { NestedObject } from './nested-object';

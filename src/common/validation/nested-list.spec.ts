@@ -8,31 +8,21 @@ import {
   IsOptional,
   IsString,
   MaxLength,
-  ValidateBy,
   ValidateNested,
   validateSync,
 } from 'class-validator';
 import fc from 'fast-check';
-import { AppException } from '../errors/app-exception';
+import { bodyProblem, ValidationCounter } from '../../../test/support/validation';
 import { MAX_INVALID_LIST_ITEMS, NestedList } from './nested-list';
 import { MAX_ERROR_FIELDS, validateInput } from './validate';
 
-/** Items of a list whose validation ran (the `counted` validator runs once per item checked). */
-let checked = 0;
+/** Objects whose validation ran. */
+const validated = new ValidationCounter();
 
 class Step {
   @IsString() @MaxLength(5) action: string;
   @IsOptional() @IsInt() order?: number;
-  @ValidateBy({
-    name: 'counted',
-    validator: {
-      validate: () => {
-        checked += 1;
-        return true;
-      },
-    },
-  })
-  counted?: unknown;
+  @validated.Counted() counted?: unknown;
 }
 
 class WithList {
@@ -48,19 +38,8 @@ class Outer {
   @IsObject() @ValidateNested() @Type(() => WithList) inner: WithList;
 }
 
-/** The 422 `validateInput` throws for `body`, or null when it validates. */
-function problem(cls: new () => object, body: unknown): AppException | null {
-  try {
-    validateInput(cls, body, 'body');
-    return null;
-  } catch (e) {
-    if (e instanceof AppException) return e;
-    throw e;
-  }
-}
-
 beforeEach(() => {
-  checked = 0;
+  validated.count = 0;
 });
 
 describe('NestedList', () => {
@@ -72,7 +51,7 @@ describe('NestedList', () => {
     ['an empty nested array', []],
     ['a nested array of valid items', [{ action: 'ok' }]],
   ])('refuses an item that is %s, under its index', (_name, item) => {
-    const e = problem(WithList, { steps: [{ action: 'ok' }, item] });
+    const e = bodyProblem(WithList, { steps: [{ action: 'ok' }, item] });
     expect(e?.code).toBe('validation_error');
     expect(e?.errors).toEqual({ 'steps.1': ['each value in steps must be an object'] });
     expect(e?.message).toBe('Request contains invalid fields');
@@ -87,7 +66,7 @@ describe('NestedList', () => {
     expect(dto.steps).toHaveLength(2);
     expect(dto.steps.every((s) => s instanceof Step)).toBe(true);
     expect(dto.steps.map((s) => s.action)).toEqual(['a', 'b']);
-    expect(checked).toBe(2);
+    expect(validated.count).toBe(2);
   });
 
   it('reports the paths and messages class-validator reports for lists of objects', () => {
@@ -100,8 +79,8 @@ describe('NestedList', () => {
     const item = fc.record({ action: value, order: value, extra: value }, { requiredKeys: [] });
     fc.assert(
       fc.property(fc.array(item, { maxLength: 30 }), (steps) => {
-        const ours = problem(WithList, { steps });
-        const theirs = problem(WithValidateNested, { steps });
+        const ours = bodyProblem(WithList, { steps });
+        const theirs = bodyProblem(WithValidateNested, { steps });
         expect(ours?.errors).toEqual(theirs?.errors);
         expect(ours?.message).toEqual(theirs?.message);
       }),
@@ -110,8 +89,8 @@ describe('NestedList', () => {
   });
 
   it(`validates objects up to the list's ${MAX_INVALID_LIST_ITEMS}th invalid one and says so`, () => {
-    const e = problem(WithList, { steps: Array.from({ length: 10_000 }, () => ({ junk: 1 })) });
-    expect(checked).toBe(MAX_INVALID_LIST_ITEMS);
+    const e = bodyProblem(WithList, { steps: Array.from({ length: 10_000 }, () => ({ junk: 1 })) });
+    expect(validated.count).toBe(MAX_INVALID_LIST_ITEMS);
     expect(Object.keys(e?.errors ?? {})).toHaveLength(MAX_ERROR_FIELDS);
     expect(e?.errors?.['steps.0.action']).toEqual([
       'action must be shorter than or equal to 5 characters',
@@ -127,8 +106,8 @@ describe('NestedList', () => {
   it('counts invalid objects only: valid ones between them are validated and pass', () => {
     // Every other item is invalid: the 100th invalid one is at index 199.
     const steps = Array.from({ length: 1_000 }, (_, i) => ({ action: i % 2 === 1 ? 7 : 'ok' }));
-    const e = problem(WithList, { steps });
-    expect(checked).toBe(2 * MAX_INVALID_LIST_ITEMS);
+    const e = bodyProblem(WithList, { steps });
+    expect(validated.count).toBe(2 * MAX_INVALID_LIST_ITEMS);
     expect(Object.keys(e?.errors ?? {})).toEqual(
       Array.from({ length: MAX_INVALID_LIST_ITEMS }, (_, i) => `steps.${2 * i + 1}.action`),
     );
@@ -139,23 +118,23 @@ describe('NestedList', () => {
 
   it(`validates every object when the ${MAX_INVALID_LIST_ITEMS}th invalid one is the last`, () => {
     const steps = Array.from({ length: MAX_INVALID_LIST_ITEMS }, () => ({ action: 7 }));
-    const e = problem(WithList, { steps });
-    expect(checked).toBe(MAX_INVALID_LIST_ITEMS);
+    const e = bodyProblem(WithList, { steps });
+    expect(validated.count).toBe(MAX_INVALID_LIST_ITEMS);
     expect(Object.keys(e?.errors ?? {})).toHaveLength(MAX_INVALID_LIST_ITEMS);
     expect(e?.message).toBe('Request contains invalid fields');
   });
 
   it('reports every item that is not an object (no validation needed), with the count', () => {
-    const e = problem(WithList, { steps: new Array(5_000).fill(0) });
+    const e = bodyProblem(WithList, { steps: new Array(5_000).fill(0) });
     expect(Object.keys(e?.errors ?? {})).toHaveLength(MAX_ERROR_FIELDS);
     expect(e?.message).toBe(
       `Request contains invalid fields (the first ${MAX_ERROR_FIELDS} of 5000 are listed)`,
     );
     // After the objects stop being validated, items that are not objects are still counted.
-    const mixed = problem(WithList, {
+    const mixed = bodyProblem(WithList, {
       steps: [...Array.from({ length: 200 }, () => ({ action: 7 })), ...new Array(50).fill('x')],
     });
-    expect(checked).toBe(MAX_INVALID_LIST_ITEMS);
+    expect(validated.count).toBe(MAX_INVALID_LIST_ITEMS);
     expect(mixed?.message).toBe(
       `Request contains invalid fields (the first ${MAX_ERROR_FIELDS} of ${MAX_INVALID_LIST_ITEMS + 50} ` +
         `are listed; the objects after steps[${MAX_INVALID_LIST_ITEMS - 1}] were not checked)`,
@@ -163,7 +142,7 @@ describe('NestedList', () => {
   });
 
   it('reports a nested list under its whole path', () => {
-    const e = problem(Outer, { inner: { steps: [{ action: 'ok' }, { action: 1 }, 'x'] } });
+    const e = bodyProblem(Outer, { inner: { steps: [{ action: 'ok' }, { action: 1 }, 'x'] } });
     expect(e?.errors).toEqual({
       'inner.steps.1.action': [
         'action must be shorter than or equal to 5 characters',

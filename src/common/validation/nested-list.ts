@@ -16,11 +16,14 @@ import {
  */
 export const MAX_INVALID_LIST_ITEMS = 100;
 
-/** One invalid item of a list: `errors` null when the item is not an object at all. */
+/**
+ * One invalid item of a list (`errors` null when the item is not an object at all), or with `index`
+ * null the errors of a single nested object ({@link NestedObject}).
+ */
 export interface ListFinding {
   owner: object;
   property: string;
-  index: number;
+  index: number | null;
   errors: ValidationError[] | null;
 }
 
@@ -31,7 +34,7 @@ export interface StoppedList {
   index: number;
 }
 
-/** What the lists of one validated request part found. */
+/** What the lists and nested objects of one validated request part found. */
 export interface ListCheck {
   readonly options: ValidatorOptions;
   readonly findings: ListFinding[];
@@ -41,9 +44,15 @@ export interface ListCheck {
 /** The check of the `validateSync` running now (validation is synchronous: one at a time). */
 let active: ListCheck | null = null;
 
+/** The check of the running {@link withListCheck}, or null under a bare `validateSync`. */
+export function runningCheck(): ListCheck | null {
+  return active;
+}
+
 /**
  * Runs `validate` (one `validateSync` of a whole request part, with `options`) with the items of
- * its {@link NestedList}s checked with the same options and reported to the returned check.
+ * its {@link NestedList}s and its {@link NestedObject}s checked with the same options and reported
+ * to the returned check.
  */
 export function withListCheck<T>(
   options: ValidatorOptions,

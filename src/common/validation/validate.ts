@@ -294,7 +294,8 @@ function withoutNulInQuery(query: object, errors: FieldErrors): object {
 
 /**
  * Adds the invalid items the {@link NestedList}s found to `out`, under their paths (`steps.3.action`,
- * `steps.4` for an item that is not an object). Returns, for each list whose objects were validated
+ * `steps.4` for an item that is not an object), and the errors of invalid {@link NestedObject}s
+ * (`generation_config.product_ids`). Returns, for each list whose objects were validated
  * only in part, the last one validated (`steps[99]`).
  */
 function addListFindings(
@@ -314,7 +315,8 @@ function addListFindings(
   };
   const join = (base: string, key: string | number) => (base ? `${base}.${key}` : String(key));
   for (const f of lists.findings) {
-    const at = join(join(pathOf(f.owner), f.property), f.index);
+    const field = join(pathOf(f.owner), f.property);
+    const at = f.index === null ? field : join(field, f.index);
     if (f.errors === null) addMessages(out, at, [notAnObjectMessage(f.property)]);
     else
       for (const [path, msgs] of Object.entries(flattenErrors(f.errors, at)))

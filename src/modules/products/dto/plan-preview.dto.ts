@@ -1,17 +1,9 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
-import {
-  IsArray,
-  IsBoolean,
-  IsIn,
-  IsObject,
-  IsString,
-  IsUUID,
-  ValidateNested,
-} from 'class-validator';
+import { IsArray, IsBoolean, IsIn, IsString, IsUUID } from 'class-validator';
 import {
   MaxItems,
   MaxLen,
+  NestedObject,
   NoNul,
   Nullable,
   OptionalNotNull,
@@ -85,9 +77,7 @@ export class GeneratePlanPreviewDto {
 
   @ApiPropertyOptional({ type: PlanGenerationConfigDto, description: 'Omitted → every default' })
   @OptionalNotNull()
-  @IsObject()
-  @ValidateNested()
-  @Type(() => PlanGenerationConfigDto)
+  @NestedObject(() => PlanGenerationConfigDto)
   config?: PlanGenerationConfigDto;
 }
 

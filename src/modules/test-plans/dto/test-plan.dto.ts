@@ -1,15 +1,12 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
 import {
   IsArray,
   IsBoolean,
   IsIn,
   IsNotEmpty,
-  IsObject,
   IsOptional,
   IsString,
   IsUUID,
-  ValidateNested,
 } from 'class-validator';
 import {
   PageQueryDto,
@@ -20,6 +17,7 @@ import {
 import {
   MaxItems,
   MaxLen,
+  NestedObject,
   Nullable,
   OptionalNotNull,
   QueryArray,
@@ -106,9 +104,7 @@ export class CreateTestPlanDto {
       'defaults',
   })
   @Nullable()
-  @IsObject()
-  @ValidateNested()
-  @Type(() => PlanGenerationConfigDto)
+  @NestedObject(() => PlanGenerationConfigDto)
   generation_config?: PlanGenerationConfigDto | null;
 
   @ApiPropertyOptional({ format: 'uuid', nullable: true, type: String })
@@ -178,9 +174,7 @@ export class UpdateTestPlanDto {
       'answers the defaults',
   })
   @Nullable()
-  @IsObject()
-  @ValidateNested()
-  @Type(() => PlanGenerationConfigDto)
+  @NestedObject(() => PlanGenerationConfigDto)
   generation_config?: PlanGenerationConfigDto | null;
 
   @ApiPropertyOptional({
