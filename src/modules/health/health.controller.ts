@@ -1,11 +1,12 @@
 import { Controller, Get, Inject, Logger } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { Endpoint } from '../../common/access/endpoint.decorator';
+import { withDeadline } from '../../common/deadline';
 import { AppException } from '../../common/errors/app-exception';
 import { DATABASE_RETRY_AFTER_SECONDS } from '../../common/errors/problem.filter';
 import { APP_CONFIG, AppConfig } from '../../config/config';
 import { HealthRepository } from './health.repository';
-import { readinessVerdict, withDeadline } from './readiness';
+import { readinessVerdict } from './readiness';
 
 /** Operational endpoints outside /api/v1 (CONTRACT §11); `/metrics` has its own port (MetricsServer). */
 @ApiExcludeController()

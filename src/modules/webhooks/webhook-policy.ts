@@ -34,7 +34,10 @@ export type WebhookDeliveryTrigger = (typeof WEBHOOK_DELIVERY_TRIGGERS)[number];
 export const MAX_WEBHOOKS_PER_PROJECT = 20;
 /** Longest `description` of a subscription. */
 export const MAX_WEBHOOK_DESCRIPTION_LENGTH = 1000;
-/** One HTTP attempt: connection, request and response headers and the kept body, at most this long. */
+/**
+ * One attempt: resolving the host, the connection, request and response headers and the kept body,
+ * at most this long in all. Also how long checking a URL on subscribe waits for its host to resolve.
+ */
 export const WEBHOOK_TIMEOUT_MS = 10_000;
 /** Bytes of the receiver's response body kept in the delivery log. */
 export const WEBHOOK_RESPONSE_BODY_BYTES = 1024;

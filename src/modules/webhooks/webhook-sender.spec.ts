@@ -43,6 +43,47 @@ describe('sendWebhook', () => {
     expect(result.durationMs).toBeGreaterThanOrEqual(150);
   });
 
+  it('fails the attempt when the resolver never answers within the timeout, without connecting', async () => {
+    const before = seen.length;
+    const result = await sendWebhook(`http://hanging.invalid:${port}/ok`, {}, '{}', {
+      ...options,
+      timeoutMs: 50,
+      resolver: () => new Promise(() => undefined),
+    });
+    expect(result).toMatchObject({
+      status: null,
+      body: null,
+      error: 'destination refused: the host hanging.invalid does not resolve (no answer within 50 ms)',
+    });
+    expect(seen).toHaveLength(before);
+  }, 5000);
+
+  it('gives the request what the lookup left of the attempt\'s time', async () => {
+    jest.useFakeTimers({ doNotFake: ['nextTick', 'setImmediate'] });
+    try {
+      // The resolver answers after 8 s of a 10 s attempt; the receiver never answers.
+      const slowDns = () =>
+        new Promise<Array<{ address: string; family: 4 }>>((resolve) =>
+          setTimeout(() => resolve([{ address: '127.0.0.1', family: 4 }]), 8000),
+        );
+      const outcome = sendWebhook(`http://slow-dns.invalid:${port}/hang`, {}, '{}', {
+        ...options,
+        timeoutMs: 10_000,
+        resolver: slowDns,
+      });
+      const settled = jest.fn();
+      void outcome.then(settled);
+      await jest.advanceTimersByTimeAsync(8000 + 1999);
+      expect(settled).not.toHaveBeenCalled();
+      await jest.advanceTimersByTimeAsync(1);
+      const result = await outcome;
+      expect(result).toMatchObject({ status: null, error: 'no answer within 10000 ms' });
+      expect(result.durationMs).toBe(10_000);
+    } finally {
+      jest.useRealTimers();
+    }
+  }, 5000);
+
   it('keeps only the first bytes of the answer', async () => {
     const result = await sendWebhook(`http://127.0.0.1:${port}/big`, {}, '{}', options);
     expect(result.status).toBe(200);

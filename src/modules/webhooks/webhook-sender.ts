@@ -7,7 +7,6 @@ import {
   resolveAllowed,
   type ResolvedAddress,
   type Resolver,
-  systemResolver,
 } from './webhook-url';
 
 /** The outcome of one HTTP attempt. */
@@ -42,8 +41,10 @@ function pinnedLookup(addresses: ResolvedAddress[]): LookupFunction {
 
 /**
  * POSTs `body` to `rawUrl` once: the destination is checked again at delivery time (SSRF, DNS
- * rebinding), redirects are not followed (a 3xx is the answer), the whole attempt is bounded by
- * `timeoutMs`, and at most `maxBodyBytes` of the answer are read. Never throws.
+ * rebinding), redirects are not followed (a 3xx is the answer), the whole attempt, resolving the
+ * host included, is bounded by `timeoutMs` (a resolver that has not answered by then fails the
+ * attempt, as `destination refused: the host … does not resolve (no answer within … ms)`), and at
+ * most `maxBodyBytes` of the answer are read. Never throws.
  */
 export async function sendWebhook(
   rawUrl: string,
@@ -59,12 +60,17 @@ export async function sendWebhook(
   }
   let addresses: ResolvedAddress[];
   try {
-    addresses = await resolveAllowed(target.host, options.allowPrivate, options.resolver ?? systemResolver);
+    addresses = await resolveAllowed(target.host, options.allowPrivate, {
+      timeoutMs: options.timeoutMs,
+      resolver: options.resolver,
+    });
   } catch (error) {
     const message = error instanceof DestinationRefused ? error.message : String(error);
     return { status: null, body: null, durationMs: elapsed(), error: `destination refused: ${message}` };
   }
   const payload = Buffer.from(body, 'utf8');
+  // The request has what the lookup left of the attempt's time.
+  const remainingMs = Math.max(0, options.timeoutMs - (performance.now() - started));
   return new Promise<SendResult>((resolve) => {
     let done = false;
     const finish = (result: Omit<SendResult, 'durationMs'>) => {
@@ -104,7 +110,7 @@ export async function sendWebhook(
     );
     const timer = setTimeout(() => {
       req.destroy(new Error(`no answer within ${options.timeoutMs} ms`));
-    }, options.timeoutMs);
+    }, remainingMs);
     req.on('error', (error: Error) => {
       finish({ status: null, body: null, error: error.message || String(error) });
     });

@@ -41,9 +41,10 @@ describe('resolveAllowed', () => {
     'mixed.example': ['93.184.216.34', '10.0.0.5'],
     'v6loop.example': ['::1'],
   });
+  const timeoutMs = 10_000;
 
   it('answers the addresses of a public host', async () => {
-    await expect(resolveAllowed('public.example', false, dns)).resolves.toEqual([
+    await expect(resolveAllowed('public.example', false, { resolver: dns, timeoutMs })).resolves.toEqual([
       { address: '93.184.216.34', family: 4 },
     ]);
   });
@@ -51,12 +52,36 @@ describe('resolveAllowed', () => {
   it.each(['loop.example', 'mixed.example', 'v6loop.example', '127.0.0.1', '::1', '::ffff:127.0.0.1'])(
     'refuses %s unless private destinations are allowed',
     async (host) => {
-      await expect(resolveAllowed(host, false, dns)).rejects.toThrow(DestinationRefused);
-      await expect(resolveAllowed(host, true, dns)).resolves.not.toHaveLength(0);
+      await expect(resolveAllowed(host, false, { resolver: dns, timeoutMs })).rejects.toThrow(DestinationRefused);
+      await expect(resolveAllowed(host, true, { resolver: dns, timeoutMs })).resolves.not.toHaveLength(0);
     },
   );
 
   it('refuses a host that does not resolve, even when private destinations are allowed', async () => {
-    await expect(resolveAllowed('nowhere.example', true, dns)).rejects.toThrow(/does not resolve/);
+    await expect(resolveAllowed('nowhere.example', true, { resolver: dns, timeoutMs })).rejects.toThrow(/does not resolve/);
+  });
+
+  describe('with a resolver that never answers', () => {
+    beforeEach(() => jest.useFakeTimers());
+    afterEach(() => jest.useRealTimers());
+    const hanging: Resolver = () => new Promise(() => undefined);
+
+    it('refuses the host once the deadline has passed, not before', async () => {
+      const outcome = resolveAllowed('slow.example', true, { resolver: hanging, timeoutMs });
+      const settled = jest.fn();
+      outcome.then(settled, settled);
+      await jest.advanceTimersByTimeAsync(timeoutMs - 1);
+      expect(settled).not.toHaveBeenCalled();
+      await jest.advanceTimersByTimeAsync(1);
+      await expect(outcome).rejects.toThrow(DestinationRefused);
+      await expect(outcome).rejects.toThrow(
+        `the host slow.example does not resolve (no answer within ${timeoutMs} ms)`,
+      );
+    });
+
+    it('leaves no timer behind when the resolver answers in time', async () => {
+      await expect(resolveAllowed('public.example', false, { resolver: dns, timeoutMs })).resolves.toHaveLength(1);
+      expect(jest.getTimerCount()).toBe(0);
+    });
   });
 });

@@ -1,5 +1,6 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { isIP } from 'node:net';
+import { DeadlineExceeded, withDeadline } from '../../common/deadline';
 import { blockedAddressKind } from './webhook-address';
 
 /** Longest accepted webhook URL, in characters. */
@@ -59,16 +60,28 @@ export const systemResolver: Resolver = (host) =>
 /** Why a destination is refused (`webhook_url_not_allowed`), thrown by {@link resolveAllowed}. */
 export class DestinationRefused extends Error {}
 
+/** How {@link resolveAllowed} resolves a name, and for how long it waits. */
+export interface ResolveOptions {
+  /**
+   * The resolver has this long to answer; then the host counts as not resolving. node's lookup
+   * cannot be cancelled: a late answer is ignored.
+   */
+  timeoutMs: number;
+  resolver?: Resolver;
+}
+
 /**
  * The addresses a delivery to `host` may connect to: an IP literal as is, a name through
  * `resolver`. Unless `allowPrivate`, any loopback, private, link-local, multicast or unspecified
  * address among them refuses the whole host (a name resolving to one public and one private
- * address could otherwise be pointed at either). A name that does not resolve is refused too.
+ * address could otherwise be pointed at either). A name that does not resolve is refused too, and
+ * so is one whose resolver has not answered within `timeoutMs` (a hanging resolver would otherwise
+ * hold a delivery job, or a request, forever).
  */
 export async function resolveAllowed(
   host: string,
   allowPrivate: boolean,
-  resolver: Resolver = systemResolver,
+  { timeoutMs, resolver = systemResolver }: ResolveOptions,
 ): Promise<ResolvedAddress[]> {
   const literal = isIP(host);
   let addresses: ResolvedAddress[];
@@ -76,10 +89,13 @@ export async function resolveAllowed(
     addresses = [{ address: host, family: literal === 6 ? 6 : 4 }];
   } else {
     try {
-      addresses = await resolver(host);
+      addresses = await withDeadline(resolver(host), timeoutMs);
     } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code ?? 'error';
-      throw new DestinationRefused(`the host ${host} does not resolve (${code})`);
+      const reason =
+        error instanceof DeadlineExceeded
+          ? `no answer within ${timeoutMs} ms`
+          : ((error as NodeJS.ErrnoException).code ?? 'error');
+      throw new DestinationRefused(`the host ${host} does not resolve (${reason})`);
     }
     if (addresses.length === 0) throw new DestinationRefused(`the host ${host} has no address`);
   }

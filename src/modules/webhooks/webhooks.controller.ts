@@ -37,7 +37,9 @@ const webhook = fromResource(WEBHOOKS);
 
 const DELIVERY_RULES =
   `Each event is POSTed to every active subscription listening to it, on any instance, with a ` +
-  `${WEBHOOK_TIMEOUT_MS / 1000} s timeout; a 2xx ends it (redirects are not followed). Otherwise ` +
+  `${WEBHOOK_TIMEOUT_MS / 1000} s timeout for the whole attempt, resolving the URL's host included ` +
+  '(a host not resolved by then fails the attempt like an unreachable one); a 2xx ends it ' +
+  '(redirects are not followed). Otherwise ' +
   `it is retried after 1 min, doubling, up to ${DEFAULT_WEBHOOK_MAX_ATTEMPTS} attempts ` +
   '(WEBHOOK_MAX_ATTEMPTS, WEBHOOK_RETRY_BASE_SECONDS). After ' +
   `${WEBHOOK_DISABLE_AFTER_FAILURES} consecutive failed attempts the subscription is disabled ` +
@@ -60,7 +62,10 @@ export class WebhooksController {
     summary: 'Subscribe a URL to events of a project',
     description:
       `Answers the signing \`secret\` (only here and in rotate-secret). At most ${MAX_WEBHOOKS_PER_PROJECT} ` +
-      'subscriptions per project (409 `webhook_limit_reached`). ' +
+      'subscriptions per project (409 `webhook_limit_reached`). The URL\'s host is resolved here ' +
+      `too, for at most ${WEBHOOK_TIMEOUT_MS / 1000} s: one that does not resolve in that time, or ` +
+      'resolves to a loopback, private, link-local, multicast or unspecified address (unless ' +
+      'WEBHOOK_ALLOW_PRIVATE), is 422 `webhook_url_not_allowed`. ' +
       DELIVERY_RULES,
     minRole: 'lead',
     project,

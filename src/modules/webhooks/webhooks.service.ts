@@ -14,7 +14,7 @@ import {
   WebhookWithSecretDto,
 } from './dto/webhook.dto';
 import { WebhookEvents } from './webhook-events.service';
-import { MAX_WEBHOOKS_PER_PROJECT, type WebhookEventType } from './webhook-policy';
+import { MAX_WEBHOOKS_PER_PROJECT, WEBHOOK_TIMEOUT_MS, type WebhookEventType } from './webhook-policy';
 import { encryptSecret, generateWebhookSecret, secretEncryptionKey } from './webhook-secret';
 import { DestinationRefused, parseWebhookUrl, resolveAllowed } from './webhook-url';
 import { DeliveryRow, WebhookRow, WebhooksRepository } from './webhooks.repository';
@@ -158,7 +158,9 @@ export class WebhooksService {
     const target = parseWebhookUrl(raw);
     if ('problem' in target) throw AppException.validation({ url: [`url ${target.problem}`] });
     try {
-      await resolveAllowed(target.host, this.config.webhooks.allowPrivate);
+      await resolveAllowed(target.host, this.config.webhooks.allowPrivate, {
+        timeoutMs: WEBHOOK_TIMEOUT_MS,
+      });
     } catch (error) {
       if (error instanceof DestinationRefused) {
         throw new AppException('webhook_url_not_allowed', `The webhook URL is not allowed: ${error.message}`);
