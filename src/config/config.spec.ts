@@ -54,6 +54,8 @@ describe('loadConfig', () => {
     [{ DB_PREPARED_STATEMENTS: 'no', AUTH_SECRET: secret }, /DB_PREPARED_STATEMENTS/],
     [{ DB_POOL_SIZE: 'abc', AUTH_SECRET: secret }, /DB_POOL_SIZE/],
     [{ DB_POOL_SIZE: '0', AUTH_SECRET: secret }, /DB_POOL_SIZE/],
+    [{ EXPORT_CONCURRENCY: '0', AUTH_SECRET: secret }, /EXPORT_CONCURRENCY/],
+    [{ EXPORT_CONCURRENCY: '2.5', AUTH_SECRET: secret }, /EXPORT_CONCURRENCY/],
     [{ DB_STATEMENT_TIMEOUT_MS: '99', AUTH_SECRET: secret }, /DB_STATEMENT_TIMEOUT_MS/],
     [{ DB_STATEMENT_TIMEOUT_MS: '30s', AUTH_SECRET: secret }, /DB_STATEMENT_TIMEOUT_MS/],
     [{ DB_QUERY_TIMEOUT_MS: '0', AUTH_SECRET: secret }, /DB_QUERY_TIMEOUT_MS/],
@@ -97,6 +99,11 @@ describe('loadConfig', () => {
     expect(c.dbPreparedStatements).toBe(false);
     expect(c.dbPoolSize).toBe(20);
     expect(loadConfig({ DB_POOL_SIZE: '5', AUTH_SECRET: secret }).dbPoolSize).toBe(5);
+    // Report downloads: a quarter of the pool by default, at least one.
+    expect(c.exportConcurrency).toBe(5);
+    expect(loadConfig({ DB_POOL_SIZE: '3', AUTH_SECRET: secret }).exportConcurrency).toBe(1);
+    expect(loadConfig({ DB_POOL_SIZE: '9', AUTH_SECRET: secret }).exportConcurrency).toBe(2);
+    expect(loadConfig({ EXPORT_CONCURRENCY: '7', AUTH_SECRET: secret }).exportConcurrency).toBe(7);
     for (const host of ['127.0.0.1', '::', '[::1]', 'localhost', 'api.example.com', 'fe80::1%eth0', 'db-1']) {
       expect(loadConfig({ HOST: host, AUTH_SECRET: secret }).host).toBe(host);
     }

@@ -36,6 +36,11 @@ export interface AppConfig {
   /** Most database connections of this instance (DB_POOL_SIZE). */
   dbPoolSize: number;
   /**
+   * Most report downloads this instance reads at once (EXPORT_CONCURRENCY; default a quarter of
+   * the pool, at least 1): each holds a pooled connection while its client reads.
+   */
+  exportConcurrency: number;
+  /**
    * Deadlines of the database connections (CONTRACT §1, issue #22): a stalled database answers 503
    * `database_unavailable` instead of holding requests forever. Migrations at startup have none.
    */
@@ -415,6 +420,7 @@ export function loadConfig(
   };
 
   const port = int(env, 'PORT', 3000, 0, 65535);
+  const dbPoolSize = int(env, 'DB_POOL_SIZE', 20, 1, 1000);
   const wildcard = (h: string) => ['0.0.0.0', '::', '[::]'].includes(h);
   if (
     metricsPort !== null &&
@@ -450,7 +456,8 @@ export function loadConfig(
     logFormat: logFormatOf(env),
     corsOrigins,
     dbPreparedStatements: bool(env, 'DB_PREPARED_STATEMENTS', true),
-    dbPoolSize: int(env, 'DB_POOL_SIZE', 20, 1, 1000),
+    dbPoolSize,
+    exportConcurrency: int(env, 'EXPORT_CONCURRENCY', Math.max(1, Math.floor(dbPoolSize / 4)), 1, 1000),
     db,
     readinessTimeoutMs: int(env, 'READINESS_TIMEOUT_MS', DEFAULT_READINESS_TIMEOUT_MS, 100, 60_000),
     idempotencyTtlHours: int(

@@ -133,12 +133,26 @@ export class RunReportReader {
   private constructor(
     private readonly runner: QueryRunner,
     readonly header: ReportHeader,
+    private readonly onClose: () => void,
   ) {}
 
-  /** Opens the snapshot and reads the header; null when the run does not exist. */
-  static async open(dataSource: DataSource, runId: string): Promise<RunReportReader | null> {
+  /**
+   * Opens the snapshot and reads the header; null when the run does not exist. `onClose` runs once
+   * its connection is back in the pool (after `close()`, or here when the run does not exist or the
+   * opening fails).
+   */
+  static async open(
+    dataSource: DataSource,
+    runId: string,
+    onClose: () => void = () => undefined,
+  ): Promise<RunReportReader | null> {
     const runner = dataSource.createQueryRunner('slave');
-    await runner.connect();
+    try {
+      await runner.connect();
+    } catch (error) {
+      onClose();
+      throw error;
+    }
     try {
       await runner.query('BEGIN TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY');
       const runs = (await runner.query(
@@ -158,6 +172,7 @@ export class RunReportReader {
       if (run === undefined) {
         await runner.query('ROLLBACK');
         await runner.release();
+        onClose();
         return null;
       }
       const [statusRows, assigneeRows] = await Promise.all([
@@ -204,10 +219,11 @@ export class RunReportReader {
         by_status: buildByStatus(counts),
         by_assignee: buildByAssignee(assigneeRows),
       };
-      return new RunReportReader(runner, header);
+      return new RunReportReader(runner, header, onClose);
     } catch (error) {
       await runner.query('ROLLBACK').catch(() => undefined);
       await runner.release();
+      onClose();
       throw error;
     }
   }
@@ -351,7 +367,11 @@ export class RunReportReader {
     try {
       await this.runner.query('COMMIT');
     } finally {
-      await this.runner.release();
+      try {
+        await this.runner.release();
+      } finally {
+        this.onClose();
+      }
     }
   }
 }
@@ -361,9 +381,12 @@ export class RunReportReader {
 export class ExportsRepository {
   constructor(private readonly db: Db) {}
 
-  /** Opens a run's report snapshot (on its own pooled connection); null when the run does not exist. */
-  openRunReport(runId: string): Promise<RunReportReader | null> {
-    return RunReportReader.open(this.db.dataSource, runId);
+  /**
+   * Opens a run's report snapshot (on its own pooled connection); null when the run does not exist.
+   * `onClose` runs once that connection is released, whatever happens.
+   */
+  openRunReport(runId: string, onClose?: () => void): Promise<RunReportReader | null> {
+    return RunReportReader.open(this.db.dataSource, runId, onClose);
   }
 }
 

@@ -1,9 +1,10 @@
-import { Injectable, Logger, StreamableFile } from '@nestjs/common';
+import { Inject, Injectable, Logger, StreamableFile } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { Readable } from 'node:stream';
 import { AppException } from '../../common/errors/app-exception';
 import { ProblemFilter } from '../../common/errors/problem.filter';
 import { canonicalId } from '../../common/persistence/ids';
+import { APP_CONFIG, AppConfig } from '../../config/config';
 import { csvReport } from './formats/csv';
 import { jsonReport } from './formats/json';
 import { junitReport } from './formats/junit';
@@ -25,6 +26,9 @@ export const EXPORT_MEDIA: Record<ReportFormat, { type: string; ext: string }> =
   pdf: { type: 'application/pdf', ext: 'pdf' },
 };
 
+/** Seconds a client is asked to wait when every download slot of the instance is taken. */
+export const EXPORT_RETRY_AFTER_SECONDS = 5;
+
 const TEXT_WRITERS: Record<
   Exclude<ReportFormat, 'pdf'>,
   (reader: RunReportReader) => AsyncGenerator<string>
@@ -39,14 +43,38 @@ const TEXT_WRITERS: Record<
 @Injectable()
 export class ExportsService {
   private readonly logger = new Logger('ExportsService');
+  /**
+   * Downloads of this instance holding a pooled connection now. A download keeps its connection
+   * (one snapshot) for as long as its client takes to read it; without a bound, as many paused
+   * downloads as the pool has connections left every other request of the instance waiting for one
+   * (503 `database_unavailable`). A bound of this instance's own pool, as the pool itself is.
+   */
+  private open = 0;
 
   constructor(
     private readonly reports: ExportsRepository,
     private readonly problems: ProblemFilter,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   async export(runId: string, format: ReportFormat): Promise<StreamableFile> {
-    const reader = await this.reports.openRunReport(runId);
+    if (this.open >= this.config.exportConcurrency) {
+      throw new AppException(
+        'service_unavailable',
+        `${this.config.exportConcurrency} report downloads are being read from this instance ` +
+          '(EXPORT_CONCURRENCY); retry later',
+        undefined,
+        { 'Retry-After': String(EXPORT_RETRY_AFTER_SECONDS) },
+      );
+    }
+    this.open++;
+    let released = false;
+    const release = () => {
+      if (released) return;
+      released = true;
+      this.open--;
+    };
+    const reader = await this.reports.openRunReport(runId, release);
     if (reader === null) throw AppException.notFound('test_run_not_found', 'Test run');
     const media = EXPORT_MEDIA[format];
     let stream: Readable;
