@@ -241,6 +241,22 @@ describe('Run metadata from CI (issue #24 item 5)', () => {
       },
     );
 
+    it('ci sent as an array of 2,000 objects is one error on `ci`, its items never checked (create and PATCH)', async () => {
+      const ci = Array.from({ length: 2000 }, () => ({ runner: 'x', commit_sha: 'no' }));
+      const created = await t
+        .req('post', api('/test-runs'), f.tester.token)
+        .send({ project_id: f.projectId, name: 'Refused', ci });
+      const run = await createRun({ name: 'Kept' });
+      const patched = await t
+        .req('patch', api(`/test-runs/${String(run.id)}`), f.tester.token)
+        .send({ ci });
+      for (const res of [created, patched]) {
+        expect(expectProblem(res, 422, 'validation_error').errors).toEqual({
+          ci: ['ci must be an object'],
+        });
+      }
+    });
+
     it('accepts exactly 50 attributes, keys of 64 characters, values of 256 characters, 7-digit and 64-digit SHAs', async () => {
       const fifty = Object.fromEntries(Array.from({ length: 50 }, (_, i) => [`k${i}`, 'v']));
       expect((await createRun({ name: 'Fifty', attributes: fifty })).attributes).toEqual(fifty);

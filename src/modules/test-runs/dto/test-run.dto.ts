@@ -1,5 +1,4 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
 import {
   IsIn,
   IsInt,
@@ -13,7 +12,6 @@ import {
   Min,
   ValidateBy,
   ValidateIf,
-  ValidateNested,
   ValidationOptions,
 } from 'class-validator';
 import { ApiItemsMaxLength } from '../../../common/openapi/item-limits-docs';
@@ -28,6 +26,7 @@ import {
   OptionalNotNull,
   QueryArray,
 } from '../../../common/validation/decorators';
+import { NestedObject } from '../../../common/validation/nested-object';
 import { RUN_ITEM_STATUSES, RunItemStatus } from '../run-summary';
 import { RUN_STATUSES, RunStatus } from '../run-status';
 import {
@@ -497,9 +496,7 @@ export class CreateTestRunFields {
     description: 'CI metadata; null or absent: none. Unknown fields → 422.',
   })
   @Nullable()
-  @IsObject()
-  @ValidateNested()
-  @Type(() => RunCiInputDto)
+  @NestedObject(() => RunCiInputDto)
   ci?: RunCiInputDto | null;
 
   @ApiPropertyOptional({ ...ATTRIBUTES_SCHEMA, description: `${ATTRIBUTES_RULES} Absent: \`{}\`.` })
@@ -570,9 +567,7 @@ export class UpdateTestRunDto {
       'fields → 422.',
   })
   @Nullable()
-  @IsObject()
-  @ValidateNested()
-  @Type(() => RunCiInputDto)
+  @NestedObject(() => RunCiInputDto)
   ci?: RunCiInputDto | null;
 
   @ApiPropertyOptional({
