@@ -1032,6 +1032,38 @@ describe('run cases, rows and history', () => {
       expect((await getRun(run.id)).summary).toMatchObject({ total: 1, untested: 1 });
     });
 
+    it('body rules between fields come before 404, 403 and 409 (CONTRACT §3 check order)', async () => {
+      const { run, items } = await runWithCases(1);
+      const [row] = await rowsOf(items[0].id);
+      const missing = '0190d9a6-0000-7000-8000-000000000000';
+      const subset = { mode: 'subset', run_case_row_ids: [] };
+      const aliases = { executed_by: f.tester.id, executed_by_id: f.lead.id };
+      const refused = [
+        // A viewer (403 otherwise) and an item that does not exist (404 otherwise).
+        await t
+          .req('post', api(`/run-cases/${String(items[0].id)}/rerun`), f.viewer.token)
+          .send(subset),
+        await t
+          .req('post', api(`/run-cases/${missing}/rerun`), f.tester.token)
+          .send({ mode: 'subset' }),
+        await patchRow(row.id, aliases, f.viewer.token),
+      ];
+      // A completed run (409 run_closed otherwise).
+      await ok(await patchRun(run.id, { status: 'in_progress' }), 200);
+      await ok(await patchRun(run.id, { status: 'completed' }), 200);
+      refused.push(await patchRow(row.id, aliases));
+      const fields = refused.map((res) =>
+        Object.keys(expectProblem(res, 422, 'validation_error').errors as object).sort(),
+      );
+      expect(fields).toEqual([
+        ['run_case_row_ids'],
+        ['run_case_row_ids'],
+        ['executed_by', 'executed_by_id'],
+        ['executed_by', 'executed_by_id'],
+      ]);
+      expect(await rowsOf(items[0].id)).toEqual([row]);
+    });
+
     it('query limits of the item detail and of the rows list', async () => {
       const { items } = await runWithCases(1);
       const id = String(items[0].id);

@@ -1,6 +1,6 @@
 import { IsArray, IsObject, IsOptional, IsString } from 'class-validator';
 import { AppException } from '../errors/app-exception';
-import { MaxItems, MaxKeys, MaxLen, NoNul } from './decorators';
+import { AliasOf, MaxItems, MaxKeys, MaxLen, NoNul, RequiredNonEmptyWhen } from './decorators';
 import { validateInput } from './validate';
 
 class Dto {
@@ -42,5 +42,57 @@ describe('bound decorators (validator side; the OpenAPI side is test/unit/openap
     ['a list item with a NUL', { texts: ['a', '\u0000'] }, ['texts']],
   ])('%s', (_name, body, refused) => {
     expect(fieldsRefused(body)).toEqual(refused);
+  });
+});
+
+class AliasDto {
+  @IsOptional() @IsString() @AliasOf('by_id') by?: string | null;
+  @IsOptional() @IsString() @AliasOf('by') by_id?: string | null;
+}
+
+class SubsetDto {
+  @IsOptional() @IsString() mode?: string;
+  @RequiredNonEmptyWhen('mode', 'subset', 'ids are required with mode subset')
+  @IsArray()
+  ids?: string[];
+}
+
+function problemOf(cls: new () => object, body: Record<string, unknown>): Record<string, string[]> {
+  try {
+    validateInput(cls, body, 'body');
+    return {};
+  } catch (e) {
+    if (!(e instanceof AppException)) throw e;
+    return e.errors ?? {};
+  }
+}
+
+describe('AliasOf: two names of one field agree when both are given', () => {
+  it.each<[string, Record<string, unknown>, string[]]>([
+    ['neither', {}, []],
+    ['only one', { by: 'a' }, []],
+    ['only the other', { by_id: 'a' }, []],
+    ['both, the same', { by: 'a', by_id: 'a' }, []],
+    ['both, different', { by: 'a', by_id: 'b' }, ['by', 'by_id']],
+  ])('%s', (_name, body, refused) => {
+    const errors = problemOf(AliasDto, body);
+    expect(Object.keys(errors).sort()).toEqual(refused);
+    for (const key of refused) expect(errors[key][0]).toContain('are aliases; give one of them');
+  });
+});
+
+describe('RequiredNonEmptyWhen: required and non-empty when another field has a value', () => {
+  it.each<[string, Record<string, unknown>, string[] | null]>([
+    ['other mode, absent', { mode: 'failed' }, null],
+    ['other mode, empty list', { mode: 'failed', ids: [] }, null],
+    ['no mode, absent', {}, null],
+    ['subset with ids', { mode: 'subset', ids: ['x'] }, null],
+    ['subset, absent', { mode: 'subset' }, ['ids are required with mode subset']],
+    ['subset, empty list', { mode: 'subset', ids: [] }, ['ids are required with mode subset']],
+    ['null, any mode', { mode: 'failed', ids: null }, ['ids must not be null']],
+  ])('%s', (_name, body, messages) => {
+    const errors = problemOf(SubsetDto, body);
+    if (messages === null) expect(errors).toEqual({});
+    else for (const m of messages) expect(errors.ids).toContain(m);
   });
 });

@@ -24,6 +24,51 @@ export function OptionalNotNull(): PropertyDecorator {
 }
 
 /**
+ * One of two alias fields (`executed_by` / `executed_by_id`): when the other is given too, both
+ * must say the same. Checked with the request's shape (a 422 before the 404/403/409 checks, as
+ * CONTRACT §3 orders them), under every field of the pair that is given.
+ */
+export function AliasOf(other: string): PropertyDecorator {
+  return ValidateBy({
+    name: 'aliasOf',
+    validator: {
+      validate: (value: unknown, args) => {
+        const otherValue = (args?.object as Record<string, unknown> | undefined)?.[other];
+        return otherValue === undefined || otherValue === value;
+      },
+      defaultMessage: (args) =>
+        `${args?.property ?? 'value'} and ${other} are aliases; give one of them`,
+    },
+  });
+}
+
+/**
+ * Required and non-empty when another field has a given value (`run_case_row_ids` with
+ * `mode: subset`), else optional and not null; checked with the request's shape (CONTRACT §3).
+ * Put it first, in place of `@OptionalNotNull()`.
+ */
+export function RequiredNonEmptyWhen(
+  other: string,
+  otherValue: unknown,
+  message: string,
+): PropertyDecorator {
+  const required = (o: object) => (o as Record<string, unknown>)[other] === otherValue;
+  return applyDecorators(
+    ValidateIf((o: object, v: unknown) => v !== undefined || required(o)),
+    ValidateBy({
+      name: 'requiredNonEmptyWhen',
+      validator: {
+        validate: (value: unknown, args) =>
+          value !== null &&
+          (!required(args?.object ?? {}) || (Array.isArray(value) && value.length > 0)),
+        defaultMessage: (args) =>
+          args?.value === null ? `${args.property} must not be null` : message,
+      },
+    }),
+  );
+}
+
+/**
  * PostgreSQL text cannot hold NUL characters: a string (or with `{ each: true }` every string of a
  * list) with one is a 422 naming the field, never a 500 — body fields and query parameters alike.
  */

@@ -273,14 +273,7 @@ export class RunItemsService {
     const row = await this.repo.findRow(rowId);
     if (!row) throw AppException.notFound('run_case_row_not_found', 'Run case row');
 
-    if (
-      dto.executed_by !== undefined &&
-      dto.executed_by_id !== undefined &&
-      dto.executed_by !== dto.executed_by_id
-    ) {
-      const message = 'executed_by and executed_by_id are aliases; give one of them';
-      throw AppException.validation({ executed_by: [message], executed_by_id: [message] });
-    }
+    // executed_by and executed_by_id, when both given, agree (UpdateRowDto checks it first).
     const executedByGiven = dto.executed_by !== undefined ? dto.executed_by : dto.executed_by_id;
     if (executedByGiven) await this.checkExecutor(access.projectId, executedByGiven, dto);
 
@@ -374,12 +367,8 @@ export class RunItemsService {
    */
   async rerun(user: AuthenticatedUser, itemId: string, dto: RerunDto): Promise<RowPageDto> {
     const mode = dto.mode ?? 'failed';
+    // With mode subset the list is non-empty (RerunDto checks it with the request's shape).
     const ids = dto.run_case_row_ids ?? [];
-    if (mode === 'subset' && ids.length === 0) {
-      throw AppException.validation({
-        run_case_row_ids: ['at least one row id is required with mode subset'],
-      });
-    }
     const run = await this.lockRunOfItem(itemId);
     let selected: RowRecord[];
     if (mode === 'failed') {

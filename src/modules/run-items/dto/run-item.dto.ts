@@ -19,6 +19,7 @@ import {
   QUERY_VALUES_MAX,
 } from '../../../common/pagination/page';
 import {
+  AliasOf,
   MaxItems,
   MaxLen,
   NoNul,
@@ -26,6 +27,7 @@ import {
   OptionalNotNull,
   QueryArray,
   QueryInt,
+  RequiredNonEmptyWhen,
 } from '../../../common/validation/decorators';
 import { RUN_STATUSES, RunStatus } from '../../test-runs/run-status';
 import { RUN_ITEM_STATUSES, RunItemStatus } from '../../test-runs/run-summary';
@@ -396,6 +398,7 @@ export class UpdateRowDto {
   @Nullable()
   @IsString()
   @MaxLen(100)
+  @AliasOf('executed_by_id')
   executed_by?: string | null;
 
   @ApiPropertyOptional({
@@ -407,6 +410,7 @@ export class UpdateRowDto {
   @Nullable()
   @IsString()
   @MaxLen(100)
+  @AliasOf('executed_by')
   executed_by_id?: string | null;
 
   @ApiPropertyOptional({ nullable: true, type: String, format: 'date-time' })
@@ -445,8 +449,11 @@ export class RerunDto {
   @IsIn(RERUN_MODES)
   mode?: RerunMode;
 
-  @ApiPropertyOptional({ type: [String], description: 'Rows of this item (required for subset)' })
-  @OptionalNotNull()
+  @ApiPropertyOptional({
+    type: [String],
+    description: 'Rows of this item (required and non-empty with mode subset)',
+  })
+  @RequiredNonEmptyWhen('mode', 'subset', 'at least one row id is required with mode subset')
   @IsArray()
   @MaxItems(10000)
   @IsString({ each: true })
