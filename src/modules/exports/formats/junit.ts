@@ -6,7 +6,10 @@ import type { ReportItemWithRows, RunReportReader } from '../exports.repository'
 import { xmlAttr, xmlText } from './text';
 
 /**
- * JUnit XML of a run, made to be imported again into the same cases (CONTRACT §6):
+ * JUnit XML of a run, made to be imported again into the same cases (CONTRACT §6) as far as the
+ * import's matching rules can tell them apart (reference §4.9: automation id, suite path and title,
+ * title; `tms_test_case_key` is not a matching key, so a suite-less case without automation id
+ * whose title other cases share imports back as ambiguous):
  *
  * - one `<testcase>` per row that has a result (`untested` / `in_progress` rows are left out);
  * - `name` = the case title; properties `tms_test_title` (title), `tms_suite_path` (the case's
