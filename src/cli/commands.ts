@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
 import { RunMetadata, runMetadata } from './ci-env';
-import { Api, Io } from './client';
+import { Api, ApiError, Io } from './client';
 import { CliError, UsageError } from './errors';
 import { EXIT, ExitCode } from './exit-codes';
 import { expandFileArgs } from './files';
@@ -90,6 +90,78 @@ async function findOpenRun(api: Api, project: string, name: string): Promise<str
   }
 }
 
+/** Statuses of a run that takes results (the others: `completed`, `archived`). */
+const OPEN_RUN_STATUSES: readonly string[] = ['not_started', 'in_progress'];
+/**
+ * Most runs `createRun` walks past: each one a run that an earlier `tms` created under the same
+ * key chain and that was closed or deleted within the server's IDEMPOTENCY_TTL_HOURS.
+ */
+export const MAX_CLOSED_RUNS = 1000;
+
+/**
+ * Why the run `id` cannot take this import (`completed`, `archived`, `deleted`, `renamed`), or
+ * null when it is open and still named `name`.
+ */
+async function closedRun(api: Api, id: string, name: string): Promise<string | null> {
+  let run: { name?: unknown; status?: unknown };
+  try {
+    const res = await api.request('GET', `/test-runs/${encodeURIComponent(id)}`, {
+      query: { fields: 'id,name,status' },
+    });
+    run = res.body as typeof run;
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 404) return 'deleted';
+    throw error;
+  }
+  if (!OPEN_RUN_STATUSES.includes(String(run.status))) return String(run.status);
+  if (String(run.name).trim().toLowerCase() !== name.trim().toLowerCase()) return 'renamed';
+  return null;
+}
+
+/**
+ * Creates the run `--run-name` names (none is open) under `key`, which is derived from the run's
+ * fields so that a retried step (or a request retried after a lost answer) gets the same run back
+ * instead of a second one. Within the server's IDEMPOTENCY_TTL_HOURS that replay can be a run that
+ * was closed or deleted since: then the run is created again under a key derived from that key and
+ * the closed run's id. Still deterministic, so a retry of this step walks the same keys and lands
+ * on the same new run.
+ */
+async function createRun(
+  api: Api,
+  run: { name: string; build?: string },
+  key: string,
+  io: Io,
+): Promise<string> {
+  for (let closed = 0; ; closed += 1) {
+    const created = await api.request('POST', '/test-runs', {
+      json: run,
+      headers: { 'Idempotency-Key': key },
+    });
+    const id = (created.body as { id: string }).id;
+    if (created.headers.get('idempotent-replayed') !== 'true') {
+      io.stderr(
+        `tms: created run "${run.name}" (${id})${run.build ? ` build ${run.build}` : ''}\n`,
+      );
+      return id;
+    }
+    const why = await closedRun(api, id, run.name);
+    if (why === null) {
+      // Created by an earlier try of this step (or a parallel one with the same metadata).
+      io.stderr(`tms: using run "${run.name}" (${id}), created by an earlier tms with this key\n`);
+      return id;
+    }
+    if (closed >= MAX_CLOSED_RUNS) {
+      throw new CliError(
+        `tms: more than ${MAX_CLOSED_RUNS} runs "${run.name}" created by tms with the same ` +
+          `metadata were closed or deleted lately; give --build or another --run-name\n`,
+        EXIT.REFUSED,
+      );
+    }
+    io.stderr(`tms: run "${run.name}" (${id}) created earlier is ${why}: creating a new one\n`);
+    key = idempotencyKey({ op: 'create-run-after-closed', previous_key: key, closed_run: id }, []);
+  }
+}
+
 export async function importCommand(
   api: Api,
   args: readonly string[],
@@ -159,30 +231,26 @@ export async function importCommand(
         ci: metadata.ci ?? undefined,
         attributes: metadata.attributes,
       };
-      const created = await api.request('POST', '/test-runs', {
-        json: run,
-        headers: {
-          'Idempotency-Key': idempotencyKey(
-            {
-              op: 'create-run',
-              project: run.project_id,
-              name: run.name,
-              build: run.build ?? null,
-              environment: run.environment_id ?? null,
-              milestone: run.milestone_id ?? null,
-              // Only when set: the key of a run without metadata stays what it was.
-              ...(run.ci ? { ci: JSON.stringify(run.ci) } : {}),
-              ...(Object.keys(run.attributes).length > 0
-                ? { attributes: JSON.stringify(Object.entries(run.attributes).sort()) }
-                : {}),
-            },
-            [],
-          ),
-        },
-      });
-      runId = (created.body as { id: string }).id;
-      io.stderr(
-        `tms: created run "${run.name}" (${runId})${run.build ? ` build ${run.build}` : ''}\n`,
+      runId = await createRun(
+        api,
+        run,
+        idempotencyKey(
+          {
+            op: 'create-run',
+            project: run.project_id,
+            name: run.name,
+            build: run.build ?? null,
+            environment: run.environment_id ?? null,
+            milestone: run.milestone_id ?? null,
+            // Only when set: the key of a run without metadata stays what it was.
+            ...(run.ci ? { ci: JSON.stringify(run.ci) } : {}),
+            ...(Object.keys(run.attributes).length > 0
+              ? { attributes: JSON.stringify(Object.entries(run.attributes).sort()) }
+              : {}),
+          },
+          [],
+        ),
+        io,
       );
     } else if (runId === null) {
       io.stderr(

@@ -315,6 +315,56 @@ describe('tms main', () => {
     });
   });
 
+  it('--run-name: a replayed run creation is used only while that run is open and so named', async () => {
+    const replayed = { 'idempotent-replayed': 'true' };
+    const h = harness([
+      json(200, { items: [], has_next: false }),
+      json(201, { id: 'r1' }, replayed),
+      json(200, { id: 'r1', name: 'Nightly', status: 'completed' }),
+      json(201, { id: 'r2' }, replayed),
+      json(200, { id: 'r2', name: 'Nightly (old)', status: 'in_progress' }),
+      json(201, { id: 'r3' }, replayed),
+      json(404, { status: 404, code: 'test_run_not_found', title: 'Not Found' }),
+      json(201, { id: 'r4' }, replayed),
+      json(200, { id: 'r4', name: ' nightly', status: 'not_started' }),
+      json(201, imported),
+    ]);
+    expect(await h.run(['import', 'a.xml', '--project', 'p1', '--run-name', 'Nightly'])).toBe(0);
+    expect(h.calls.map((c) => `${String(c.init.method)} ${c.url.split('?')[0]}`)).toEqual([
+      'GET http://tms.test/api/v1/test-runs',
+      ...['r1', 'r2', 'r3', 'r4'].flatMap((id) => [
+        'POST http://tms.test/api/v1/test-runs',
+        `GET http://tms.test/api/v1/test-runs/${id}`,
+      ]),
+      'POST http://tms.test/api/v1/test-runs/r4/imports/junit',
+    ]);
+    const keys = h.calls
+      .filter((c) => c.url === 'http://tms.test/api/v1/test-runs')
+      .map((c) => (c.init.headers as Record<string, string>)['Idempotency-Key']);
+    expect(new Set(keys).size).toBe(4);
+    expect(h.err()).toMatch(/\(r1\) created earlier is completed: creating a new one/);
+    expect(h.err()).toMatch(/\(r2\) created earlier is renamed/);
+    expect(h.err()).toMatch(/\(r3\) created earlier is deleted/);
+    expect(h.err()).toMatch(/using run "Nightly" \(r4\)/);
+
+    // Another try of the step walks the same keys: the second one comes from the first and r1.
+    const again = harness([
+      json(200, { items: [], has_next: false }),
+      json(201, { id: 'r1' }, replayed),
+      json(200, { id: 'r1', name: 'Nightly', status: 'completed' }),
+      json(201, { id: 'r4' }, replayed),
+      json(200, { id: 'r4', name: 'Nightly', status: 'in_progress' }),
+      json(201, imported),
+    ]);
+    expect(await again.run(['import', 'a.xml', '--project', 'p1', '--run-name', 'Nightly'])).toBe(
+      0,
+    );
+    const againKeys = again.calls
+      .filter((c) => c.url === 'http://tms.test/api/v1/test-runs')
+      .map((c) => (c.init.headers as Record<string, string>)['Idempotency-Key']);
+    expect(againKeys).toEqual(keys.slice(0, 2));
+  });
+
   it('--async against a server without background imports: the 201 is the result', async () => {
     const h = harness([json(201, imported)]);
     expect(await h.run(['import', 'a.xml', '--project', 'p1', '--async', '--wait'])).toBe(0);

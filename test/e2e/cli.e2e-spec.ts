@@ -137,6 +137,43 @@ describe('tms (the command-line client) against a test server', () => {
 
   const noStack = (o: Outcome) => expect(o.stderr).not.toMatch(/\n\s+at /);
 
+  /** The ids of the project's runs named `name`, whatever their status, oldest first. */
+  async function runIdsNamed(projectId: string, name: string): Promise<string[]> {
+    const rows: Array<{ id: string }> = await t.db.query(
+      'SELECT id FROM test_runs WHERE project_id = $1 AND name = $2 ORDER BY created_at, id',
+      [projectId, name],
+    );
+    return rows.map((r) => r.id);
+  }
+
+  type Closing = 'completed' | 'archived' | 'deleted';
+
+  /** Ends a run as its users would: completed (through in_progress), then archived; or deletes it. */
+  async function closeRun(runId: string, how: Closing): Promise<void> {
+    if (how === 'deleted') {
+      await t.req('delete', `${API}/test-runs/${runId}`, t.adminToken).expect(204);
+      return;
+    }
+    const run = await t.req('get', `${API}/test-runs/${runId}`, t.adminToken).expect(200);
+    const steps = ['in_progress', 'completed', ...(how === 'archived' ? ['archived'] : [])];
+    for (const status of steps.slice(run.body.status === 'not_started' ? 0 : 1)) {
+      await t.req('patch', `${API}/test-runs/${runId}`, t.adminToken).send({ status }).expect(200);
+    }
+  }
+
+  /** `tms import <file> --project <p> --run-name nightly --create-missing-cases --json …more`. */
+  const nightly = (xml: string, projectId: string, ...more: string[]) => [
+    'import',
+    xml,
+    '--project',
+    projectId,
+    '--run-name',
+    'nightly',
+    '--create-missing-cases',
+    '--json',
+    ...more,
+  ];
+
   it('--help exits 0 and lists the commands, the configuration and the exit codes', async () => {
     const o = await tms(['--help']);
     expect(o.code).toBe(0);
@@ -195,6 +232,71 @@ describe('tms (the command-line client) against a test server', () => {
     );
     expect(counts[0]).toEqual({ cases: 2, imports: 1 });
   });
+
+  it('import --run-name into a project whose open run of that name was imported into before: the same run', async () => {
+    const projectId = await t.createProject();
+    const a = file('open-a.xml', report('Open', { pays: 'pass' }));
+    const b = file('open-b.xml', report('Open', { refunds: 'fail' }));
+    const first = await tms(nightly(a, projectId));
+    expect(first.code).toBe(0);
+    const runId = (JSON.parse(first.stdout) as Json).test_run_id;
+    const second = await tms(nightly(b, projectId));
+    expect(second).toMatchObject({ code: 0, stderr: '' });
+    expect(JSON.parse(second.stdout)).toMatchObject({
+      test_run_id: runId,
+      summary: expect.objectContaining({ created_test_cases: 1 }),
+    });
+    expect(await runIdsNamed(projectId, 'nightly')).toEqual([runId]);
+    expect(await importCount(projectId)).toBe(2);
+  });
+
+  // The run's Idempotency-Key is derived from its name and metadata: within IDEMPOTENCY_TTL_HOURS the
+  // server answers the stored 201 of the first run, which took no import any more (409
+  // run_import_not_allowed, or 404 once deleted). Found by an audit.
+  it.each<[Closing]>([['completed'], ['archived'], ['deleted']])(
+    'import --run-name after the run it created was %s: a new run of that name takes the report, and again after that one is',
+    async (how) => {
+      const projectId = await t.createProject();
+      const a = file(`closed-${how}-a.xml`, report('Closed', { pays: 'pass' }));
+      const b = file(`closed-${how}-b.xml`, report('Closed', { refunds: 'pass' }));
+      const c = file(`closed-${how}-c.xml`, report('Closed', { ships: 'fail' }));
+      const first = await tms(nightly(a, projectId));
+      expect(first.code).toBe(0);
+      const r1 = (JSON.parse(first.stdout) as Json).test_run_id as string;
+      await closeRun(r1, how);
+
+      const second = await tms(nightly(b, projectId));
+      expect(second.code).toBe(0);
+      const body = JSON.parse(second.stdout) as Json;
+      const r2 = body.test_run_id as string;
+      expect(r2).not.toBe(r1);
+      expect(body).toMatchObject({
+        status: 'completed',
+        summary: expect.objectContaining({ total_cases: 1, created_test_cases: 1 }),
+        statuses: expect.objectContaining({ passed: 1 }),
+      });
+      expect(second.stderr).toContain(
+        `tms: run "nightly" (${r1}) created earlier is ${how}: creating a new one`,
+      );
+      expect(second.stderr).toContain(`tms: created run "nightly" (${r2})`);
+      noStack(second);
+
+      // The same step again: the open run is found, the import is the stored one.
+      const again = await tms(nightly(b, projectId));
+      expect(again).toMatchObject({ code: 0, stderr: '' });
+      expect(JSON.parse(again.stdout)).toEqual(body);
+
+      // That run closed too: a third one (a chain of two closed runs).
+      await closeRun(r2, how);
+      const third = await tms(nightly(c, projectId));
+      expect(third.code).toBe(0);
+      const r3 = (JSON.parse(third.stdout) as Json).test_run_id as string;
+      expect([r1, r2]).not.toContain(r3);
+      const kept = how === 'deleted' ? [r3] : [r1, r2, r3];
+      expect(await runIdsNamed(projectId, 'nightly')).toEqual(kept);
+      expect(await importCount(projectId)).toBe(how === 'deleted' ? 1 : 3);
+    },
+  );
 
   it('import into the project prints the table; --fail-on-failures exits 1 when the report has failures', async () => {
     const projectId = await t.createProject();
@@ -355,20 +457,10 @@ describe('tms (the command-line client) against a test server', () => {
           key: req.headers['idempotency-key'] as string | undefined,
         });
         if (sabotage?.(req, res)) return;
-        const up = request(
-          {
-            host: upstream.hostname,
-            port: upstream.port,
-            method: req.method,
-            path: req.url,
-            headers: req.headers,
-          },
-          (ur) => {
-            res.writeHead(ur.statusCode ?? 502, ur.headers);
-            ur.pipe(res);
-          },
-        );
-        req.pipe(up);
+        forward(req, (ur) => {
+          res.writeHead(ur.statusCode ?? 502, ur.headers);
+          ur.pipe(res);
+        });
       });
       await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', () => r()));
       proxyUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
@@ -376,6 +468,29 @@ describe('tms (the command-line client) against a test server', () => {
     afterAll(async () => {
       await new Promise<void>((r) => proxy.close(() => r()));
     });
+
+    /** Sends the request on to the server; `onAnswer` gets its answer. */
+    function forward(req: IncomingMessage, onAnswer: (answer: IncomingMessage) => void): void {
+      const up = request(
+        {
+          host: upstream.hostname,
+          port: upstream.port,
+          method: req.method,
+          path: req.url,
+          headers: req.headers,
+        },
+        onAnswer,
+      );
+      req.pipe(up);
+    }
+
+    /** Forwards the request (the server applies it), then closes the connection instead of answering. */
+    function forwardLosingAnswer(req: IncomingMessage): void {
+      forward(req, (ur) => {
+        ur.resume();
+        ur.on('end', () => req.socket.destroy());
+      });
+    }
 
     /**
      * Fails the first `n` import uploads: `503` and `drop` (connection closed) before they reach the
@@ -393,20 +508,7 @@ describe('tms (the command-line client) against a test server', () => {
           return true;
         }
         if (how === 'lost') {
-          const up = request(
-            {
-              host: upstream.hostname,
-              port: upstream.port,
-              method: req.method,
-              path: req.url,
-              headers: req.headers,
-            },
-            (ur) => {
-              ur.resume();
-              ur.on('end', () => req.socket.destroy());
-            },
-          );
-          req.pipe(up);
+          forwardLosingAnswer(req);
           return true;
         }
         req.resume();
@@ -459,6 +561,83 @@ describe('tms (the command-line client) against a test server', () => {
         });
       },
     );
+
+    /**
+     * Loses the answer of the first run creation (POST /test-runs) under each of the first `keys`
+     * Idempotency-Keys; with `hideRuns`, every run list answers an empty page, as if the open run had
+     * not been found (the step tried again).
+     */
+    function loseRunCreations(keys: number, hideRuns = false) {
+      const lost = new Set<string>();
+      sabotage = (req, res) => {
+        const path = req.url ?? '';
+        if (hideRuns && req.method === 'GET' && /\/test-runs\?/.test(path)) {
+          res.writeHead(200, { 'content-type': 'application/json' });
+          res.end(JSON.stringify({ items: [], page: 1, has_next: false }));
+          return true;
+        }
+        const key = String(req.headers['idempotency-key']);
+        if (req.method !== 'POST' || !/\/test-runs$/.test(path)) return false;
+        if (lost.has(key) || lost.size >= keys) return false;
+        lost.add(key);
+        forwardLosingAnswer(req);
+        return true;
+      };
+    }
+
+    const runCreationKeys = () =>
+      seen.filter((s) => s.method === 'POST' && /\/test-runs$/.test(s.path)).map((s) => s.key);
+
+    it('the answer of the run creation lost: the retry gets the stored 201 of the open run and imports into it', async () => {
+      const projectId = await t.createProject();
+      seen.length = 0;
+      loseRunCreations(1);
+      const xml = file('lost-run.xml', report('Lost', { one: 'pass' }));
+      const o = await tms(nightly(xml, projectId, '--url', proxyUrl));
+      expect(o.code).toBe(0);
+      const runId = (JSON.parse(o.stdout) as Json).test_run_id as string;
+      expect(o.stderr).toContain(`tms: using run "nightly" (${runId}), created by an earlier tms`);
+      const keys = runCreationKeys();
+      expect(keys).toHaveLength(2);
+      expect(new Set(keys).size).toBe(1);
+      expect(await runIdsNamed(projectId, 'nightly')).toEqual([runId]);
+      expect(await importCount(projectId)).toBe(1);
+    });
+
+    it('after a completed run: a retried step, even one that does not find the new open run, lands on that run', async () => {
+      const projectId = await t.createProject();
+      const a = file('chain-a.xml', report('Chain', { one: 'pass' }));
+      const b = file('chain-b.xml', report('Chain', { two: 'pass' }));
+      const first = await tms(nightly(a, projectId));
+      const r1 = (JSON.parse(first.stdout) as Json).test_run_id as string;
+      await closeRun(r1, 'completed');
+
+      // The stored run is closed: another key; the answer of that creation lost, then replayed.
+      seen.length = 0;
+      loseRunCreations(2);
+      const second = await tms(nightly(b, projectId, '--url', proxyUrl));
+      expect(second.code).toBe(0);
+      const body = JSON.parse(second.stdout) as Json;
+      const r2 = body.test_run_id as string;
+      expect(r2).not.toBe(r1);
+      const secondKeys = runCreationKeys();
+      // The first key twice (its answer lost, then the replay of r1), the next one twice.
+      expect(secondKeys).toHaveLength(4);
+      expect(secondKeys[0]).toBe(secondKeys[1]);
+      expect(secondKeys[2]).toBe(secondKeys[3]);
+      expect(secondKeys[2]).not.toBe(secondKeys[0]);
+      expect(secondKeys[2]).toMatch(/^tms-[0-9a-f]{64}$/);
+
+      // The step again without seeing r2 in the run list: the same keys, the same run, no import twice.
+      seen.length = 0;
+      loseRunCreations(0, true);
+      const again = await tms(nightly(b, projectId, '--url', proxyUrl));
+      expect(again.code).toBe(0);
+      expect(JSON.parse(again.stdout)).toEqual(body);
+      expect(runCreationKeys()).toEqual([secondKeys[0], secondKeys[2]]);
+      expect(await runIdsNamed(projectId, 'nightly')).toEqual([r1, r2]);
+      expect(await importCount(projectId)).toBe(2);
+    });
 
     it('a server that keeps failing: exit 3 after --retries, nothing applied', async () => {
       const projectId = await t.createProject();
