@@ -6,6 +6,7 @@ import {
   RoleFixture,
   TestApp,
 } from '../support/test-app';
+import { waitUntilBlockedOrDone } from '../support/wait-for';
 
 const API = '/api/v1';
 
@@ -497,6 +498,74 @@ describe('test plans (CONTRACT §7; reference runs-imports-plans.md §6)', () =>
   });
 
   describe('create-run', () => {
+    /**
+     * Runs `request` while another transaction holds `statements` uncommitted, then commits that
+     * transaction once the request waits for it (or has answered).
+     */
+    async function racing<T>(
+      statements: string[],
+      params: unknown[],
+      request: () => Promise<T>,
+    ): Promise<T> {
+      const qr = t.db.createQueryRunner();
+      await qr.connect();
+      try {
+        await qr.startTransaction();
+        for (const sql of statements) await qr.query(sql, params);
+        const pending = request();
+        await waitUntilBlockedOrDone(t.db, qr, pending);
+        await qr.commitTransaction();
+        return await pending;
+      } finally {
+        await qr.release();
+      }
+    }
+
+    it.each([
+      ['deleted', ['DELETE FROM test_cases WHERE id = $1']],
+      ['archived', [`UPDATE test_cases SET status = 'archived' WHERE id = $1`]],
+    ])(
+      'a plan case %s while its run is created is left out of the run (201), never a 422',
+      async (_what, statements) => {
+        const s = await suite(t.unique('Race '));
+        const kept = await testCase({ suite_id: s.id });
+        const gone = await testCase({ suite_id: s.id });
+        const explicit = await testCase();
+        const p = await plan({ suite_ids: [s.id], case_ids: [gone.id, explicit.id] });
+        const res = await racing(statements, [gone.id], () =>
+          t.req('post', `${API}/test-plans/${p.id}/create-run`, f.tester.token).send({ name: 'r' }),
+        );
+        expect(res.status).toBe(201);
+        expect((await runItems(res.body.id)).map((i) => i.test_case_id).sort()).toEqual(
+          [kept.id, explicit.id].sort(),
+        );
+      },
+    );
+
+    it('a product-generated plan whose covered case is deleted meanwhile is created without it (201, not 409)', async () => {
+      const compId = randomUUID();
+      await t.db.query(
+        `INSERT INTO components (id, project_id, name, key) VALUES ($1, $2, 'Race', $3)`,
+        [compId, f.projectId, t.unique('K')],
+      );
+      const coverage = {
+        component_coverages: [{ component_id: compId, coverage_strength: 'smoke' }],
+      };
+      const kept = await testCase(coverage);
+      const gone = await testCase(coverage);
+      const res = await racing(['DELETE FROM test_cases WHERE id = $1'], [gone.id], () =>
+        t.req('post', `${API}/test-plans`, f.tester.token).send({
+          project_id: f.projectId,
+          name: t.unique('Generated '),
+          generation_source: 'product_generated',
+          generation_config: { component_ids: [compId] },
+        }),
+      );
+      expect(res.status).toBe(201);
+      expect(res.body.case_ids).toEqual([kept.id]);
+      expect(res.body.generation_summary.resolved_case_ids).toEqual([kept.id]);
+    });
+
     it('takes active cases of the suite tree, then explicit active cases, once each; rows from bindings', async () => {
       const root = await suite('Root');
       const child = await suite('Child', root.id);

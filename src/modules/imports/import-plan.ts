@@ -245,7 +245,7 @@ export class ImportPlanner {
         ...new Set(matched.flatMap((m) => ('existing' in m.ref ? [m.ref.existing] : []))),
       ];
       if (existing.length > 0) {
-        const alive = await this.repo.lockActiveCases(existing);
+        const alive = await this.cases.lockActiveForShare(existing);
         if (alive.size < existing.length) {
           const kept: typeof matched = [];
           for (const match of matched) {

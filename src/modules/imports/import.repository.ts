@@ -160,20 +160,6 @@ export class ImportRepository {
     );
   }
 
-  /**
-   * Which of the cases (ids) still exist and are active, each locked `FOR SHARE` (in id order)
-   * until the import commits: a delete or an archive committed after the candidates were read is
-   * waited for, then the case is left out (PostgreSQL checks the status again on the locked row),
-   * and none can happen before the import has written its results.
-   */
-  async lockActiveCases(ids: string[]): Promise<Set<string>> {
-    const rows = await this.db.query<{ id: string }>(
-      `SELECT id FROM test_cases WHERE id = ANY($1::uuid[]) AND status = 'active' ORDER BY id FOR SHARE`,
-      [ids],
-    );
-    return new Set(rows.map((r) => r.id));
-  }
-
   /** Run items of `runId` for the given cases: case id → item id. */
   async loadRunItems(runId: string, caseIds: string[]): Promise<Map<string, string>> {
     if (caseIds.length === 0) return new Map();

@@ -377,6 +377,21 @@ export class TestCasesRepository {
     );
   }
 
+  /**
+   * Which of the cases (ids) still exist and are active, each locked `FOR SHARE` (in id order)
+   * until the caller's transaction commits: a delete or an archive committed after the ids were
+   * read is waited for, then the case is left out (PostgreSQL checks the status again on the locked
+   * row), and none can happen before the caller has written what it read them for (an import's
+   * results, a plan's run).
+   */
+  async lockActiveForShare(ids: string[]): Promise<Set<string>> {
+    const rows = await this.db.query<{ id: string }>(
+      `SELECT id FROM test_cases WHERE id = ANY($1::uuid[]) AND status = 'active' ORDER BY id FOR SHARE`,
+      [ids],
+    );
+    return new Set(rows.map((r) => r.id));
+  }
+
   /** Locks one case; false when there is no such case. */
   async lockForUpdate(id: string): Promise<boolean> {
     const locked = await this.db.query<{ id: string }>(

@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { ProductsModule } from '../products/products.module';
 import { RunItemsModule } from '../run-items/run-items.module';
+import { TestCasesModule } from '../test-cases/test-cases.module';
 import { TestRunsModule } from '../test-runs/test-runs.module';
 import {
   TestPlanCaseEntity,
@@ -18,6 +19,7 @@ import { TestPlansService } from './test-plans.service';
     ProductsModule,
     TestRunsModule,
     RunItemsModule,
+    TestCasesModule,
   ],
   controllers: [TestPlansController],
   providers: [TestPlansService, TestPlansRepository],

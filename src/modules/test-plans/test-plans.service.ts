@@ -6,10 +6,15 @@ import { JsonBody } from '../../common/http/json-body';
 import { normalizeStringList } from '../../common/normalize';
 import { Page, pageOf } from '../../common/pagination/page';
 import { uuidv7 } from '../../common/persistence/ids';
-import { normalizePlanGenerationConfig, PlanGenerationConfig } from '../products/coverage';
+import {
+  normalizePlanGenerationConfig,
+  PlanGenerationConfig,
+  PlanGenerationPreview,
+} from '../products/coverage';
 import { PlanGenerationConfigDto } from '../products/dto/plan-preview.dto';
 import { PlanPreviewService } from '../products/plan-preview.service';
 import { RunResultsWriter } from '../run-items/run-results.writer';
+import { TestCasesRepository } from '../test-cases/test-cases.repository';
 import { TestRunsService } from '../test-runs/test-runs.service';
 import {
   CreateRunFromPlanDto,
@@ -38,6 +43,7 @@ export class TestPlansService {
     private readonly previews: PlanPreviewService,
     private readonly runs: TestRunsService,
     private readonly results: RunResultsWriter,
+    private readonly cases: TestCasesRepository,
   ) {}
 
   async list(q: ListTestPlansQueryDto): Promise<Page<TestPlanDto>> {
@@ -145,7 +151,12 @@ export class TestPlansService {
     if (!plan) throw AppException.notFound('test_plan_not_found', 'Test plan');
     const suiteCases = await this.plans.activeSuiteCaseIds(id, access.projectId);
     const explicitCases = await this.plans.activeExplicitCaseIds(id);
-    const caseIds = planCaseOrder(suiteCases, explicitCases);
+    // Held until the run is written: a case deleted or archived since it was read is waited for and
+    // left out (the run gets the plan's cases as one of the two orders would), never a 422 about a
+    // `test_case_ids` field the caller did not send.
+    const ordered = planCaseOrder(suiteCases, explicitCases);
+    const alive = ordered.length > 0 ? await this.cases.lockActiveForShare(ordered) : new Set();
+    const caseIds = ordered.filter((caseId) => alive.has(caseId));
     if (caseIds.length === 0) {
       throw new AppException('no_active_cases', 'The test plan yields no active test case', {
         test_plan_id: ['The plan has no active test case in its suites or explicit cases'],
@@ -215,7 +226,7 @@ export class TestPlansService {
           ],
         });
       }
-      const preview = await this.previews.preview(projectId, config);
+      const preview = await this.generatedCases(projectId, config);
       config = normalizePlanGenerationConfig(config);
       caseIds = preview.resolved_case_ids;
       summary = {
@@ -229,6 +240,28 @@ export class TestPlansService {
       caseIds = undefined;
     }
     return { suiteIds: input.suiteIds, caseIds, source: input.source, config, summary };
+  }
+
+  /**
+   * The preview of a product-generated plan, its cases key-share locked until the plan is written
+   * (its case links are foreign keys): a case deleted after the preview read it would fail the insert
+   * of the links (409). When one is gone by the time it is locked, the preview is computed again
+   * (the delete has committed by then); after three tries the gone cases are left out of the links.
+   */
+  private async generatedCases(
+    projectId: string,
+    config: Partial<PlanGenerationConfig>,
+  ): Promise<PlanGenerationPreview> {
+    for (let attempt = 1; ; attempt++) {
+      const preview = await this.previews.preview(projectId, config);
+      const ids = preview.resolved_case_ids;
+      const locked = ids.length > 0 ? await this.plans.lockKeyShare('test_cases', ids) : [];
+      if (locked.length === ids.length) return preview;
+      if (attempt === 3) {
+        const present = new Set(locked.map((r) => r.id));
+        return { ...preview, resolved_case_ids: ids.filter((caseId) => present.has(caseId)) };
+      }
+    }
   }
 
   private async checkIds(
