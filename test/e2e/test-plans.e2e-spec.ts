@@ -261,6 +261,31 @@ describe('test plans (CONTRACT §7; reference runs-imports-plans.md §6)', () =>
     expect(unchanged.body).toMatchObject({ name: p.name, tags: [], suite_ids: [], case_ids: [] });
   });
 
+  it('a blank milestone_id means no milestone, on create and PATCH (reference: blank is null)', async () => {
+    const m = await milestone();
+    const created = await plan({ milestone_id: '  ' });
+    expect(created).toMatchObject({ milestone_id: null, milestone_name: null });
+    const linked = await t
+      .req('patch', `${API}/test-plans/${created.id}`, f.tester.token)
+      .send({ milestone_id: m.id });
+    expect(linked.body).toMatchObject({ milestone_id: m.id });
+    const cleared = await t
+      .req('patch', `${API}/test-plans/${created.id}`, f.tester.token)
+      .send({ milestone_id: '' });
+    expect(cleared.status).toBe(200);
+    expect(cleared.body).toMatchObject({ milestone_id: null, milestone_name: null });
+    // Anything else still has to be a uuid.
+    expect(
+      expectProblem(
+        await t
+          .req('patch', `${API}/test-plans/${created.id}`, f.tester.token)
+          .send({ milestone_id: 'M-1' }),
+        422,
+        'validation_error',
+      ).errors,
+    ).toHaveProperty('milestone_id');
+  });
+
   it('PATCH replaces lists, clears the milestone, keeps what is absent', async () => {
     const s1 = await suite('A');
     const s2 = await suite('B');

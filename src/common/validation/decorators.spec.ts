@@ -1,6 +1,14 @@
 import { IsArray, IsObject, IsOptional, IsString } from 'class-validator';
 import { AppException } from '../errors/app-exception';
-import { AliasOf, MaxItems, MaxKeys, MaxLen, NoNul, RequiredNonEmptyWhen } from './decorators';
+import {
+  AliasOf,
+  MaxItems,
+  MaxKeys,
+  MaxLen,
+  NoNul,
+  NullOrBlank,
+  RequiredNonEmptyWhen,
+} from './decorators';
 import { validateInput } from './validate';
 
 class Dto {
@@ -94,5 +102,23 @@ describe('RequiredNonEmptyWhen: required and non-empty when another field has a 
     const errors = problemOf(SubsetDto, body);
     if (messages === null) expect(errors).toEqual({});
     else for (const m of messages) expect(errors.ids).toContain(m);
+  });
+});
+
+class BlankDto {
+  @NullOrBlank() @IsString() @MaxLen(2) id?: string | null;
+}
+
+describe('NullOrBlank: absent, null and blank skip the checks; anything else is checked', () => {
+  it.each<[string, Record<string, unknown>, boolean]>([
+    ['absent', {}, true],
+    ['null', { id: null }, true],
+    ['empty', { id: '' }, true],
+    ['blank (trimmed first)', { id: '   ' }, true],
+    ['valid', { id: 'ab' }, true],
+    ['invalid', { id: 'abc' }, false],
+    ['not a string', { id: 5 }, false],
+  ])('%s', (_name, body, accepted) => {
+    expect(Object.keys(problemOf(BlankDto, body))).toEqual(accepted ? [] : ['id']);
   });
 });

@@ -84,6 +84,15 @@ export function Nullable(): PropertyDecorator {
   return ValidateIf((_o, v) => v !== undefined && v !== null);
 }
 
+/**
+ * Optional field where null and a blank string both mean "none" (reference: a blank `milestone_id`
+ * is treated as null): absent, null and `''` (strings are trimmed first) skip the field's other
+ * checks; the service maps blank to null (`blankToNull`).
+ */
+export function NullOrBlank(): PropertyDecorator {
+  return ValidateIf((_o, v) => v !== undefined && v !== null && v !== '');
+}
+
 /** Query parameter that may repeat: always an array after transformation. */
 export function QueryArray(): PropertyDecorator {
   return Transform(({ value }) =>

@@ -3,7 +3,7 @@ import { ProjectAccess } from '../../common/access/project-access';
 import { AuthenticatedUser } from '../../common/auth/authenticated-user';
 import { AppException, FieldErrors } from '../../common/errors/app-exception';
 import { JsonBody } from '../../common/http/json-body';
-import { normalizeStringList } from '../../common/normalize';
+import { blankToNull, normalizeStringList } from '../../common/normalize';
 import { Page, pageOf } from '../../common/pagination/page';
 import { uuidv7 } from '../../common/persistence/ids';
 import {
@@ -75,7 +75,8 @@ export class TestPlansService {
       caseIds: dto.case_ids ?? [],
       sourceOrConfigChanged: true,
     });
-    if (dto.milestone_id) await this.checkMilestone(projectId, dto.milestone_id);
+    const milestoneId = blankToNull(dto.milestone_id);
+    if (milestoneId) await this.checkMilestone(projectId, milestoneId);
     const id = uuidv7();
     await this.plans.insert({
       id,
@@ -84,7 +85,7 @@ export class TestPlansService {
       description: dto.description ?? null,
       tags: normalizeStringList(dto.tags ?? []),
       generation: storedGeneration(scope),
-      milestoneId: dto.milestone_id ?? null,
+      milestoneId,
       createdBy: user.id,
     });
     await this.writeLinks(projectId, id, scope);
@@ -116,14 +117,15 @@ export class TestPlansService {
       caseIds: dto.case_ids,
       sourceOrConfigChanged,
     });
-    if (dto.milestone_id && dto.milestone_id !== plan.milestone_id)
-      await this.checkMilestone(projectId, dto.milestone_id);
+    const milestoneId = dto.milestone_id === undefined ? undefined : blankToNull(dto.milestone_id);
+    if (milestoneId && milestoneId !== plan.milestone_id)
+      await this.checkMilestone(projectId, milestoneId);
 
     const changes: PlanChanges = {};
     if (dto.name !== undefined) changes.name = dto.name;
     if (dto.description !== undefined) changes.description = dto.description;
     if (dto.tags !== undefined) changes.tags = normalizeStringList(dto.tags);
-    if (dto.milestone_id !== undefined) changes.milestone_id = dto.milestone_id;
+    if (milestoneId !== undefined) changes.milestone_id = milestoneId;
     if (sourceOrConfigChanged) changes.generation = storedGeneration(scope);
     const linksChanged = scope.suiteIds !== undefined || scope.caseIds !== undefined;
     if (Object.keys(changes).length > 0 || linksChanged) await this.plans.update(id, changes);

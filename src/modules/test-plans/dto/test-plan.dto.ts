@@ -19,6 +19,7 @@ import {
   MaxLen,
   NestedObject,
   Nullable,
+  NullOrBlank,
   OptionalNotNull,
   QueryArray,
 } from '../../../common/validation/decorators';
@@ -107,8 +108,13 @@ export class CreateTestPlanDto {
   @NestedObject(() => PlanGenerationConfigDto)
   generation_config?: PlanGenerationConfigDto | null;
 
-  @ApiPropertyOptional({ format: 'uuid', nullable: true, type: String })
-  @Nullable()
+  @ApiPropertyOptional({
+    format: 'uuid',
+    nullable: true,
+    type: String,
+    description: 'null or blank: no milestone',
+  })
+  @NullOrBlank()
   @IsUUID()
   milestone_id?: string | null;
 
@@ -181,9 +187,9 @@ export class UpdateTestPlanDto {
     format: 'uuid',
     nullable: true,
     type: String,
-    description: 'null clears the link',
+    description: 'null or blank clears the link',
   })
-  @Nullable()
+  @NullOrBlank()
   @IsUUID()
   milestone_id?: string | null;
 
