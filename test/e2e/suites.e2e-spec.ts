@@ -6,6 +6,7 @@ import {
   RoleFixture,
   TestApp,
 } from '../support/test-app';
+import { waitFor, waitUntilBlockedOrDone } from '../support/wait-for';
 
 const API = '/api/v1';
 
@@ -420,6 +421,44 @@ describe('suites (CONTRACT §7)', () => {
       const b = await getPlan(overlapping.id);
       expect(b).toMatchObject({ suite_ids: [kid.id], case_ids: [inMid.id] });
       expect(await runCases(overlapping.id)).toEqual(overlapCases);
+    });
+
+    it('a case PATCH naming the suite being deleted waits for the delete (404), never a deadlock (409)', async () => {
+      const [parent, doomed] = await chain(2);
+      const c = await createCase({ suite_id: doomed.id });
+      // Created last, so its id sorts after the others: the delete locks the parent and the
+      // suite, then waits for this child while the test holds it.
+      const child = await createSuite({ parent_id: doomed.id });
+      const waiting = async () => {
+        const rows = (await t.db.query(
+          `SELECT count(*)::int AS n FROM pg_stat_activity
+            WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+        )) as Array<{ n: number }>;
+        return rows[0].n;
+      };
+      const qr = t.db.createQueryRunner();
+      await qr.connect();
+      try {
+        await qr.startTransaction();
+        await qr.query(`SELECT id FROM suites WHERE id = $1 FOR UPDATE`, [child.id]);
+        const deleted = t.req('delete', `${API}/suites/${doomed.id}`, f.lead.token).then((r) => r);
+        await waitUntilBlockedOrDone(t.db, qr, deleted);
+        // The PATCH (the suite sent back unchanged, as a form does) waits for the delete.
+        const patched = t
+          .req('patch', `${API}/test-cases/${c.id}`, f.tester.token)
+          .send({ title: 'renamed', suite_id: doomed.id })
+          .then((r) => r);
+        await waitFor(async () => (await waiting()) >= 2, { what: 'the PATCH to wait' });
+        await qr.commitTransaction();
+        const [del, patch] = await Promise.all([deleted, patched]);
+        expect(del.status).toBe(204);
+        expectProblem(patch, 404, 'suite_not_found');
+      } finally {
+        await qr.release();
+      }
+      const kept = await t.req('get', `${API}/test-cases/${c.id}`, f.viewer.token).expect(200);
+      expect(kept.body).toMatchObject({ suite_id: parent.id });
+      expect(kept.body.title).not.toBe('renamed');
     });
 
     it('a suite and its parent deleted at once both answer 204 (no deadlock)', async () => {

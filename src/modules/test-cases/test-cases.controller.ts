@@ -143,8 +143,9 @@ export class TestCasesController {
     @Param('id') id: string,
     @Body() dto: UpdateTestCaseDto,
   ): Promise<TestCaseDto> {
-    await this.preconditions.ifMatch({ resource: TEST_CASES, id }, () => this.cases.get(id));
-    return this.cases.update(access, id, dto);
+    return this.cases.update(access, id, dto, () =>
+      this.preconditions.ifMatch({ resource: TEST_CASES, id }, () => this.cases.get(id)),
+    );
   }
 
   @Delete(':id')

@@ -127,7 +127,20 @@ export class TestCasesService {
   }
 
   /** PATCH: only present keys change; `null` clears nullable fields; coverages are replaced as a whole. */
-  async update(access: ProjectAccess, id: string, dto: UpdateTestCaseDto): Promise<TestCaseDto> {
+  /**
+   * PATCH. Locks in the order a suite delete does (the suite, then the cases it moves): the named
+   * suite first, then `precondition` (`If-Match`, which locks the case) and the case itself. The
+   * other order deadlocked with a delete of that suite, its parent or a child (409 after a second).
+   */
+  async update(
+    access: ProjectAccess,
+    id: string,
+    dto: UpdateTestCaseDto,
+    precondition: () => Promise<void> = async () => undefined,
+  ): Promise<TestCaseDto> {
+    // Checked (existence, project) with the other references below, once the case is locked.
+    if (dto.suite_id) await this.cases.lockSuiteKeyShare(dto.suite_id);
+    await precondition();
     if (!(await this.cases.lockForUpdate(id)))
       throw AppException.notFound('test_case_not_found', 'Test case');
     const fields: CaseFields = {};
