@@ -92,6 +92,21 @@ describe('OpenAPI: bounds of every input', () => {
     expect(items('attribute')).toEqual({ type: 'string', maxLength: 64 + 1 + 256 });
     expect(JSON.stringify(doc)).not.toContain(ITEM_MAX_LENGTH_KEY);
   });
+
+  it('every numeric query parameter is an integer (QueryInt refuses 1.5), documented as one', () => {
+    const numeric: string[] = [];
+    for (const [path, ops] of Object.entries(doc.paths)) {
+      for (const [method, op] of Object.entries(ops as Record<string, Schema>)) {
+        for (const p of ((op.parameters ?? []) as Schema[]).filter((q) => q.in === 'query')) {
+          const type = (p.schema as Schema | undefined)?.type;
+          if (type === 'number') numeric.push(`${method.toUpperCase()} ${path} ${String(p.name)}`);
+        }
+      }
+    }
+    expect(numeric).toEqual([]);
+    const page = (doc.paths['/api/v1/test-runs'].get?.parameters ?? []) as unknown as Schema[];
+    expect(page.find((p) => p.name === 'page_size')?.schema).toMatchObject({ type: 'integer' });
+  });
 });
 
 describe('OpenAPI bounds audit', () => {

@@ -16,7 +16,12 @@ export const SEARCH_MAX = 200;
  * than each other: class-validator would apply an inherited `page_size` rule beside a subclass's own.
  */
 abstract class PageNumberQueryDto {
-  @ApiPropertyOptional({ minimum: 1, default: 1, description: '1-based page number' })
+  @ApiPropertyOptional({
+    type: 'integer',
+    minimum: 1,
+    default: 1,
+    description: '1-based page number',
+  })
   @QueryInt()
   @OptionalNotNull()
   @IsInt()
@@ -26,7 +31,7 @@ abstract class PageNumberQueryDto {
 
 /** `page` (1-based, default 1) and `page_size` (1..200, default 50) — CONTRACT §2. */
 export class PageQueryDto extends PageNumberQueryDto {
-  @ApiPropertyOptional({ minimum: 1, maximum: 200, default: 50 })
+  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 200, default: 50 })
   @QueryInt()
   @OptionalNotNull()
   @IsInt()
@@ -37,7 +42,7 @@ export class PageQueryDto extends PageNumberQueryDto {
 
 /** Row-level lists: `page` as in {@link PageQueryDto}, `page_size` 1..500, default 100. */
 export class RowPageQueryDto extends PageNumberQueryDto {
-  @ApiPropertyOptional({ minimum: 1, maximum: 500, default: 100 })
+  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 500, default: 100 })
   @QueryInt()
   @OptionalNotNull()
   @IsInt()

@@ -28,6 +28,7 @@ export class CaseHistoryQueryDto extends PageQueryDto {
   build?: string;
 
   @ApiPropertyOptional({
+    type: 'integer',
     minimum: 1,
     maximum: STATS_WINDOW_MAX,
     default: STATS_WINDOW_DEFAULT,
@@ -55,6 +56,7 @@ export class FlakyQueryDto extends PageQueryDto {
   environment_id?: string;
 
   @ApiPropertyOptional({
+    type: 'integer',
     minimum: 1,
     maximum: STATS_WINDOW_MAX,
     default: STATS_WINDOW_DEFAULT,
@@ -68,6 +70,7 @@ export class FlakyQueryDto extends PageQueryDto {
   window: number = STATS_WINDOW_DEFAULT;
 
   @ApiPropertyOptional({
+    type: 'integer',
     minimum: 1,
     maximum: STATS_WINDOW_MAX,
     default: FLAKY_MIN_RUNS_DEFAULT,

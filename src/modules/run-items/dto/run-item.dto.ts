@@ -326,14 +326,14 @@ export class ListRunCasesQueryDto extends CursorPageQueryDto {
 }
 
 export class RunCaseDetailQueryDto {
-  @ApiPropertyOptional({ minimum: 1, default: 1 })
+  @ApiPropertyOptional({ type: 'integer', minimum: 1, default: 1 })
   @QueryInt()
   @OptionalNotNull()
   @IsInt()
   @Min(1)
   history_page: number = 1;
 
-  @ApiPropertyOptional({ minimum: 1, maximum: 200, default: 50 })
+  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 200, default: 50 })
   @QueryInt()
   @OptionalNotNull()
   @IsInt()
