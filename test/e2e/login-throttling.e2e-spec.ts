@@ -116,6 +116,29 @@ describe('login throttling (issue #24 §2)', () => {
     expect((await rows(u.username.toLowerCase()))[0].failures).toBe(MAX_PER_USER);
   });
 
+  it('counts every spelling that logs in as one user on one key, İ and final Σ included', async () => {
+    // PostgreSQL's lower() (the login's lookup) maps İ to i and Σ to σ; JavaScript's
+    // toLowerCase() maps İ to i̇ and a final Σ to ς, which made another key and escaped the lockout.
+    for (const [base, respelt] of [
+      ['kirill', (u: string) => u.replace('kirill', 'kİrill')],
+      ['odos', (u: string) => u.replace('odoσ', 'odoΣ')],
+    ] as const) {
+      const u = await t.createUser({ username: t.unique(base).replace('odos', 'odoσ') });
+      const other = respelt(u.username);
+      expect(other).not.toBe(u.username);
+      const from = address();
+      await fail(u.username, from, MAX_PER_USER);
+      // The other spelling names the same user: refused while the username is locked.
+      expectRefused(await login(other, 'wrong password', address()), LOCKOUT_SECONDS);
+      expectRefused(await login(other, DEFAULT_PASSWORD, address()), LOCKOUT_SECONDS);
+      const keys = await t.db.query<Array<{ key: string }>>(
+        `SELECT key FROM login_attempts WHERE scope = 'user' AND key = lower($1)`,
+        [other],
+      );
+      expect(keys).toHaveLength(1);
+    }
+  });
+
   it('answers an unknown username exactly like an existing one', async () => {
     const u = await t.createUser();
     const ghost = t.unique('ghost');

@@ -20,8 +20,19 @@ export const LOGIN_ATTEMPTS_PURGE_BATCH = 100;
 export const RETRY_AFTER_SQL = `
   SELECT ceil(extract(epoch FROM max(blocked_until) - clock_timestamp()))::int AS retry_after
     FROM login_attempts
-   WHERE (scope, key) IN (SELECT * FROM unnest($1::text[], $2::text[]))
+   WHERE (scope, key) IN (${storedKeys('$1', '$2')})
      AND blocked_until > now()`;
+
+/**
+ * The keys `scopes`, `keys` (two text arrays) as stored: a username lower-cased by PostgreSQL's
+ * `lower()`, as the login's lookup compares it (`lower(username) = lower($1)`), so every spelling
+ * that logs in as one user counts on one key (JavaScript's `toLowerCase()` maps `İ` and a final `Σ`
+ * otherwise, and `kİrill` escaped the lockout of `kirill`); an address as it is.
+ */
+function storedKeys(scopes: string, keys: string): string {
+  return `SELECT s, CASE s WHEN 'user' THEN lower(k) ELSE k END
+            FROM unnest(${scopes}::text[], ${keys}::text[]) AS u(s, k)`;
+}
 
 /**
  * The lockout (an interval) that the `count`-th failure of a key whose maximum is `max` starts, or
@@ -54,7 +65,8 @@ function lockoutSql(count: string, max: string): string {
  */
 export const RESERVE_SQL = `
   WITH keys AS (
-    SELECT k.scope, k.key, k.ord, CASE k.scope WHEN 'user' THEN $3::int ELSE $4::int END AS max_failures
+    SELECT k.scope, CASE k.scope WHEN 'user' THEN lower(k.key) ELSE k.key END AS key, k.ord,
+           CASE k.scope WHEN 'user' THEN $3::int ELSE $4::int END AS max_failures
       FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS k(scope, key, ord)
   ), purged AS (
     DELETE FROM login_attempts
@@ -110,7 +122,7 @@ const RELEASE_SQL = `
     SELECT * FROM unnest($1::text[], $2::text[], $3::timestamptz[], $4::timestamptz[])
       AS r(scope, key, window_start, locked_until)
   ), forgotten AS (
-    DELETE FROM login_attempts WHERE (scope, key) IN (SELECT * FROM unnest($5::text[], $6::text[]))
+    DELETE FROM login_attempts WHERE (scope, key) IN (${storedKeys('$5', '$6')})
   ), dropped AS (
     DELETE FROM login_attempts a USING r
      WHERE a.scope = r.scope AND a.key = r.key AND a.window_start = r.window_start AND a.failures = 1

@@ -28,8 +28,9 @@ describe('lockoutSeconds', () => {
 
 describe('usernameKey', () => {
   it.each([
-    ['Alice', 'alice'],
-    ['  ALICE ', 'alice'],
+    // Case is folded by PostgreSQL's lower() in the statements (as the login's lookup does).
+    ['Alice', 'Alice'],
+    ['  ALICE ', 'ALICE'],
     ['alice', 'alice'],
   ])('%j → %j', (input, expected) => {
     expect(usernameKey(input)).toBe(expected);

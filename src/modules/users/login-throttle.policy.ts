@@ -15,9 +15,13 @@
 /** Both scopes of a login attempt: the username and the client address. */
 export type LoginScope = 'user' | 'ip';
 
-/** The key of a username: the same for every spelling the login accepts (case, outer blanks). */
+/**
+ * The key of a username: without its outer blanks, as the login looks it up. The letter case is
+ * folded by the database (`lower()` in the throttle's statements, as in the login's lookup), so the
+ * key is the same for every spelling that logs in as one user, `İ` and final `Σ` included.
+ */
 export function usernameKey(username: string): string {
-  return username.trim().toLowerCase();
+  return username.trim();
 }
 
 /**
