@@ -72,7 +72,7 @@ describe('LoginThrottleService.guard', () => {
     expect(error).toBeInstanceOf(AppException);
     expect(error).toMatchObject({ code: 'too_many_attempts', status: 429, headers: { 'Retry-After': '42' } });
     expect(attempt).not.toHaveBeenCalled();
-    expect(calls).toEqual(['reserve user:alice,ip:10.0.0.1']);
+    expect(calls).toEqual(['reserve user:Alice,ip:10.0.0.1']);  // trimmed; the case is folded by the database's lower()
   });
 
   it('reserves with the configured limits and the policy’s lockouts before running the attempt', async () => {
@@ -93,7 +93,7 @@ describe('LoginThrottleService.guard', () => {
     await expect(service(repo).guard('Alice', '10.0.0.1', wrong)).rejects.toMatchObject({
       code: 'invalid_credentials',
     });
-    expect(calls).toEqual(['reserve user:alice,ip:10.0.0.1']);
+    expect(calls).toEqual(['reserve user:Alice,ip:10.0.0.1']);
   });
 
   it('logs the lockouts a failed attempt started', async () => {
@@ -132,7 +132,7 @@ describe('LoginThrottleService.guard', () => {
   it("on success forgets the username's count and takes back the address's reservation", async () => {
     const { repo, calls } = fakeRepo();
     await expect(service(repo).guard('Alice', '10.0.0.1', async () => 'token')).resolves.toBe('token');
-    expect(calls).toEqual(['reserve user:alice,ip:10.0.0.1', 'release ip:10.0.0.1 forget user:alice']);
+    expect(calls).toEqual(['reserve user:Alice,ip:10.0.0.1', 'release ip:10.0.0.1 forget user:Alice']);
   });
 
   it('takes back a partial reservation (a key locked meanwhile) and refuses with the lockout', async () => {
