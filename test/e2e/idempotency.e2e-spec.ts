@@ -216,6 +216,55 @@ describe('Idempotency-Key', () => {
     expect((await createDataset(t.unique('Dataset '), key)).status).toBe(201);
   });
 
+  it('does not store the access refusals of routes whose service checks access (POST /run-cases): a retry once allowed runs', async () => {
+    const g = await t.roleFixture();
+    const post = (path: string, token: string, body: Record<string, unknown>, key?: string) => {
+      const r = request(t.server)
+        .post(`${API}${path}`)
+        .set('Authorization', `Bearer ${token}`)
+        .send(body);
+      return key === undefined ? r : r.set('Idempotency-Key', key);
+    };
+    const run = await post('/test-runs', g.lead.token, { project_id: g.projectId, name: 'R' });
+    const cases = await Promise.all(
+      ['A', 'B'].map((title) =>
+        post('/test-cases', g.lead.token, { project_id: g.projectId, title }),
+      ),
+    );
+    const [one, bulk] = [t.unique('add-'), t.unique('bulk-')];
+    const addOne = () =>
+      post(
+        '/run-cases',
+        g.viewer.token,
+        { test_run_id: run.body.id, test_case_id: cases[0].body.id },
+        one,
+      );
+    const addBulk = () =>
+      post(
+        '/run-cases/bulk',
+        g.outsider.token,
+        { test_run_id: run.body.id, test_case_ids: [cases[1].body.id] },
+        bulk,
+      );
+
+    expectProblem(await addOne(), 403, 'insufficient_project_role');
+    expectProblem(await addBulk(), 404, 'test_run_not_found');
+    expect([await storedKeys(one), await storedKeys(bulk)]).toEqual([0, 0]);
+
+    await request(t.server)
+      .patch(`${API}/projects/${g.projectId}/members/${g.viewer.id}`)
+      .set('Authorization', `Bearer ${g.lead.token}`)
+      .send({ role: 'tester' })
+      .expect(200);
+    await t.addMember(g.projectId, g.outsider.id, 'tester', g.lead.token);
+    for (const res of [await addOne(), await addBulk()]) {
+      expect(res.status).toBe(201);
+      expect(res.headers['idempotent-replayed']).toBeUndefined();
+    }
+    // Now stored: the same requests replay.
+    expect((await addOne()).headers['idempotent-replayed']).toBe('true');
+  });
+
   it('scopes a key to the user and to the path', async () => {
     const key = t.unique('shared-');
     const name = t.unique('Dataset ');

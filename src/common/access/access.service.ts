@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { AppException } from '../errors/app-exception';
+import { AccessRefusal } from '../errors/app-exception';
 import { ErrorCode } from '../errors/error-codes';
 import { isUuid } from '../persistence/ids';
 import { AuthenticatedUser } from '../auth/authenticated-user';
@@ -22,7 +22,7 @@ export class AccessService {
     notFound: ErrorCode = 'project_not_found',
   ): Promise<ProjectAccess> {
     if (!isUuid(projectId))
-      throw AppException.notFound(
+      throw AccessRefusal.hidden(
         notFound,
         notFound === 'project_not_found' ? 'Project' : 'Resource',
       );
@@ -36,7 +36,7 @@ export class AccessService {
     ref: ResourceRef,
     id: unknown,
   ): Promise<ProjectAccess> {
-    if (!isUuid(id)) throw AppException.notFound(ref.notFound, ref.label);
+    if (!isUuid(id)) throw AccessRefusal.hidden(ref.notFound, ref.label);
     const row = await this.repo.resourceMembership(ref, id, user.id);
     return this.decide(user, row, ref.notFound, ref.label);
   }
@@ -53,8 +53,7 @@ export class AccessService {
   /** 403 unless `access` carries at least `needed` (for rules that depend on the payload). */
   require(access: ProjectAccess, needed: ProjectRole, action?: string): void {
     if (!hasRole(access.role, needed)) {
-      throw new AppException(
-        'insufficient_project_role',
+      throw AccessRefusal.forbidden(
         `${action ? action + ' requires' : 'This operation requires'} the ${needed} role or higher in this project; you are ${access.role}`,
       );
     }
@@ -75,9 +74,9 @@ export class AccessService {
     notFound: ErrorCode,
     label: string,
   ): ProjectAccess {
-    if (!row) throw AppException.notFound(notFound, label);
+    if (!row) throw AccessRefusal.hidden(notFound, label);
     if (user.isAdmin) return { projectId: row.project_id, role: 'lead', isAdmin: true };
-    if (!isProjectRole(row.role)) throw AppException.notFound(notFound, label);
+    if (!isProjectRole(row.role)) throw AccessRefusal.hidden(notFound, label);
     return { projectId: row.project_id, role: row.role, isAdmin: false };
   }
 }

@@ -38,3 +38,19 @@ export class AppException extends Error {
     return new AppException(code, `${what} not found`);
   }
 }
+
+/**
+ * A refusal of the caller's access to a project or resource (404 for one they cannot see, 403 for
+ * too low a role), thrown by `AccessService`. Never stored under an `Idempotency-Key`: the caller's
+ * access can change (a role raised, a member added), and a retry must be checked again, as the
+ * guard's refusals of other routes are. Renders like any `AppException`.
+ */
+export class AccessRefusal extends AppException {
+  static forbidden(detail: string): AccessRefusal {
+    return new AccessRefusal('insufficient_project_role', detail);
+  }
+
+  static hidden(code: ErrorCode, what: string): AccessRefusal {
+    return new AccessRefusal(code, `${what} not found`);
+  }
+}

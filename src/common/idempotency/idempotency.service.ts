@@ -4,7 +4,7 @@ import type { Request, Response } from 'express';
 import { finished } from 'node:stream/promises';
 import { DataSource, QueryFailedError } from 'typeorm';
 import { APP_CONFIG, AppConfig } from '../../config/config';
-import { AppException } from '../errors/app-exception';
+import { AccessRefusal, AppException } from '../errors/app-exception';
 import { ProblemFilter } from '../errors/problem.filter';
 import { maxBodyBytes } from '../http/body-limits';
 import { createBodyDecoder, requestContentCoding } from '../http/content-encoding';
@@ -329,6 +329,9 @@ export class IdempotencyService {
     error: unknown,
     req: Request,
   ): Omit<StoredResponse, 'fingerprint'> | null {
+    // The caller's access is checked again on every retry (CONTRACT §3: 404 and 403 come before
+    // the work); only the guard checks it on most routes, the service on a few (POST /run-cases).
+    if (error instanceof AccessRefusal) return null;
     let clientError: boolean;
     if (error instanceof AppException) clientError = error.status >= 400 && error.status < 500;
     else if (error instanceof HttpException)

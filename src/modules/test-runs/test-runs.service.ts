@@ -4,7 +4,7 @@ import { AccessService } from '../../common/access/access.service';
 import { isProjectRole } from '../../common/access/roles';
 import { ProjectAccess } from '../../common/access/project-access';
 import { AuthenticatedUser } from '../../common/auth/authenticated-user';
-import { AppException } from '../../common/errors/app-exception';
+import { AccessRefusal, AppException } from '../../common/errors/app-exception';
 import { isUuid, uuidv7 } from '../../common/persistence/ids';
 import { offsetOf, pageOf } from '../../common/pagination/page';
 import {
@@ -327,7 +327,11 @@ export class TestRunsService {
       },
       now: new Date(),
     });
-    if (!decision.ok) throw new AppException(decision.code, decision.detail, decision.errors);
+    if (!decision.ok) {
+      // A role refusal is checked again on a retry (never stored under an Idempotency-Key).
+      const Refusal = decision.code === 'insufficient_project_role' ? AccessRefusal : AppException;
+      throw new Refusal(decision.code, decision.detail, decision.errors);
+    }
 
     const changes: RunChanges = {};
     const set = (column: keyof RunChanges, value: unknown) => {
