@@ -1,9 +1,25 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
 /**
+ * `text` with every character a URI may not hold written as its percent escape: `>` would end the
+ * `Link` header's `<…>`, a space or `"` would break the header. The request line's characters
+ * (Node reads it byte per character) are escaped byte for byte, so the escaped URI names the same
+ * bytes; `%` stays (existing escapes are kept as they are).
+ */
+function uriSafe(text: string): string {
+  return text.replace(/[^A-Za-z0-9\-._~:/?#[\]@!$&'()*+,;=%]/gu, (c) => {
+    const code = c.codePointAt(0) ?? 0;
+    return code <= 0xff
+      ? `%${code.toString(16).toUpperCase().padStart(2, '0')}`
+      : encodeURIComponent(c);
+  });
+}
+
+/**
  * The URI of the next page (RFC 8288 target of `rel="next"`): `url` (the request's path and query
  * as received) with its `cursor` parameter set to `cursor` — the first `cursor` replaced in place,
- * any other dropped, appended when there was none; every other parameter stays byte for byte.
+ * any other dropped, appended when there was none; every other parameter stays as it came, only
+ * characters a URI may not hold percent-escaped (the same bytes, so the same filters).
  */
 export function nextPageUrl(url: string, cursor: string): string {
   const q = url.indexOf('?');
@@ -20,14 +36,14 @@ export function nextPageUrl(url: string, cursor: string): string {
     } catch {
       // A malformed escape is some other parameter's business: kept as it is.
     }
-    if (name !== 'cursor') parts.push(part);
+    if (name !== 'cursor') parts.push(uriSafe(part));
     else if (!placed) {
       parts.push(value);
       placed = true;
     }
   }
   if (!placed) parts.push(value);
-  return `${path}?${parts.join('&')}`;
+  return `${uriSafe(path)}?${parts.join('&')}`;
 }
 
 /** The `Link` header value pointing at the next page. */
