@@ -67,7 +67,18 @@ export function setupApp(app: NestExpressApplication | INestApplication): INestA
   if (config.corsOrigins.length > 0) {
     expressApp.enableCors({
       origin: config.corsOrigins.includes('*') ? '*' : config.corsOrigins,
-      exposedHeaders: ['X-Request-Id', 'Content-Disposition', 'Allow', 'Retry-After', 'Location', 'Idempotent-Replayed', 'ETag'],
+      exposedHeaders: [
+        'X-Request-Id',
+        'Content-Disposition',
+        'Allow',
+        'Retry-After',
+        'Location',
+        'Idempotent-Replayed',
+        'ETag',
+        // The next page of a cursor walk, and the preference a background import applied.
+        'Link',
+        'Preference-Applied',
+      ],
       maxAge: 600,
     });
   }

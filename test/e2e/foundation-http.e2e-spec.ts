@@ -426,6 +426,9 @@ describe('foundation: CORS_ORIGINS', () => {
     // A browser client reads where a created resource is and whether an answer was replayed.
     expect(res.headers['access-control-expose-headers']).toContain('Location');
     expect(res.headers['access-control-expose-headers']).toContain('Idempotent-Replayed');
+    // A browser client follows a cursor walk (Link) and sees a background import's preference.
+    expect(res.headers['access-control-expose-headers']).toContain('Link');
+    expect(res.headers['access-control-expose-headers']).toContain('Preference-Applied');
     const err = await t.req('get', '/api/v1/auth/me').set('Origin', 'https://app.example.com');
     expect(err.status).toBe(401);
     expect(err.headers['access-control-allow-origin']).toBe('https://app.example.com');
