@@ -44,7 +44,8 @@ too, and the connection is closed.
 
 **Retries.** Every authenticated POST accepts an \`Idempotency-Key\` header (1–255 printable ASCII
 characters, scoped to the caller, method and path), but those answering a new secret (API keys,
-webhook subscriptions and secret rotations), which ignore it: a repeat of the same request within
+webhook subscriptions and secret rotations) and \`POST /users\` (its body holds a password), which
+ignore it: a repeat of the same request within
 \`IDEMPOTENCY_TTL_HOURS\` (24 h) gets the first answer back byte for byte with
 \`Idempotent-Replayed: true\` and changes nothing; the key with another request is 422
 \`idempotency_key_reused\`, while the first still runs 409 \`idempotency_request_in_progress\`.
