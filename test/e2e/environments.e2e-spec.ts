@@ -731,7 +731,11 @@ describe('environments', () => {
       const env = await create({ name: 'Revision number order' });
       const url = `${API}/environments/${String(env.id)}/revisions/abc`;
       expectProblem(await t.req('get', url), 401, 'unauthorized');
-      const outsider = expectProblem(await t.req('get', url, f.outsider.token), 422, 'validation_error');
+      const outsider = expectProblem(
+        await t.req('get', url, f.outsider.token),
+        422,
+        'validation_error',
+      );
       expect(Object.keys(outsider.errors as Json)).toEqual(['path.revision_number']);
       expectProblem(
         await t.req('get', `${API}/environments/${randomUUID()}/revisions/0`, f.viewer.token),
@@ -891,6 +895,28 @@ describe('environments', () => {
       const body = expectProblem(res, 422, 'validation_error');
       expect(Object.keys(body.errors as Json).sort()).toEqual([...paths].sort());
     }
+
+    it('a topology is accepted only if what is stored can be sent back: its GET form PATCHed unchanged is 200, no revision', async () => {
+      const extras = (n: number) =>
+        Object.fromEntries(Array.from({ length: n }, (_, i) => [`k${i}`, i]));
+      const topology = (n: number) => ({
+        system_under_test: [{ name: 'api', nodes: [{ host_type: 'vm', ...extras(n) }] }],
+      });
+      // 191 extra keys: 192 sent, 201 stored with the node's declared fields.
+      await expect422(
+        await t
+          .req('post', `${API}/environments`, f.tester.token)
+          .send({ project_id: f.projectId, name: t.unique('Keys '), topology: topology(191) }),
+        ['topology.system_under_test.0.nodes.0'],
+      );
+      const env = await create({ name: t.unique('Keys '), topology: topology(190) });
+      const got = await t.req('get', `${API}/environments/${String(env.id)}`, f.viewer.token);
+      const node = (got.body.topology as Json).system_under_test[0].nodes[0] as Json;
+      expect(Object.keys(node)).toHaveLength(200);
+      const again = await patch(env.id, { topology: got.body.topology });
+      expect(again.status).toBe(200);
+      expect(again.body.current_revision_number).toBe(env.current_revision_number);
+    });
 
     it.each<[string, Json, string[]]>([
       ['missing name', {}, ['name']],

@@ -918,8 +918,24 @@ describe('applyEnvironmentPatch', () => {
   ])(
     'keeps a stored %s whose defaulted form has more than 200 keys when the patch has no topology',
     (_name, topology) => {
-      // Accepted on input (at most 200 keys an object); stored with every default added.
-      const stored = buildSnapshot({ project_id: 'p1', name: 'Many keys', topology });
+      // Refused as input now (keys are counted as stored), but stored so by an earlier version,
+      // which counted the input's keys: such a stored topology is kept, not validated again.
+      expect(() => buildSnapshot({ project_id: 'p1', name: 'Many keys', topology })).toThrow(
+        EnvironmentValidationError,
+      );
+      // The stored form: declared fields defaulted, the extra keys after them.
+      const extras = (o: Record<string, unknown>, declared: string[]) =>
+        Object.fromEntries(Object.entries(o).filter(([k]) => !declared.includes(k)));
+      const component = (
+        topology.system_under_test as Array<Record<string, unknown>> | undefined
+      )?.[0];
+      const node = (component?.nodes as Array<Record<string, unknown>> | undefined)?.[0];
+      const base = normalizeTopology(
+        node ? { system_under_test: [{ name: 'api', nodes: [{ host_type: 'vm' }] }] } : {},
+      );
+      if (node) Object.assign(base.system_under_test[0].nodes[0], extras(node, ['host_type']));
+      else Object.assign(base, topology);
+      const stored = { ...buildSnapshot({ project_id: 'p1', name: 'Many keys' }), topology: base };
       const patched = applyEnvironmentPatch(stored, { tags: ['x'] });
       expect(patched.topology).toEqual(stored.topology);
       expect(patched.environment.tags).toEqual(['x']);
@@ -1470,6 +1486,22 @@ describe('validateTopology: sizes and keys (issue #22)', () => {
       [[`${N0}.endpoint`, `endpoint must be at most ${L.endpointLength} characters long`]],
     ],
     ['255 astral characters', node({ name: '😀'.repeat(L.textLength) }), []],
+    // Keys are counted as stored: a node always has its 10 declared fields.
+    [
+      'a node of 190 extra keys (200 stored)',
+      node(Object.fromEntries(Array.from({ length: 190 }, (_, i) => [`k${i}`, i]))),
+      [],
+    ],
+    [
+      'a node of 191 extra keys (201 stored, though 192 sent)',
+      node(Object.fromEntries(Array.from({ length: 191 }, (_, i) => [`k${i}`, i]))),
+      [[N0, 'nodes[0] has 201 keys; at most 200 are allowed']],
+    ],
+    [
+      'a topology of 197 extra keys (201 stored)',
+      Object.fromEntries(Array.from({ length: 197 }, (_, i) => [`k${i}`, i])),
+      [['topology', 'topology has 201 keys; at most 200 are allowed']],
+    ],
     [
       'a $ne key in the topology',
       { $ne: null },
