@@ -911,7 +911,9 @@ describe('environments', () => {
       );
       const env = await create({ name: t.unique('Keys '), topology: topology(190) });
       const got = await t.req('get', `${API}/environments/${String(env.id)}`, f.viewer.token);
-      const node = (got.body.topology as Json).system_under_test[0].nodes[0] as Json;
+      const sut = (got.body.topology as { system_under_test: Array<{ nodes: Json[] }> })
+        .system_under_test;
+      const node = sut[0].nodes[0];
       expect(Object.keys(node)).toHaveLength(200);
       const again = await patch(env.id, { topology: got.body.topology });
       expect(again.status).toBe(200);
