@@ -406,6 +406,46 @@ describe('run cases, rows and history', () => {
       expect(item.assignee_id).toBe(f.lead.id);
     });
 
+    it('a PATCH re-sending the current assignee keeps them after they left the project (as a run PATCH does); a new one must have access', async () => {
+      const g = await t.roleFixture();
+      const run = await ok(
+        await t
+          .req('post', api('/test-runs'), g.lead.token)
+          .send({ project_id: g.projectId, name: 'R', assignee: g.tester.id }),
+        201,
+      );
+      const c = await ok(
+        await t
+          .req('post', api('/test-cases'), g.lead.token)
+          .send({ project_id: g.projectId, title: 'C' }),
+        201,
+      );
+      const item = await ok(
+        await t
+          .req('post', api('/run-cases'), g.lead.token)
+          .send({ test_run_id: run.id, test_case_id: c.id }),
+        201,
+      );
+      expect(item.assignee_id).toBe(g.tester.id);
+      await t
+        .req('delete', api(`/projects/${g.projectId}/members/${g.tester.id}`), g.lead.token)
+        .expect(204);
+      const kept = await ok(
+        await t
+          .req('patch', api(`/run-cases/${String(item.id)}`), g.lead.token)
+          .send({ assignee_id: g.tester.id.toUpperCase(), comment: 'x' }),
+        200,
+      );
+      expect(kept).toMatchObject({ assignee_id: g.tester.id, comment: 'x' });
+      expectProblem(
+        await t
+          .req('patch', api(`/run-cases/${String(item.id)}`), g.lead.token)
+          .send({ assignee_id: g.outsider.id }),
+        422,
+        'invalid_assignee',
+      );
+    });
+
     it('a case already in the run is answered with its item unchanged, single or bulk', async () => {
       const run = await createRun();
       const [a, b] = [await createCase(), await createCase()];

@@ -237,8 +237,11 @@ export class RunItemsService {
     await this.lockRunOfItem(id);
     let assigneeId: string | null | undefined;
     if (dto.assignee_id !== undefined) {
-      assigneeId = dto.assignee_id === '' ? null : dto.assignee_id;
-      if (assigneeId) await this.runs.checkAssignee(access.projectId, assigneeId, 'assignee_id');
+      assigneeId = dto.assignee_id ? canonicalId(dto.assignee_id) : null;
+      // A new assignee must have access; the current one re-sent is kept (as a run's PATCH keeps
+      // its assignee), also when they have left the project since.
+      if (assigneeId && assigneeId !== (await this.items([id]))[0]?.assignee_id)
+        await this.runs.checkAssignee(access.projectId, assigneeId, 'assignee_id');
     }
     await this.repo.updateItem(id, { assigneeId, comment: dto.comment });
     const [item] = await this.items([id]);
