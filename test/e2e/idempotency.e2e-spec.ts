@@ -106,6 +106,24 @@ describe('Idempotency-Key', () => {
     },
   );
 
+  it('checks the key with the request shape: 422 before 404 and 403, listed with the body errors (CONTRACT §3)', async () => {
+    const bad = 'k'.repeat(256);
+    const fields = (res: request.Response) =>
+      Object.keys(expectProblem(res, 422, 'validation_error').errors as object).sort();
+    expect(fields(await createDataset(t.unique('Dataset '), '', f.viewer.token))).toEqual([
+      'header.idempotency-key',
+    ]);
+    expect(fields(await createDataset(t.unique('Dataset '), bad, f.outsider.token))).toEqual([
+      'header.idempotency-key',
+    ]);
+    const both = await request(t.server)
+      .post(`${API}/datasets`)
+      .set('Authorization', `Bearer ${f.lead.token}`)
+      .set('Idempotency-Key', bad)
+      .send({ project_id: f.projectId, name: 5 });
+    expect(fields(both)).toEqual(['header.idempotency-key', 'name']);
+  });
+
   it('accepts a key of 255 printable characters', async () => {
     const key = `${t.unique('k')} ~!`.padEnd(255, 'x');
     expect((await createDataset(t.unique('Dataset '), key)).status).toBe(201);

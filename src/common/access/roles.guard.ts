@@ -8,6 +8,8 @@ import { isUuid } from '../persistence/ids';
 import { isPathInteger, MAX_PATH_INTEGER } from '../validation/path-integer';
 import { requestPartsOf } from '../validation/request-parts';
 import { isDtoClass, MAX_ERROR_FIELDS, validateInput } from '../validation/validate';
+import { IDEMPOTENCY_KEY_FIELD, idempotencyKeyProblem } from '../idempotency/idempotency-key';
+import { isNotIdempotent } from '../idempotency/not-idempotent.decorator';
 import { AccessService } from './access.service';
 import { ACCESS_KEY, AccessRule } from './endpoint.decorator';
 import { hasRole } from './roles';
@@ -60,7 +62,12 @@ export class RolesGuard implements CanActivate {
     // A body problem found before routing (415, 413, malformed JSON) surfaces after authentication.
     if (req.deferredError !== undefined) throw req.deferredError;
 
-    const validated = this.validateArguments(context, req, rule.pathIntegers ?? []);
+    const validated = this.validateArguments(
+      context,
+      req,
+      rule.pathIntegers ?? [],
+      rule.kind !== 'public',
+    );
 
     if (rule.kind === 'admin' && !req.user?.isAdmin) {
       throw new AppException('admin_required', 'This operation requires an administrator');
@@ -110,7 +117,7 @@ export class RolesGuard implements CanActivate {
     if (!claims) return false;
     let validated: Map<string, unknown>;
     try {
-      validated = this.validateArguments(context, req, rule.pathIntegers ?? []);
+      validated = this.validateArguments(context, req, rule.pathIntegers ?? [], true);
     } catch {
       return false;
     }
@@ -156,6 +163,7 @@ export class RolesGuard implements CanActivate {
     context: ExecutionContext,
     req: Request,
     pathIntegers: readonly string[],
+    authenticated: boolean,
   ): Map<string, unknown> {
     const store = currentStore();
     const validated = store?.validated ?? new Map<string, unknown>();
@@ -187,6 +195,18 @@ export class RolesGuard implements CanActivate {
       for (const [path, messages] of Object.entries(unexpectedBodyFields(req.body))) {
         (errors[path] ??= []).push(...messages);
       }
+    }
+    // The Idempotency-Key header is part of the request's shape: a bad key is a 422 before the
+    // 404/403 checks (CONTRACT §3), not after them in the idempotency layer.
+    const key = req.headers['idempotency-key'];
+    if (
+      authenticated &&
+      req.method === 'POST' &&
+      key !== undefined &&
+      !isNotIdempotent(context.getHandler())
+    ) {
+      const problem = idempotencyKeyProblem(String(key));
+      if (problem !== null) (errors[IDEMPOTENCY_KEY_FIELD] ??= []).push(problem);
     }
     for (const name of pathIntegers) {
       if (!isPathInteger(req.params[name])) {
