@@ -92,6 +92,26 @@ describe('foundation: identity and access', () => {
       expect(expectProblem(unknown, 422, 'validation_error').errors).toHaveProperty('is_active');
     });
 
+    it('emails: stored trimmed and lower-cased, unique without letter case (409 naming the email)', async () => {
+      const address = `${t.unique('Mail')}@Example.COM`;
+      const create = (email: unknown) =>
+        t
+          .req('post', `${API}/users`, t.adminToken)
+          .send({ username: t.unique('mail'), password: DEFAULT_PASSWORD, email });
+      const first = await create(`  ${address} `);
+      expect(first.status).toBe(201);
+      expect(first.body.email).toBe(address.toLowerCase());
+      const taken = expectProblem(await create(address.toUpperCase()), 409, 'user_already_exists');
+      expect(taken.detail).toContain('email');
+      const other = await create(null);
+      expect(other.status).toBe(201);
+      expect((await create(null)).status).toBe(201); // no address is no conflict
+      const patched = await t
+        .req('patch', `${API}/users/${String(other.body.id)}`, t.adminToken)
+        .send({ email: address });
+      expect(expectProblem(patched, 409, 'user_already_exists').detail).toContain('email');
+    });
+
     it('GET and PATCH /users/{id}: admin, or the user for itself; others 403 admin_required', async () => {
       const a = await t.createUser();
       const b = await t.createUser();

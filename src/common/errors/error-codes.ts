@@ -165,6 +165,11 @@ export const UNIQUE_CONSTRAINTS: Record<string, { code: ErrorCode; field: string
       field: 'username',
       detail: 'A user with this username already exists',
     },
+    uq_users_email: {
+      code: 'user_already_exists',
+      field: 'email',
+      detail: 'A user with this email address already exists',
+    },
     pk_project_members: {
       code: 'project_member_already_exists',
       field: 'user_id',

@@ -26,6 +26,7 @@ import { LowerTagsInPlpgsql1763700019910 } from './1763700019910-LowerTagsInPlpg
 import { ResultChangesFoldSkipsDeletedProjects1763700019920 } from './1763700019920-ResultChangesFoldSkipsDeletedProjects';
 import { TestCaseTitleProbe1763700019930 } from './1763700019930-TestCaseTitleProbe';
 import { LeanRunWrites1763700019940 } from './1763700019940-LeanRunWrites';
+import { UserEmailsUnique1763700019950 } from './1763700019950-UserEmailsUnique';
 import { RunItemCaseCopiesOnDemand1763700019850 } from './1763700019850-RunItemCaseCopiesOnDemand';
 import { RunItemIndexesLean1763700019860 } from './1763700019860-RunItemIndexesLean';
 import { LeanImportWrites1763700002500 } from './1763700002500-LeanImportWrites';
@@ -68,4 +69,5 @@ export const MIGRATIONS = [
   ResultChangesFoldSkipsDeletedProjects1763700019920,
   TestCaseTitleProbe1763700019930,
   LeanRunWrites1763700019940,
+  UserEmailsUnique1763700019950,
 ];

@@ -81,7 +81,7 @@ export class UsersService {
       id,
       username: dto.username,
       displayName: blankToNull(dto.display_name),
-      email: blankToNull(dto.email),
+      email: emailOf(dto.email),
       passwordHash: await hashPassword(dto.password),
       isAdmin: dto.is_admin ?? false,
       isActive: true,
@@ -118,7 +118,7 @@ export class UsersService {
       await this.assertAnotherActiveAdmin(id);
     if (dto.username !== undefined) user.username = dto.username;
     if (dto.display_name !== undefined) user.displayName = blankToNull(dto.display_name);
-    if (dto.email !== undefined) user.email = blankToNull(dto.email);
+    if (dto.email !== undefined) user.email = emailOf(dto.email);
     if (dto.is_admin !== undefined) user.isAdmin = dto.is_admin;
     if (dto.is_active !== undefined && dto.is_active !== user.isActive) {
       user.isActive = dto.is_active;
@@ -262,4 +262,12 @@ export class UsersService {
  */
 function selfAlias(caller: AuthenticatedUser, id: string): string {
   return id === 'me' ? caller.id : id.toLowerCase();
+}
+
+/**
+ * An email address as stored: trimmed, lower-cased, blank → null (reference §4.1; unique without
+ * letter case: `uq_users_email` → 409 `user_already_exists`).
+ */
+function emailOf(value: string | null | undefined): string | null {
+  return blankToNull(value)?.toLowerCase() ?? null;
 }

@@ -79,7 +79,13 @@ export class CreateUserDto {
   @MaxLen(200)
   display_name?: string | null;
 
-  @ApiPropertyOptional({ type: String, nullable: true, maxLength: 320 })
+  @ApiPropertyOptional({
+    type: String,
+    nullable: true,
+    maxLength: 320,
+    description:
+      'Stored trimmed and lower-cased; unique without letter case (409 `user_already_exists`)',
+  })
   @Nullable()
   @IsEmail()
   @MaxLen(320)
@@ -106,7 +112,13 @@ export class UpdateUserDto {
   @MaxLen(200)
   display_name?: string | null;
 
-  @ApiPropertyOptional({ type: String, nullable: true, maxLength: 320 })
+  @ApiPropertyOptional({
+    type: String,
+    nullable: true,
+    maxLength: 320,
+    description:
+      'Stored trimmed and lower-cased; unique without letter case (409 `user_already_exists`)',
+  })
   @Nullable()
   @IsEmail()
   @MaxLen(320)
