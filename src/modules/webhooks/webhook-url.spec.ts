@@ -15,6 +15,7 @@ describe('parseWebhookUrl', () => {
     ['http://[::1]:80/', '::1'],
     ['http://2130706433/', '127.0.0.1'],
     ['http://0x7f.1/', '127.0.0.1'],
+    [`https://example.com/${'é'.repeat(337)}`, 'example.com'], // 2,042 characters normalised
   ])('accepts %s (host %s)', (raw, host) => {
     const target = parseWebhookUrl(raw);
     expect('problem' in target).toBe(false);
@@ -28,6 +29,8 @@ describe('parseWebhookUrl', () => {
     ['example.com/hook', 'absolute'],
     ['https://user:pass@example.com/', 'credentials'],
     [`https://example.com/${'a'.repeat(2100)}`, 'at most 2048'],
+    // 1,020 characters sent, 6,020 stored (each é is %C3%A9): it could never be delivered.
+    [`https://example.com/${'é'.repeat(1000)}`, 'once normalised'],
   ])('refuses %s', (raw, reason) => {
     const target = parseWebhookUrl(raw);
     expect('problem' in target && target.problem).toContain(reason);

@@ -33,6 +33,12 @@ export function parseWebhookUrl(raw: string): WebhookTarget | { problem: string 
   if (url.username !== '' || url.password !== '') {
     return { problem: 'must not contain credentials (the signature authenticates the sender)' };
   }
+  // The URL is stored (and checked again at each delivery) as normalised: `é` becomes `%C3%A9`.
+  if (url.toString().length > MAX_WEBHOOK_URL_LENGTH) {
+    return {
+      problem: `must be at most ${MAX_WEBHOOK_URL_LENGTH} characters once normalised (a character other than ASCII counts as its %-escapes)`,
+    };
+  }
   const host =
     url.hostname.startsWith('[') && url.hostname.endsWith(']')
       ? url.hostname.slice(1, -1)
