@@ -1,4 +1,5 @@
 import { statementsDuring } from '../support/query-count';
+import { waitUntilBlockedOrDone } from '../support/wait-for';
 import {
   createTestApp,
   expectProblem,
@@ -904,6 +905,47 @@ describe('components', () => {
         'same-name-4',
         'same-name-5',
       ]);
+    });
+
+    it('concurrent creates spelling project_id in both letter cases still get distinct keys', async () => {
+      const project = await t.createProject(t.adminToken);
+      for (const resource of ['components', 'products']) {
+        const results = await Promise.all(
+          [0, 1, 2, 3].map((i) =>
+            t
+              .req('post', `${API}/${resource}`, t.adminToken)
+              .send({ project_id: i % 2 ? project.toUpperCase() : project, name: 'Mixed Case' }),
+          ),
+        );
+        expect(results.map((r) => r.status)).toEqual([201, 201, 201, 201]);
+        expect(new Set(results.map((r) => r.body.key as string)).size).toBe(4);
+      }
+    });
+
+    it('a replace with If-Match on A and a replace naming A as a target do not deadlock', async () => {
+      const [a, c] = [await createComponent(), await createComponent()];
+      const qr = t.db.createQueryRunner();
+      await qr.connect();
+      try {
+        // Stands in for a replacement of another component that names A: it holds the project's
+        // dependency lock, then key-shares A.
+        await qr.startTransaction();
+        await qr.query(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [
+          `component_dependencies:${f.projectId}`,
+        ]);
+        const guarded = t
+          .req('put', `${API}/components/${String(a.id)}/dependencies`, f.tester.token)
+          .set('If-Match', '*')
+          .send({ dependencies: [{ target_component_id: c.id }] })
+          .then((r) => r);
+        await waitUntilBlockedOrDone(t.db, qr, guarded);
+        // With If-Match's FOR UPDATE on A this waited for the request, which waited for us.
+        await qr.query(`SELECT id FROM components WHERE id = $1 FOR KEY SHARE`, [a.id]);
+        await qr.commitTransaction();
+        expect((await guarded).status).toBe(200);
+      } finally {
+        await qr.release();
+      }
     });
 
     it('two concurrent replacements cannot close a cycle together', async () => {

@@ -11,10 +11,20 @@ const TABLE_NAME = /^[a-z_]+$/;
 export class PreconditionsRepository {
   constructor(private readonly db: Db) {}
 
-  /** `FOR UPDATE` on one row of a resource table (a ResourceRef's); false when it does not exist. */
+  /**
+   * `FOR NO KEY UPDATE` on one row of a resource table (a ResourceRef's); false when it does not
+   * exist. It serialises the writers of the row (a second `If-Match` with the same tag waits, then
+   * gets 412) but not the requests that only reference it (`FOR KEY SHARE`): `FOR UPDATE` here made a
+   * dependency replace with `If-Match` on component A and another replace naming A as a target
+   * take their locks in opposite orders, a deadlock (409 after a second). A delete still takes
+   * `FOR UPDATE` when it deletes.
+   */
   async lockRow(table: string, id: string): Promise<boolean> {
     if (!TABLE_NAME.test(table)) throw new Error(`not a table name: ${table}`);
-    const rows = await this.db.query(`SELECT id FROM ${table} WHERE id = $1 FOR UPDATE`, [id]);
+    const rows = await this.db.query(
+      `SELECT id FROM ${table} WHERE id = $1 FOR NO KEY UPDATE`,
+      [id],
+    );
     return rows.length > 0;
   }
 

@@ -146,13 +146,15 @@ export class ComponentsService {
 
   async create(dto: CreateComponentDto): Promise<ComponentDto> {
     const id = uuidv7();
+    // As the database spells it: the key allocation's lock is keyed by this text.
+    const projectId = canonicalId(dto.project_id);
     await this.components.insert({
       id,
-      projectId: dto.project_id,
-      ...(await this.catalog.newColumns('components', dto.project_id, dto)),
+      projectId,
+      ...(await this.catalog.newColumns('components', projectId, dto)),
       ...riskColumns(mergeRiskFactors(factorPatch(dto))),
     });
-    await this.graphChanged(dto.project_id, true);
+    await this.graphChanged(projectId, true);
     return this.get(id);
   }
 

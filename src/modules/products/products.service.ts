@@ -93,10 +93,12 @@ export class ProductsService {
 
   async create(dto: CreateProductDto): Promise<ProductDto> {
     const id = uuidv7();
+    // As the database spells it: the key allocation's lock is keyed by this text.
+    const projectId = canonicalId(dto.project_id);
     await this.products.insert({
       id,
-      projectId: dto.project_id,
-      ...(await this.catalog.newColumns('products', dto.project_id, dto)),
+      projectId,
+      ...(await this.catalog.newColumns('products', projectId, dto)),
     });
     return this.get(id);
   }
