@@ -158,6 +158,46 @@ describe('milestones', () => {
     });
   });
 
+  it('an archived milestone re-sent on its run or plan is kept, in either letter case; a new link to it is refused', async () => {
+    const m = await createMilestone();
+    const run = await ok(
+      await t
+        .req('post', api('/test-runs'), f.tester.token)
+        .send({ project_id: f.projectId, name: t.unique('run '), milestone_id: m.id }),
+      201,
+    );
+    const plan = await ok(
+      await t
+        .req('post', api('/test-plans'), f.tester.token)
+        .send({ project_id: f.projectId, name: t.unique('plan '), milestone_id: m.id }),
+      201,
+    );
+    await ok(
+      await t
+        .req('patch', api(`/milestones/${String(m.id)}`), f.tester.token)
+        .send({ status: 'archived' }),
+      200,
+    );
+    const upper = String(m.id).toUpperCase();
+    for (const path of [`/test-runs/${String(run.id)}`, `/test-plans/${String(plan.id)}`]) {
+      const kept = await ok(
+        await t.req('patch', api(path), f.lead.token).send({ milestone_id: upper }),
+        200,
+      );
+      expect(kept.milestone_id).toBe(m.id);
+    }
+    const other = await ok(
+      await t
+        .req('post', api('/test-runs'), f.tester.token)
+        .send({ project_id: f.projectId, name: t.unique('run ') }),
+      201,
+    );
+    const refused = await t
+      .req('patch', api(`/test-runs/${String(other.id)}`), f.lead.token)
+      .send({ milestone_id: upper });
+    expect(refused.status).toBe(422);
+  });
+
   describe('fields and validation', () => {
     it('creates with defaults and returns every field', async () => {
       const m = await createMilestone({ name: '  Release 2.4 ' });

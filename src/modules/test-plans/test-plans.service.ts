@@ -5,7 +5,7 @@ import { AppException, FieldErrors } from '../../common/errors/app-exception';
 import { JsonBody } from '../../common/http/json-body';
 import { blankToNull, normalizeStringList } from '../../common/normalize';
 import { Page, pageOf } from '../../common/pagination/page';
-import { uuidv7 } from '../../common/persistence/ids';
+import { canonicalId, uuidv7 } from '../../common/persistence/ids';
 import {
   normalizePlanGenerationConfig,
   PlanGenerationConfig,
@@ -117,7 +117,9 @@ export class TestPlansService {
       caseIds: dto.case_ids,
       sourceOrConfigChanged,
     });
-    const milestoneId = dto.milestone_id === undefined ? undefined : blankToNull(dto.milestone_id);
+    const sent = dto.milestone_id === undefined ? undefined : blankToNull(dto.milestone_id);
+    // As the database spells it: re-sending the current (even archived) milestone is accepted.
+    const milestoneId = typeof sent === 'string' ? canonicalId(sent) : sent;
     if (milestoneId && milestoneId !== plan.milestone_id)
       await this.checkMilestone(projectId, milestoneId);
 

@@ -5,7 +5,7 @@ import { isProjectRole } from '../../common/access/roles';
 import { ProjectAccess } from '../../common/access/project-access';
 import { AuthenticatedUser } from '../../common/auth/authenticated-user';
 import { AccessRefusal, AppException } from '../../common/errors/app-exception';
-import { isUuid, uuidv7 } from '../../common/persistence/ids';
+import { canonicalId, isUuid, uuidv7 } from '../../common/persistence/ids';
 import { offsetOf, pageOf } from '../../common/pagination/page';
 import {
   CreateTestRunFields,
@@ -357,15 +357,18 @@ export class TestRunsService {
       set('environment_snapshot', null);
     }
     if (dto.milestone_id !== undefined) {
-      const milestoneId = blankToNull(dto.milestone_id);
-      // Re-sending the current link is accepted even if that milestone was archived since.
+      const sent = blankToNull(dto.milestone_id);
+      const milestoneId = sent === null ? null : canonicalId(sent);
+      // Re-sending the current link (in any letter case) is accepted even if that milestone was
+      // archived since.
       if (milestoneId && milestoneId !== run.milestoneId) {
         await this.checkMilestone(run.projectId, milestoneId);
       }
       set('milestone_id', milestoneId);
     }
     if (dto.assignee !== undefined) {
-      const assignee = blankToNull(dto.assignee);
+      const given = blankToNull(dto.assignee);
+      const assignee = given === null ? null : canonicalId(given);
       if (assignee && assignee !== run.assigneeId)
         await this.checkAssignee(run.projectId, assignee);
       set('assignee_id', assignee);
