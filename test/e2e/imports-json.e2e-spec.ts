@@ -190,6 +190,30 @@ describe('JUnit import endpoints: Karvio results JSON (reference §4.5)', () => 
     });
   });
 
+  it('a dataset name without a key names the row: two parametrisations are two rows, not a folded retry (reference §4.10)', async () => {
+    const projectId = await newProject();
+    const runId = await createRun(projectId);
+    await addToRun(runId, [await createCase(projectId, { title: 'Checkout' })]);
+    const json = {
+      cases: [
+        { name: 'checkout', status: 'failure', dataset_name: 'Chrome', message: 'boom' },
+        { name: 'checkout', status: 'passed', dataset_name: 'Firefox' },
+      ],
+    };
+    const res = await importInto(runId, Buffer.from(JSON.stringify(json)));
+    expect(res.status).toBe(201);
+    expect(res.body.flaky_cases).toEqual([]);
+    const rows = await rowsOfRun(runId);
+    expect(rows.map((r) => [r.scenario_label, r.status])).toEqual([
+      ['Chrome', 'failure'],
+      ['Firefox', 'passed'],
+    ]);
+    // The JUnit property alone labels the row too.
+    const xml = `<testsuite name="s"><testcase name="checkout"><properties><property name="tms_dataset_name" value="Safari"/></properties></testcase></testsuite>`;
+    expect((await importInto(runId, Buffer.from(xml), 'r.xml')).status).toBe(201);
+    expect((await rowsOfRun(runId)).map((r) => r.scenario_label)).toContain('Safari');
+  });
+
   describe('creating missing cases', () => {
     let projectId: string;
     let runId: string;

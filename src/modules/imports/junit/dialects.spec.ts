@@ -597,8 +597,14 @@ describe('parseSuitePathProperty', () => {
 });
 
 describe('readDatasetHint (reference §4.9)', () => {
-  it('needs a key', () => {
-    expect(readDatasetHint({ tms_dataset_name: 'Users' })).toBeNull();
+  it('needs a key or a name (a name alone names the row, reference §4.10)', () => {
+    expect(readDatasetHint({})).toBeNull();
+    expect(readDatasetHint({ tms_dataset_name: 'Users' })).toEqual({
+      key: null,
+      name: 'Users',
+      data: null,
+      source_ref: null,
+    });
   });
 
   it('accepts dataset_key and the unprefixed spellings', () => {

@@ -143,7 +143,8 @@ export interface JunitAttempt {
 
 /** Dataset properties (reference §4.9); present only when a dataset key is given. */
 export interface DatasetHint {
-  key: string;
+  /** The dataset key (reference §4.9); null when only a name was given. */
+  key: string | null;
   name: string | null;
   /** `tms_dataset_data` parsed as a JSON object; null when absent or not a JSON object. */
   data: Record<string, unknown> | null;
@@ -387,10 +388,13 @@ function prop(properties: Readonly<Record<string, string>>, ...names: string[]):
 /** Dataset properties (reference §4.9): `tms_dataset_*` first, then the unprefixed spelling. */
 export function readDatasetHint(properties: Readonly<Record<string, string>>): DatasetHint | null {
   const key = prop(properties, 'tms_dataset_key', 'dataset_key');
-  if (key === null) return null;
+  const name = prop(properties, 'tms_dataset_name', 'dataset_name');
+  // A name alone still names the row (reference §4.10: the label is the dataset name, else the
+  // key, else the testcase name), so parametrisations told apart by name are never folded.
+  if (key === null && name === null) return null;
   return {
     key,
-    name: prop(properties, 'tms_dataset_name', 'dataset_name'),
+    name,
     data: parseJsonObject(prop(properties, 'tms_dataset_data', 'dataset_data')),
     source_ref: prop(properties, 'tms_dataset_source_ref', 'dataset_source_ref'),
   };
@@ -653,7 +657,10 @@ export function retryKey(result: JunitResult): string {
       : storageAutomationId(result.automation_id_property),
     result.classname ?? '',
     result.name,
-    result.dataset === null ? '' : storageAutomationId(result.dataset.key),
+    // The row the result goes to (its label): the dataset's name, else its key.
+    result.dataset === null
+      ? ''
+      : storageAutomationId(result.dataset.name ?? result.dataset.key ?? ''),
   ]);
   return `[${pathJson(result.suite_path)},${rest.slice(1)}`;
 }

@@ -198,11 +198,27 @@ describe('mapResultsJson: fields (reference §4.5)', () => {
     });
   });
 
-  it('dataset fields count only with a dataset key (as tms_dataset_* properties do)', () => {
+  it('a dataset name without a key names the row (reference §4.10), as tms_dataset_* properties do', () => {
     const report = mapResultsJson({
       cases: [{ name: 'a', status: 'passed', dataset_name: 'Row', dataset_data: { x: 1 } }],
     });
-    expect(only(report).dataset).toBeNull();
+    expect(only(report).dataset).toEqual({
+      key: null,
+      name: 'Row',
+      data: { x: 1 },
+      source_ref: null,
+    });
+    const two = mapResultsJson({
+      cases: [
+        { name: 'a', status: 'failure', dataset_name: 'Chrome' },
+        { name: 'a', status: 'passed', dataset_name: 'Firefox' },
+      ],
+    });
+    // Two parametrisations, not a retry folded into one result.
+    expect(two.results.map((r) => [r.dataset?.name, r.status])).toEqual([
+      ['Chrome', 'failure'],
+      ['Firefox', 'passed'],
+    ]);
   });
 
   it('folds repeated cases of one test like repeated testcases: last status, flaky when it passed last', () => {
