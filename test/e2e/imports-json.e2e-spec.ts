@@ -214,6 +214,36 @@ describe('JUnit import endpoints: Karvio results JSON (reference §4.5)', () => 
     expect((await rowsOfRun(runId)).map((r) => r.scenario_label)).toContain('Safari');
   });
 
+  it("a created case's step holds at most 10,000 characters of steps and assertions, so it can be sent back", async () => {
+    const projectId = await newProject();
+    const runId = await createRun(projectId);
+    const doc = {
+      cases: [
+        {
+          name: 'long steps',
+          status: 'passed',
+          steps: 's'.repeat(20_000),
+          assertions: 'a'.repeat(20_000),
+        },
+      ],
+    };
+    const res = await importInto(
+      runId,
+      Buffer.from(JSON.stringify(doc)),
+      'r.json',
+      '?create_missing_cases=true',
+    );
+    expect(res.status).toBe(201);
+    const created = (res.body.created_cases as Array<{ id: string }>)[0];
+    const got = await t.req('get', `/api/v1/test-cases/${created.id}`, f.viewer.token);
+    const steps = got.body.steps as Array<{ action: string; expected: string }>;
+    expect([steps[0].action.length, steps[0].expected.length]).toEqual([10_000, 10_000]);
+    const again = await t
+      .req('patch', `/api/v1/test-cases/${created.id}`, f.tester.token)
+      .send({ steps: got.body.steps });
+    expect(again.status).toBe(200);
+  });
+
   describe('creating missing cases', () => {
     let projectId: string;
     let runId: string;

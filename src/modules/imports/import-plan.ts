@@ -1,7 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import type { ImportIssueDto } from './dto/import.dto';
 import type { ResultInput } from '../run-items/run-results.writer';
+import { cutText } from '../../common/normalize';
 import { TEST_CASE_KEY_COUNTER } from '../test-cases/case-keys';
+import { STEP_TEXT_MAX } from '../test-cases/dto/test-case.dto';
 import { TestCasesRepository } from '../test-cases/test-cases.repository';
 import { ImportRepository, RunRef } from './import.repository';
 import type { JunitResult } from './junit/dialects';
@@ -211,9 +213,11 @@ export class ImportPlanner {
           automation_id: automationId,
           suite_path: suitePath,
           suite: planner.resolve(suitePath),
-          steps: result.steps,
+          // The created case's one step holds them: cut to what a step may hold, so the case can
+          // be sent back as GET answers it (a report may carry up to 65,536 characters).
+          steps: result.steps === null ? null : cutText(result.steps, STEP_TEXT_MAX),
           preconditions: result.preconditions,
-          assertions: result.assertions,
+          assertions: result.assertions === null ? null : cutText(result.assertions, STEP_TEXT_MAX),
         });
         plannedByKey.set(key, planned);
       }

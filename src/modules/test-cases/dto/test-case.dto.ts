@@ -45,22 +45,25 @@ export const TEST_CASE_SORT_FIELDS = [
 ] as const;
 export type TestCaseSortField = (typeof TEST_CASE_SORT_FIELDS)[number];
 
+/** Longest `action` or `expected` of a step, in characters (also what an import cuts them to). */
+export const STEP_TEXT_MAX = 10_000;
+
 export class TestCaseStepDto {
-  @ApiProperty({ maxLength: 10000, example: 'Open the login page' })
+  @ApiProperty({ maxLength: STEP_TEXT_MAX, example: 'Open the login page' })
   @IsString()
   @IsNotEmpty()
-  @MaxLen(10000)
+  @MaxLen(STEP_TEXT_MAX)
   action: string;
 
   @ApiPropertyOptional({
     nullable: true,
     type: String,
-    maxLength: 10000,
+    maxLength: STEP_TEXT_MAX,
     example: 'The form is shown',
   })
   @Nullable()
   @IsString()
-  @MaxLen(10000)
+  @MaxLen(STEP_TEXT_MAX)
   expected?: string | null;
 }
 
