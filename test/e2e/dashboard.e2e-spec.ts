@@ -496,6 +496,23 @@ describe('dashboard in a headless browser (issue #21)', () => {
     await expect(page.locator('table.items tbody tr').count()).resolves.toBe(5);
     await page.goto(`${base}/app/#/projects/${f.projectId}/runs?page=9`);
     await page.getByText(`Page 9 is past the end (${RUNS} in all).`).waitFor();
+    // The other lists too (they showed an empty table with eight Previous clicks back).
+    for (const hash of [
+      '#/projects?page=9',
+      `#/projects/${f.projectId}/environments?page=9`,
+      `#/projects/${f.projectId}/products?page=9`,
+      `#/environments/${seeded.envId}?rev_page=9`,
+    ]) {
+      await page.goto(`${base}/app/${hash}`);
+      await page.getByText(/Page 9 is past the end \(\d+ in all\)\./).waitFor();
+    }
+    // An id from the address stays one path segment: `%2Fexport` asked for the run's export.
+    requested.length = 0;
+    await page.goto(`${base}/app/#/runs/${runId}%2Fexport`);
+    await page.getByRole('alert').waitFor();
+    expect(requested.filter((u) => u.includes('/api/v1/test-runs/')).every((u) => u.includes(`${runId}%2Fexport`))).toBe(true);
+    expect(requested.some((u) => /\/export(\?|$)/.test(u))).toBe(false);
+    consoleErrors.length = 0; // the browser logs the 404 the page shows
     // A page number that is not whole is read as its whole part, as on the other pages (it was a 422).
     await page.goto(`${base}/app/#/runs/${runId}?page=1.5`);
     await page.locator('table.items tbody tr').first().waitFor();

@@ -18,8 +18,21 @@ describe('dashboard addresses', () => {
     expect(hasDotSegment(path)).toBe(expected);
   });
 
+  it.each<[string, string]>([
+    ['<id>%2Fexport', '<id>%2Fexport'],
+    ['<id>%3Ffields%3Did', '<id>%3Ffields=id'],
+    ['a%23b', 'a%23b'],
+    ['%2541', '%2541'],
+    ['caf%C3%A9', 'café'],
+  ])('an id decoded from %s stays one path segment (%s)', (segment, expected) => {
+    // A `/`, `?`, `#` or `%` in an id would otherwise address another resource or add a query.
+    expect(decodeSegment(segment)).toBe(expected);
+  });
+
   it('an id from the address that climbs out of its resource is never requested', () => {
-    const id = decodeSegment('..%2Fusers%2Fme');
-    expect(hasDotSegment(`/test-runs/${id}`)).toBe(true);
+    // Its slashes stay escaped: one segment, which the API answers 404.
+    expect(decodeSegment('..%2Fusers%2Fme')).toBe('..%2Fusers%2Fme');
+    // A segment that is a dot segment once decoded is refused before any request.
+    expect(hasDotSegment(`/test-runs/${decodeSegment('%2E%2E')}`)).toBe(true);
   });
 });

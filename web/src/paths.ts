@@ -2,11 +2,15 @@
 
 /** A segment of the address decoded; as typed when it is not valid percent-encoding (`%E0%A4%A` threw, blanking the page). */
 export function decodeSegment(segment: string): string {
+  let decoded: string;
   try {
-    return decodeURIComponent(segment);
+    decoded = decodeURIComponent(segment);
   } catch {
     return segment;
   }
+  // An id goes into an API path as one segment: a `/`, `?`, `#` or `%` it decodes to stays escaped
+  // (`#/runs/<id>%2Fexport` requested the run's export and crashed the run page).
+  return decoded.replace(/[%/?#]/g, (c) => encodeURIComponent(c));
 }
 
 /**

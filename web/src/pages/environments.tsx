@@ -5,7 +5,7 @@ import { type Loaded, useLoad } from '../hooks';
 import { ProjectNav } from '../project-nav';
 import { navigate, pageParam, pageValue } from '../router';
 import type { Environment, EnvironmentRevision, Page, RevisionDiff, Topology, TopologyComponent } from '../types';
-import { Empty, PageTitle, Pager, Show } from '../ui';
+import { Empty, PageTitle, Pager, PastTheEnd, Show } from '../ui';
 
 const PAGE_SIZE = 200;
 /** What the list shows of each environment (sparse fields: no topology, the bulk of one). */
@@ -26,6 +26,8 @@ export function EnvironmentsPage({ projectId, query }: { projectId: string; quer
         {(p) =>
           p.total === 0 ? (
             <Empty>This project has no environments yet.</Empty>
+          ) : p.items.length === 0 ? (
+            <PastTheEnd page={p.page} total={p.total} pageSize={p.page_size} onPage={go} />
           ) : (
             <>
               <table>
@@ -110,7 +112,10 @@ export function EnvironmentPage({ environmentId, query }: { environmentId: strin
       <section aria-labelledby="revisions-title">
         <h2 id="revisions-title">Revisions</h2>
         <Show value={revisions} what="revisions">
-          {(p) => (
+          {(p) =>
+            p.items.length === 0 && p.total > 0 ? (
+              <PastTheEnd page={p.page} total={p.total} pageSize={p.page_size} onPage={(n) => go({ rev_page: pageValue(n) })} />
+            ) : (
             <>
               <table>
                 <caption class="visually-hidden">Revisions, newest first</caption>
@@ -142,7 +147,8 @@ export function EnvironmentPage({ environmentId, query }: { environmentId: strin
               </table>
               <Pager page={p.page} hasNext={p.has_next} total={p.total} onPage={(n) => go({ rev_page: pageValue(n) })} />
             </>
-          )}
+            )
+          }
         </Show>
       </section>
       <Drift current={e.current_revision_number} from={from} to={to} diff={diff} onShow={(d) => go({ from: String(d.from), to: String(d.to) })} />

@@ -4,7 +4,7 @@ import { useLoad } from '../hooks';
 import { ProjectNav } from '../project-nav';
 import { navigate, pageParam, pageValue } from '../router';
 import type { Page, Product, ProductSummary, Readiness } from '../types';
-import { Empty, Figures, PageTitle, Pager, Show } from '../ui';
+import { Empty, Figures, PageTitle, Pager, PastTheEnd, Show } from '../ui';
 
 /** The project's products, 200 a page (`?page=`), so that none is out of reach. */
 export function ProductsPage({ projectId, query }: { projectId: string; query: URLSearchParams }) {
@@ -19,6 +19,8 @@ export function ProductsPage({ projectId, query }: { projectId: string; query: U
         {(p) =>
           p.total === 0 ? (
             <Empty>This project has no products yet.</Empty>
+          ) : p.items.length === 0 ? (
+            <PastTheEnd page={p.page} total={p.total} pageSize={p.page_size} onPage={go} />
           ) : (
             <>
               <table>

@@ -4,7 +4,7 @@ import { useLoad } from '../hooks';
 import { rememberProjects } from '../project-nav';
 import { navigate, pageParam, pageValue } from '../router';
 import type { Page, Project } from '../types';
-import { Empty, PageTitle, Pager, Show } from '../ui';
+import { Empty, PageTitle, Pager, PastTheEnd, Show } from '../ui';
 
 /** The user's projects by name, 200 a page (`?page=`), so that none is out of reach. */
 export function ProjectsPage({ query }: { query: URLSearchParams }) {
@@ -22,6 +22,8 @@ export function ProjectsPage({ query }: { query: URLSearchParams }) {
         {(page) =>
           page.total === 0 ? (
             <Empty>You are not a member of any project yet. A project lead or an administrator can add you.</Empty>
+          ) : page.items.length === 0 ? (
+            <PastTheEnd page={page.page} total={page.total} pageSize={page.page_size} onPage={go} />
           ) : (
             <>
               <table>
