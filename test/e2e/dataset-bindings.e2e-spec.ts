@@ -194,6 +194,29 @@ describe('dataset bindings (api.md §2.7, §4.5; CONTRACT §10)', () => {
     });
   });
 
+  it('a selected row key of 128 characters outside the BMP is accepted on create, as on PATCH (characters, not UTF-16 units)', async () => {
+    const key = '😀'.repeat(128);
+    const ds = await t.req('post', `${API}/datasets`, f.tester.token).send({
+      project_id: f.projectId,
+      name: t.unique('Emoji keys '),
+      columns: [{ column_key: 'c' }],
+      rows: [{ row_key: key }, { row_key: 'plain' }],
+    });
+    expect(ds.status).toBe(201);
+    const c = await createCase();
+    const body = { dataset_id: ds.body.id, dataset_alias: 'e', row_selection_type: 'subset' };
+    const created = await bind(c.id, { ...body, selected_row_keys: [key] });
+    expect(created.status).toBe(201);
+    expect(created.body.selected_row_keys).toEqual([key]);
+    const tooLong = await bind((await createCase()).id, {
+      ...body,
+      selected_row_keys: [`${key}😀`],
+    });
+    expect(expectProblem(tooLong, 422, 'validation_error').errors).toHaveProperty(
+      'selected_row_keys',
+    );
+  });
+
   it('subset requires selected_row_keys that exist in the resolved revision', async () => {
     const c = await createCase();
     const d = await createDataset();

@@ -73,7 +73,12 @@ function keysProblem(value: unknown, body: object): string | null {
   if (!Array.isArray(value)) return 'selected_row_keys must be an array of row keys';
   if (value.length > MAX_SELECTED_KEYS)
     return `selected_row_keys must contain no more than ${MAX_SELECTED_KEYS} elements`;
-  if (!value.every((k) => typeof k === 'string' && k !== '' && k.length <= MAX_ROW_KEY_LENGTH))
+  // Characters as PostgreSQL counts them (code points), as every MaxLen does.
+  const fits = (k: unknown) =>
+    typeof k === 'string' &&
+    k !== '' &&
+    (k.length <= MAX_ROW_KEY_LENGTH || [...k].length <= MAX_ROW_KEY_LENGTH);
+  if (!value.every(fits))
     return `each value in selected_row_keys must be a non-empty string of at most ${MAX_ROW_KEY_LENGTH} characters`;
   if (subset && value.length === 0)
     return 'selected_row_keys must list at least one row key when row_selection_type is subset';
