@@ -93,6 +93,13 @@ describe('OpenAPI: bounds of every input', () => {
     expect(JSON.stringify(doc)).not.toContain(ITEM_MAX_LENGTH_KEY);
   });
 
+  it("a topology's objects show their 200-key limit (README: every bound is in the schema)", () => {
+    const schemas = (doc.components?.schemas ?? {}) as Record<string, Schema>;
+    for (const name of ['TopologyNodeDto', 'TopologyComponentDto', 'TopologyDto']) {
+      expect(schemas[name]).toMatchObject({ maxProperties: 200, additionalProperties: true });
+    }
+  });
+
   it('every numeric query parameter is an integer (QueryInt refuses 1.5), documented as one', () => {
     const numeric: string[] = [];
     for (const [path, ops] of Object.entries(doc.paths)) {

@@ -5,6 +5,7 @@ import { documentBodyProblems } from './body-problems-docs';
 import { documentConditionalRequests } from './conditional-docs';
 import { documentCursorLinks } from '../pagination/cursor-docs';
 import { documentSparseFields } from '../pagination/fields-docs';
+import { documentSchemaExtras } from './schema-extras';
 import { documentIdempotency } from './idempotency-docs';
 import { documentItemLimits } from './item-limits-docs';
 import { API_KEY_HEADER, API_KEY_SCHEME, BEARER_SCHEME } from './security-schemes';
@@ -104,6 +105,7 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
   documentConditionalRequests(document);
   documentCursorLinks(document);
   documentSparseFields(document);
+  documentSchemaExtras(document);
   return document;
 }
 

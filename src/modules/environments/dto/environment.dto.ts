@@ -26,6 +26,7 @@ import {
   QueryArray,
   QueryBool,
 } from '../../../common/validation/decorators';
+import { registerSchemaExtras } from '../../../common/openapi/schema-extras';
 import { FREE_FORM_KEY_RULE, FREE_FORM_KEYS_MAX } from '../../../common/validation/free-form';
 import { TOPOLOGY_LIMITS as L } from '../topology';
 import { EnvironmentBodyChecks } from './environment-body.validator';
@@ -131,6 +132,23 @@ export class TopologyDto {
   @ApiPropertyOptional({ type: [TopologyComponentDto], maxItems: L.componentsPerSection })
   supporting_services?: TopologyComponentDto[];
   @ApiPropertyOptional(FREE_FORM) metadata?: Record<string, unknown>;
+}
+
+// Every object of a topology: at most 200 keys, counted as stored (with the declared fields each
+// always has), and any additional keys kept verbatim.
+for (const [schema, declared] of [
+  ['TopologyNodeDto', 10],
+  ['TopologyComponentDto', 6],
+  ['TopologyDto', 4],
+] as const) {
+  registerSchemaExtras(schema, {
+    additionalProperties: true,
+    maxProperties: FREE_FORM_KEYS_MAX,
+    description:
+      `At most ${FREE_FORM_KEYS_MAX} keys, counted as stored: the ${declared} declared fields are ` +
+      `always stored (defaulted), so at most ${FREE_FORM_KEYS_MAX - declared} additional keys; ` +
+      `additional keys are kept verbatim (${FREE_FORM_KEY_RULE}).`,
+  });
 }
 
 const TOPOLOGY_DESCRIPTION =
