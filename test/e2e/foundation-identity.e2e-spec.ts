@@ -92,6 +92,24 @@ describe('foundation: identity and access', () => {
       expect(expectProblem(unknown, 422, 'validation_error').errors).toHaveProperty('is_active');
     });
 
+    it('usernames are stored in Unicode form C: both spellings of an accented name are one user', async () => {
+      const suffix = randomUUID().slice(0, 6);
+      const decomposed = `zoe\u0308 ${suffix}`; // e + combining diaeresis
+      const composed = `zo\u00eb ${suffix}`;
+      const created = await t
+        .req('post', `${API}/users`, t.adminToken)
+        .send({ username: decomposed, password: DEFAULT_PASSWORD });
+      expect(created.status).toBe(201);
+      expect(created.body.username).toBe(composed);
+      for (const spelling of [composed, decomposed, composed.toUpperCase()]) {
+        expect((await t.login(spelling, DEFAULT_PASSWORD)).length).toBeGreaterThan(0);
+      }
+      const again = await t
+        .req('post', `${API}/users`, t.adminToken)
+        .send({ username: composed, password: DEFAULT_PASSWORD });
+      expectProblem(again, 409, 'user_already_exists');
+    });
+
     it('emails: stored trimmed and lower-cased, unique without letter case (409 naming the email)', async () => {
       const address = `${t.unique('Mail')}@Example.COM`;
       const create = (email: unknown) =>

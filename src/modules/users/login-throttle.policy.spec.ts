@@ -32,6 +32,8 @@ describe('usernameKey', () => {
     ['Alice', 'Alice'],
     ['  ALICE ', 'ALICE'],
     ['alice', 'alice'],
+    // Form C, as names are stored: both spellings of zoë are one key.
+    ['zoe\u0308', 'zo\u00eb'],
   ])('%j → %j', (input, expected) => {
     expect(usernameKey(input)).toBe(expected);
   });

@@ -21,7 +21,8 @@ export type LoginScope = 'user' | 'ip';
  * key is the same for every spelling that logs in as one user, `İ` and final `Σ` included.
  */
 export function usernameKey(username: string): string {
-  return username.trim();
+  // Form C, as names are stored: both spellings of `josé` count on one key.
+  return username.trim().normalize('NFC');
 }
 
 /**

@@ -47,10 +47,18 @@ export class UsersRepository {
   }
 
   /** The user whose username equals `username` case-insensitively. */
+  /**
+   * The user of a login name, whatever its letter case and Unicode normalisation: names are stored
+   * in form C (a name stored before that, in another form, is still found as typed then).
+   */
   async findByUsername(username: string): Promise<UserEntity | null> {
     return this.users
       .createQueryBuilder('u')
-      .where('lower(u.username) = lower(:username)', { username })
+      .where('lower(u.username) IN (lower(:username), lower(:composed))', {
+        username,
+        composed: username.normalize('NFC'),
+      })
+      .orderBy('lower(u.username) = lower(:composed)', 'DESC')
       .getOne();
   }
 

@@ -79,7 +79,7 @@ export class UsersService {
     const id = uuidv7();
     await this.users.insert({
       id,
-      username: dto.username,
+      username: usernameOf(dto.username),
       displayName: blankToNull(dto.display_name),
       email: emailOf(dto.email),
       passwordHash: await hashPassword(dto.password),
@@ -116,7 +116,7 @@ export class UsersService {
     }
     if (user.isAdmin && user.isActive && (dto.is_admin === false || dto.is_active === false))
       await this.assertAnotherActiveAdmin(id);
-    if (dto.username !== undefined) user.username = dto.username;
+    if (dto.username !== undefined) user.username = usernameOf(dto.username);
     if (dto.display_name !== undefined) user.displayName = blankToNull(dto.display_name);
     if (dto.email !== undefined) user.email = emailOf(dto.email);
     if (dto.is_admin !== undefined) user.isAdmin = dto.is_admin;
@@ -270,4 +270,12 @@ function selfAlias(caller: AuthenticatedUser, id: string): string {
  */
 function emailOf(value: string | null | undefined): string | null {
   return blankToNull(value)?.toLowerCase() ?? null;
+}
+
+/**
+ * A username as stored: in Unicode normalisation form C, so that `josé` typed with a combining
+ * accent and with the precomposed letter is one name (unique, and found by either spelling).
+ */
+function usernameOf(value: string): string {
+  return value.normalize('NFC');
 }
