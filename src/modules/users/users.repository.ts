@@ -46,10 +46,9 @@ export class UsersRepository {
     return this.db.repo(ApiKeyEntity);
   }
 
-  /** The user whose username equals `username` case-insensitively. */
   /**
-   * The user of a login name, whatever its letter case and Unicode normalisation: names are stored
-   * in form C (a name stored before that, in another form, is still found as typed then).
+   * The user of a login name, whatever its letter case (PostgreSQL's `lower()`) and Unicode
+   * normalisation: names are stored in form C (one stored before in another form is found as typed).
    */
   async findByUsername(username: string): Promise<UserEntity | null> {
     return this.users
