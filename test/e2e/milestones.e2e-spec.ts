@@ -128,21 +128,22 @@ describe('milestones', () => {
     });
   });
 
+  /** A run and a test plan linked to milestone `m`. */
+  async function runAndPlanOf(m: Json): Promise<{ run: Json; plan: Json }> {
+    const create = async (path: string, name: string) =>
+      ok(
+        await t
+          .req('post', api(path), f.tester.token)
+          .send({ project_id: f.projectId, name: t.unique(name), milestone_id: m.id }),
+        201,
+      );
+    return { run: await create('/test-runs', 'run '), plan: await create('/test-plans', 'plan ') };
+  }
+
   describe('deletion', () => {
     it('unlinks its runs and test plans, which are kept', async () => {
       const m = await createMilestone();
-      const run = await ok(
-        await t
-          .req('post', api('/test-runs'), f.tester.token)
-          .send({ project_id: f.projectId, name: t.unique('run '), milestone_id: m.id }),
-        201,
-      );
-      const plan = await ok(
-        await t
-          .req('post', api('/test-plans'), f.tester.token)
-          .send({ project_id: f.projectId, name: t.unique('plan '), milestone_id: m.id }),
-        201,
-      );
+      const { run, plan } = await runAndPlanOf(m);
       expect([run.milestone_id, plan.milestone_id]).toEqual([m.id, m.id]);
       await ok(await t.req('delete', api(`/milestones/${String(m.id)}`), f.lead.token), 204);
       const runAfter = await ok(
@@ -160,18 +161,7 @@ describe('milestones', () => {
 
   it('an archived milestone re-sent on its run or plan is kept, in either letter case; a new link to it is refused', async () => {
     const m = await createMilestone();
-    const run = await ok(
-      await t
-        .req('post', api('/test-runs'), f.tester.token)
-        .send({ project_id: f.projectId, name: t.unique('run '), milestone_id: m.id }),
-      201,
-    );
-    const plan = await ok(
-      await t
-        .req('post', api('/test-plans'), f.tester.token)
-        .send({ project_id: f.projectId, name: t.unique('plan '), milestone_id: m.id }),
-      201,
-    );
+    const { run, plan } = await runAndPlanOf(m);
     await ok(
       await t
         .req('patch', api(`/milestones/${String(m.id)}`), f.tester.token)

@@ -1,3 +1,5 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
 import { ValidateBy } from 'class-validator';
 import { AppException } from '../../src/common/errors/app-exception';
 import { validateInput } from '../../src/common/validation/validate';
@@ -31,4 +33,20 @@ export class ValidationCounter {
       },
     });
   }
+}
+
+/** The non-test TypeScript files under `root` whose text matches `pattern` (paths from `root`). */
+export function sourcesMatching(root: string, pattern: RegExp): string[] {
+  const found: string[] = [];
+  const walk = (dir: string) => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      const path = join(dir, entry.name);
+      if (entry.isDirectory()) walk(path);
+      else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.spec.ts')) {
+        if (pattern.test(readFileSync(path, 'utf8'))) found.push(relative(root, path));
+      }
+    }
+  };
+  walk(root);
+  return found;
 }

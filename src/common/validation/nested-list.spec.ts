@@ -1,4 +1,3 @@
-import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { plainToInstance, Type } from 'class-transformer';
 import {
@@ -12,7 +11,7 @@ import {
   validateSync,
 } from 'class-validator';
 import fc from 'fast-check';
-import { bodyProblem, ValidationCounter } from '../../../test/support/validation';
+import { bodyProblem, sourcesMatching, ValidationCounter } from '../../../test/support/validation';
 import { MAX_INVALID_LIST_ITEMS, NestedList } from './nested-list';
 import { MAX_ERROR_FIELDS, validateInput } from './validate';
 
@@ -162,18 +161,6 @@ describe('NestedList', () => {
 
   it("is what the service's DTOs use: no @ValidateNested({ each: true }) is left in src", () => {
     const root = join(__dirname, '..', '..');
-    const offenders: string[] = [];
-    const walk = (dir: string) => {
-      for (const entry of readdirSync(dir, { withFileTypes: true })) {
-        const path = join(dir, entry.name);
-        if (entry.isDirectory()) walk(path);
-        else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.spec.ts')) {
-          if (/^\s*@ValidateNested\(\s*\{[^}]*each:\s*true/m.test(readFileSync(path, 'utf8')))
-            offenders.push(path);
-        }
-      }
-    };
-    walk(root);
-    expect(offenders).toEqual([]);
+    expect(sourcesMatching(root, /^\s*@ValidateNested\(\s*\{[^}]*each:\s*true/m)).toEqual([]);
   });
 });

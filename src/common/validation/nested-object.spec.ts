@@ -1,5 +1,4 @@
-import { readdirSync, readFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { join } from 'node:path';
 import { plainToInstance, Type } from 'class-transformer';
 import {
   IsArray,
@@ -12,7 +11,7 @@ import {
   validateSync,
 } from 'class-validator';
 import fc from 'fast-check';
-import { bodyProblem, ValidationCounter } from '../../../test/support/validation';
+import { bodyProblem, sourcesMatching, ValidationCounter } from '../../../test/support/validation';
 import { Nullable, OptionalNotNull } from './decorators';
 import { NestedList } from './nested-list';
 import { NestedObject } from './nested-object';
@@ -161,18 +160,6 @@ describe('NestedObject', () => {
 
   it("is what the service's DTOs use: no @ValidateNested() is left in src", () => {
     const root = join(__dirname, '..', '..');
-    const offenders: string[] = [];
-    const walk = (dir: string) => {
-      for (const entry of readdirSync(dir, { withFileTypes: true })) {
-        const path = join(dir, entry.name);
-        if (entry.isDirectory()) walk(path);
-        else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.spec.ts')) {
-          if (/^\s*@ValidateNested\(/m.test(readFileSync(path, 'utf8')))
-            offenders.push(relative(root, path));
-        }
-      }
-    };
-    walk(root);
-    expect(offenders).toEqual([]);
+    expect(sourcesMatching(root, /^\s*@ValidateNested\(/m)).toEqual([]);
   });
 });

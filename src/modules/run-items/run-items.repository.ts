@@ -564,6 +564,15 @@ export class RunItemsRepository {
     return rows[0]?.test_run_id;
   }
 
+  /** The item's assignee (null when unassigned or when there is no such item). */
+  async findAssigneeOfItem(itemId: string): Promise<string | null> {
+    const rows = await this.db.query<{ assignee_id: string | null }>(
+      `SELECT assignee_id FROM run_items WHERE id = $1`,
+      [itemId],
+    );
+    return rows[0]?.assignee_id ?? null;
+  }
+
   async exists(itemId: string): Promise<boolean> {
     const still = await this.db.query(`SELECT 1 FROM run_items WHERE id = $1`, [itemId]);
     return still.length > 0;

@@ -240,7 +240,7 @@ export class RunItemsService {
       assigneeId = dto.assignee_id ? canonicalId(dto.assignee_id) : null;
       // A new assignee must have access; the current one re-sent is kept (as a run's PATCH keeps
       // its assignee), also when they have left the project since.
-      if (assigneeId && assigneeId !== (await this.items([id]))[0]?.assignee_id)
+      if (assigneeId && assigneeId !== (await this.repo.findAssigneeOfItem(id)))
         await this.runs.checkAssignee(access.projectId, assigneeId, 'assignee_id');
     }
     await this.repo.updateItem(id, { assigneeId, comment: dto.comment });

@@ -20,6 +20,15 @@ import { IsDateTime } from '../../../common/validation/datetime';
 const USERNAME_RE = /^[^\p{Cc}\p{Cf}\p{Zl}\p{Zp}]+$/u;
 const USERNAME_MESSAGE = 'username must not contain control characters';
 
+/** The OpenAPI property of `email` in a create or a PATCH. */
+const EMAIL_PROPERTY = {
+  type: String,
+  nullable: true,
+  maxLength: 320,
+  description:
+    'Stored trimmed and lower-cased; unique without letter case (409 `user_already_exists`)',
+};
+
 export class UserDto {
   @ApiProperty({ format: 'uuid' }) id: string;
   @ApiProperty({ example: 'alice' }) username: string;
@@ -79,13 +88,7 @@ export class CreateUserDto {
   @MaxLen(200)
   display_name?: string | null;
 
-  @ApiPropertyOptional({
-    type: String,
-    nullable: true,
-    maxLength: 320,
-    description:
-      'Stored trimmed and lower-cased; unique without letter case (409 `user_already_exists`)',
-  })
+  @ApiPropertyOptional(EMAIL_PROPERTY)
   @Nullable()
   @IsEmail()
   @MaxLen(320)
@@ -112,13 +115,7 @@ export class UpdateUserDto {
   @MaxLen(200)
   display_name?: string | null;
 
-  @ApiPropertyOptional({
-    type: String,
-    nullable: true,
-    maxLength: 320,
-    description:
-      'Stored trimmed and lower-cased; unique without letter case (409 `user_already_exists`)',
-  })
+  @ApiPropertyOptional(EMAIL_PROPERTY)
   @Nullable()
   @IsEmail()
   @MaxLen(320)
