@@ -1,3 +1,5 @@
+import { Client } from 'pg';
+import type { Response } from 'supertest';
 import { statementsDuring } from '../support/query-count';
 import {
   createTestApp,
@@ -880,6 +882,63 @@ describe('products', () => {
         coverage_score_total: 1,
         total_cases: 1,
       });
+    });
+
+    it('answers one state when a link is removed while the summary is read', async () => {
+      const p = await createProduct();
+      const a = await createComponent(t.unique('Unlinked '));
+      await link(p.id, [{ component_id: a.id }]);
+      await kase({ coverages: [{ component_id: a.id, coverage_strength: 'smoke' }] });
+      // Right after the linked components are read, the link is removed and committed: read
+      // separately, the coverages then came from the state after it and the component was
+      // answered linked but uncovered, a state that never existed.
+      const query = Client.prototype.query as (...args: unknown[]) => unknown;
+      let unlinkStatus: number | undefined;
+      const unlink = async () => {
+        unlinkStatus = (
+          await t.req('put', `${API}/products/${p.id}/components`, t.adminToken).send({ links: [] })
+        ).status;
+      };
+      const spy = jest.spyOn(Client.prototype, 'query').mockImplementation(function (
+        this: Client,
+        ...args: unknown[]
+      ) {
+        const first = args[0] as string | { text?: string };
+        const text = typeof first === 'string' ? first : (first?.text ?? '');
+        if (
+          unlinkStatus !== undefined ||
+          !/FROM product_components pc JOIN components c ON c\.id = pc\.component_id/.test(text)
+        )
+          return query.apply(this, args);
+        unlinkStatus = 0;
+        const done = args[args.length - 1];
+        if (typeof done === 'function') {
+          args[args.length - 1] = (err: unknown, rows: unknown) =>
+            void unlink().then(() => (done as (e: unknown, r: unknown) => void)(err, rows));
+          return query.apply(this, args);
+        }
+        return (query.apply(this, args) as Promise<unknown>).then(async (rows) => {
+          await unlink();
+          return rows;
+        });
+      } as never);
+      let during: Response;
+      try {
+        during = await t.req('get', `${API}/products/${p.id}/summary`, f.viewer.token);
+      } finally {
+        spy.mockRestore();
+      }
+      expect(unlinkStatus).toBe(200);
+      // The state before the change, whole: the component linked and covered by its smoke case.
+      expect(during.status).toBe(200);
+      expect(during.body).toMatchObject({
+        total_components: 1,
+        adequately_covered_components: 1,
+        uncovered_components: 0,
+        total_cases: 1,
+      });
+      const after = await t.req('get', `${API}/products/${p.id}/summary`, f.viewer.token);
+      expect(after.body).toMatchObject({ total_components: 0, total_cases: 0 });
     });
   });
   describe('query counts', () => {

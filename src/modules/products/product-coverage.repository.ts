@@ -1,15 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import { Db } from '../../common/persistence/db.service';
-import type { RiskLevel } from '../components/risk-score';
 import {
   COVERAGE_STRENGTH_SCORE,
-  type CoverageStrength,
   HIGH_RISK_LEVELS,
   type ProductSummarySnapshot,
   REQUIRED_COVERAGE_SCORE,
   type SummaryComponent,
   type SummaryCoverage,
-  type TestCaseType,
 } from './coverage';
 
 /** `CASE <column> WHEN 'a' THEN 1 … ELSE 0 END` from a constant table (code, never input). */
@@ -39,14 +36,6 @@ interface SnapshotRow {
   adequately_covered_components: number;
   high_risk_uncovered_components: number;
   mandatory_release_cases: number;
-}
-
-interface CoverageRow {
-  component_id: string;
-  test_case_id: string;
-  coverage_strength: CoverageStrength;
-  is_mandatory_for_release: boolean;
-  test_case_type: TestCaseType | null;
 }
 
 /**
@@ -113,28 +102,35 @@ export class ProductCoverageRepository {
     return result;
   }
 
-  /** The product's linked components (one query). */
-  async linkedComponents(productId: string): Promise<SummaryComponent[]> {
-    return this.db.query<SummaryComponent & { risk_level: RiskLevel }>(
-      `SELECT c.id AS component_id, c.key AS component_key, c.name AS component_name,
-              c.risk_level, c.risk_score, pc.is_core
-         FROM product_components pc JOIN components c ON c.id = pc.component_id
-        WHERE pc.product_id = $1`,
+  /**
+   * What a product's summary and readiness are computed from, read by one statement (one snapshot
+   * of the database): its linked components, and the coverages of those components by active test
+   * cases. Read as two statements, a link removed between them answered its component as linked
+   * but without coverage (uncovered, a readiness blocker), a state that never existed.
+   */
+  async summaryInputs(
+    productId: string,
+  ): Promise<{ components: SummaryComponent[]; coverages: SummaryCoverage[] }> {
+    const rows = await this.db.query<{
+      components: SummaryComponent[];
+      coverages: SummaryCoverage[];
+    }>(
+      `SELECT coalesce((SELECT json_agg(json_build_object(
+                  'component_id', c.id, 'component_key', c.key, 'component_name', c.name,
+                  'risk_level', c.risk_level, 'risk_score', c.risk_score, 'is_core', pc.is_core))
+                 FROM product_components pc JOIN components c ON c.id = pc.component_id
+                WHERE pc.product_id = $1), '[]') AS components,
+              coalesce((SELECT json_agg(json_build_object(
+                  'component_id', cov.component_id, 'test_case_id', cov.test_case_id,
+                  'coverage_strength', cov.coverage_strength,
+                  'is_mandatory_for_release', cov.is_mandatory_for_release,
+                  'test_case_type', tc.test_case_type))
+                 FROM product_components pc
+                 JOIN test_case_component_coverages cov ON cov.component_id = pc.component_id
+                 JOIN test_cases tc ON tc.id = cov.test_case_id AND tc.status = 'active'
+                WHERE pc.product_id = $1), '[]') AS coverages`,
       [productId],
     );
-  }
-
-  /** Coverages of the product's linked components by active test cases (one query). */
-  async activeCoverages(productId: string): Promise<SummaryCoverage[]> {
-    const rows = await this.db.query<CoverageRow>(
-      `SELECT cov.component_id, cov.test_case_id, cov.coverage_strength,
-              cov.is_mandatory_for_release, tc.test_case_type
-         FROM product_components pc
-         JOIN test_case_component_coverages cov ON cov.component_id = pc.component_id
-         JOIN test_cases tc ON tc.id = cov.test_case_id AND tc.status = 'active'
-        WHERE pc.product_id = $1`,
-      [productId],
-    );
-    return rows;
+    return rows[0];
   }
 }

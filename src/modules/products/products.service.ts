@@ -183,16 +183,15 @@ export class ProductsService {
     return this.links(id);
   }
 
-  /** The full summary: two queries (links, coverages of active cases) + buildProductSummary. */
+  /** The full summary: links and coverages of active cases (one statement) + buildProductSummary. */
   async summary(id: string): Promise<ProductSummaryDto> {
-    const components = await this.coverage.linkedComponents(id);
-    const coverages = components.length > 0 ? await this.coverage.activeCoverages(id) : [];
+    const { components, coverages } = await this.coverage.summaryInputs(id);
     return buildProductSummary(id, components, coverages);
   }
 
   /**
-   * Release readiness (issue #17 §5): the links and the active coverages (the summary's two
-   * queries), the environment check when one is given, and the latest results of the mandatory
+   * Release readiness (issue #17 §5): the links and the active coverages (the summary's one
+   * statement), the environment check when one is given, and the latest results of the mandatory
    * cases in one set-based query; then the pure rule of readiness.ts.
    */
   async readiness(access: ProjectAccess, id: string, q: ReadinessQueryDto): Promise<ReadinessDto> {
@@ -209,10 +208,9 @@ export class ProductsService {
         { 'query.environment_id': ['must be the id of an environment of this project'] },
       );
     }
-    const components = (await this.coverage.linkedComponents(id)).filter((c) =>
-      atLeastRiskLevel(c.risk_level, minLevel),
-    );
-    const coverages = components.length > 0 ? await this.coverage.activeCoverages(id) : [];
+    const inputs = await this.coverage.summaryInputs(id);
+    const components = inputs.components.filter((c) => atLeastRiskLevel(c.risk_level, minLevel));
+    const coverages = components.length > 0 ? inputs.coverages : [];
     const evaluated = new Set(components.map((c) => c.component_id));
     const caseIds = [
       ...new Set(
