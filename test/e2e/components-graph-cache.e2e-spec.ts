@@ -1,7 +1,6 @@
 import type { INestApplication } from '@nestjs/common';
-import { Client } from 'pg';
 import request from 'supertest';
-import { statementsDuring } from '../support/query-count';
+import { statementsDuring, withStepAfterStatement } from '../support/query-count';
 import { createTestApp, expectProblem, TestApp } from '../support/test-app';
 // After test-app, which loads the application's modules in their usual order.
 import { createApp } from '../../src/bootstrap';
@@ -185,39 +184,12 @@ describe('components: the cached graph across two instances', () => {
     await replaceOk('a', x, [y]);
     // Right after the components are read (before the edges), the other instance deletes Y,
     // and with it the edge X → Y, and commits (found by an audit: the answer mixed both states).
-    const query = Client.prototype.query as (...args: unknown[]) => unknown;
-    let deleteStatus: number | undefined;
-    const deleteY = async () => {
-      deleteStatus = (await on('b', 'delete', `${API}/components/${y}`)).status;
-    };
-    const spy = jest.spyOn(Client.prototype, 'query').mockImplementation(function (
-      this: Client,
-      ...args: unknown[]
-    ) {
-      const first = args[0] as string | { text?: string };
-      const text = typeof first === 'string' ? first : (first?.text ?? '');
-      if (deleteStatus !== undefined || !/FROM components c WHERE c\.project_id/.test(text))
-        return query.apply(this, args);
-      deleteStatus = 0;
-      const done = args[args.length - 1];
-      if (typeof done === 'function') {
-        // Callback form (the pool's own query): the delete commits before the caller resumes.
-        args[args.length - 1] = (err: unknown, rows: unknown) =>
-          void deleteY().then(() => (done as (e: unknown, r: unknown) => void)(err, rows));
-        return query.apply(this, args);
-      }
-      return (query.apply(this, args) as Promise<unknown>).then(async (rows) => {
-        await deleteY();
-        return rows;
-      });
-    } as never);
-    let during: Graph;
-    try {
-      during = await graph('a');
-    } finally {
-      spy.mockRestore();
-    }
-    expect(deleteStatus).toBe(204);
+    const { result: during, between: deleted } = await withStepAfterStatement(
+      /FROM components c WHERE c\.project_id/,
+      () => on('b', 'delete', `${API}/components/${y}`),
+      () => graph('a'),
+    );
+    expect(deleted?.status).toBe(204);
     // The state before the delete, whole: Y with the edge X → Y.
     expect(names(during)).toEqual(['X', 'Y']);
     expect(edges(during, byId)).toEqual(['X>Y']);

@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { Client } from 'pg';
 import { AppException } from '../../src/common/errors/app-exception';
 import { Db } from '../../src/common/persistence/db.service';
 import { BindingExpansionService } from '../../src/modules/datasets/binding-expansion.service';
@@ -10,6 +9,7 @@ import {
   RoleFixture,
   TestApp,
 } from '../support/test-app';
+import { withStepAfterStatement } from '../support/query-count';
 import { waitFor } from '../support/wait-for';
 
 const API = '/api/v1';
@@ -628,42 +628,26 @@ describe('dataset bindings (api.md §2.7, §4.5; CONTRACT §10)', () => {
     // Right after the bindings are read (before the revision rows), the dataset is deleted
     // (found by an audit: the revisions went with it, and the add answered 422
     // dataset_revision_not_found). The delete must wait for the add.
-    const query = Client.prototype.query as (...args: unknown[]) => unknown;
     let deletion: Promise<{ status: number }> | undefined;
-    const deleteWhileAdding = async () => {
-      deletion = t.req('delete', `${API}/datasets/${ds.id}`, f.lead.token).then((r) => r);
-      await waitFor(
-        async () =>
-          (
-            await t.db.query(
-              `SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'DELETE FROM datasets%'`,
-            )
-          ).length > 0,
-        { timeoutMs: 3_000, what: 'the delete to wait for the add' },
-      ).catch(() => undefined); // without the lock it does not wait: the add then shows why
-    };
-    const spy = jest.spyOn(Client.prototype, 'query').mockImplementation(function (
-      this: Client,
-      ...args: unknown[]
-    ) {
-      const first = args[0] as string | { text?: string };
-      const text = typeof first === 'string' ? first : (first?.text ?? '');
-      if (deletion !== undefined || !/FROM test_case_dataset_bindings b JOIN datasets d/.test(text))
-        return query.apply(this, args);
-      deletion = Promise.resolve({ status: 0 });
-      return (query.apply(this, args) as Promise<unknown>).then(async (rows) => {
-        await deleteWhileAdding();
-        return rows;
-      });
-    } as never);
-    let added;
-    try {
-      added = await t
-        .req('post', `${API}/run-cases`, f.tester.token)
-        .send({ test_run_id: run.body.id, test_case_id: c.id });
-    } finally {
-      spy.mockRestore();
-    }
+    const { result: added } = await withStepAfterStatement(
+      /FROM test_case_dataset_bindings b JOIN datasets d/,
+      async () => {
+        deletion = t.req('delete', `${API}/datasets/${ds.id}`, f.lead.token).then((r) => r);
+        await waitFor(
+          async () =>
+            (
+              await t.db.query(
+                `SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'DELETE FROM datasets%'`,
+              )
+            ).length > 0,
+          { timeoutMs: 3_000, what: 'the delete to wait for the add' },
+        ).catch(() => undefined); // without the lock it does not wait: the add then shows why
+      },
+      () =>
+        t
+          .req('post', `${API}/run-cases`, f.tester.token)
+          .send({ test_run_id: run.body.id, test_case_id: c.id }),
+    );
     expect(added.status).toBe(201);
     expect((await deletion)?.status).toBe(204);
     const rows = await t.req('get', `${API}/run-cases/${added.body.id}/rows`, f.viewer.token);

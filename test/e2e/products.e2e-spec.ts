@@ -1,6 +1,4 @@
-import { Client } from 'pg';
-import type { Response } from 'supertest';
-import { statementsDuring } from '../support/query-count';
+import { statementsDuring, withStepAfterStatement } from '../support/query-count';
 import {
   createTestApp,
   expectProblem,
@@ -892,43 +890,12 @@ describe('products', () => {
       // Right after the linked components are read, the link is removed and committed: read
       // separately, the coverages then came from the state after it and the component was
       // answered linked but uncovered, a state that never existed.
-      const query = Client.prototype.query as (...args: unknown[]) => unknown;
-      let unlinkStatus: number | undefined;
-      const unlink = async () => {
-        unlinkStatus = (
-          await t.req('put', `${API}/products/${p.id}/components`, t.adminToken).send({ links: [] })
-        ).status;
-      };
-      const spy = jest.spyOn(Client.prototype, 'query').mockImplementation(function (
-        this: Client,
-        ...args: unknown[]
-      ) {
-        const first = args[0] as string | { text?: string };
-        const text = typeof first === 'string' ? first : (first?.text ?? '');
-        if (
-          unlinkStatus !== undefined ||
-          !/FROM product_components pc JOIN components c ON c\.id = pc\.component_id/.test(text)
-        )
-          return query.apply(this, args);
-        unlinkStatus = 0;
-        const done = args[args.length - 1];
-        if (typeof done === 'function') {
-          args[args.length - 1] = (err: unknown, rows: unknown) =>
-            void unlink().then(() => (done as (e: unknown, r: unknown) => void)(err, rows));
-          return query.apply(this, args);
-        }
-        return (query.apply(this, args) as Promise<unknown>).then(async (rows) => {
-          await unlink();
-          return rows;
-        });
-      } as never);
-      let during: Response;
-      try {
-        during = await t.req('get', `${API}/products/${p.id}/summary`, f.viewer.token);
-      } finally {
-        spy.mockRestore();
-      }
-      expect(unlinkStatus).toBe(200);
+      const { result: during, between: unlinked } = await withStepAfterStatement(
+        /FROM product_components pc JOIN components c ON c\.id = pc\.component_id/,
+        () => t.req('put', `${API}/products/${p.id}/components`, t.adminToken).send({ links: [] }),
+        () => t.req('get', `${API}/products/${p.id}/summary`, f.viewer.token),
+      );
+      expect(unlinked?.status).toBe(200);
       // The state before the change, whole: the component linked and covered by its smoke case.
       expect(during.status).toBe(200);
       expect(during.body).toMatchObject({

@@ -23,3 +23,49 @@ export async function statementsDuring<T>(fn: () => Promise<T>): Promise<{ resul
     spy.mockRestore();
   }
 }
+
+/**
+ * Runs `fn` and, once, `between` right after PostgreSQL has answered the first statement whose
+ * text matches `pattern` and before its caller sees the answer: a change committed between two
+ * statements of one request (or a lock taken there). Both forms of pg's `Client.prototype.query`
+ * (promise and callback, as the pool uses it) are held. Answers `fn`'s result and what `between`
+ * answered (undefined when no statement matched).
+ */
+export async function withStepAfterStatement<T, B>(
+  pattern: RegExp,
+  between: () => PromiseLike<B>,
+  fn: () => PromiseLike<T>,
+): Promise<{ result: T; between: B | undefined }> {
+  const query = Client.prototype.query as (...args: unknown[]) => unknown;
+  let matched = false;
+  let step: PromiseLike<B> | undefined;
+  const spy = jest.spyOn(Client.prototype, 'query').mockImplementation(function (
+    this: Client,
+    ...args: unknown[]
+  ) {
+    const first = args[0] as string | { text?: string };
+    const text = typeof first === 'string' ? first : (first?.text ?? '');
+    if (matched || !pattern.test(text)) return query.apply(this, args);
+    matched = true;
+    const done = args[args.length - 1];
+    if (typeof done === 'function') {
+      args[args.length - 1] = (err: unknown, rows: unknown) => {
+        const resume = () => (done as (e: unknown, r: unknown) => void)(err, rows);
+        step = between();
+        step.then(resume, resume);
+      };
+      return query.apply(this, args);
+    }
+    return (query.apply(this, args) as Promise<unknown>).then(async (rows) => {
+      step = between();
+      await step;
+      return rows;
+    });
+  } as never);
+  try {
+    const result = await fn();
+    return { result, between: await step };
+  } finally {
+    spy.mockRestore();
+  }
+}
