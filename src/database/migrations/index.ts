@@ -27,6 +27,7 @@ import { ResultChangesFoldSkipsDeletedProjects1763700019920 } from './1763700019
 import { TestCaseTitleProbe1763700019930 } from './1763700019930-TestCaseTitleProbe';
 import { LeanRunWrites1763700019940 } from './1763700019940-LeanRunWrites';
 import { UserEmailsUnique1763700019950 } from './1763700019950-UserEmailsUnique';
+import { WebhookAttemptsUnique1763700019960 } from './1763700019960-WebhookAttemptsUnique';
 import { RunItemCaseCopiesOnDemand1763700019850 } from './1763700019850-RunItemCaseCopiesOnDemand';
 import { RunItemIndexesLean1763700019860 } from './1763700019860-RunItemIndexesLean';
 import { LeanImportWrites1763700002500 } from './1763700002500-LeanImportWrites';
@@ -70,4 +71,5 @@ export const MIGRATIONS = [
   TestCaseTitleProbe1763700019930,
   LeanRunWrites1763700019940,
   UserEmailsUnique1763700019950,
+  WebhookAttemptsUnique1763700019960,
 ];

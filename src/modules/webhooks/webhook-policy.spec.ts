@@ -39,9 +39,12 @@ describe('webhook delivery rules', () => {
     ['event', 1, 8, false, false],
     ['redeliver', 1, 8, true, false],
     ['ping', 1, 8, true, false],
-  ] as const)('%s attempt %i of %i (active %s) is retried: %s', (trigger, attempt, maxAttempts, active, retried) => {
-    expect(shouldRetry({ trigger, attempt, maxAttempts, active })).toBe(retried);
-  });
+  ] as const)(
+    '%s, automatic attempt %i of %i (active %s) is retried: %s',
+    (trigger, automaticAttempts, maxAttempts, active, retried) => {
+      expect(shouldRetry({ trigger, automaticAttempts, maxAttempts, active })).toBe(retried);
+    },
+  );
 
   it('disables after 20 consecutive failures; a success resets the count', () => {
     expect(WEBHOOK_DISABLE_AFTER_FAILURES).toBe(20);

@@ -55,30 +55,33 @@ export function isDeliverySuccess(status: number | null): boolean {
   return status !== null && status >= 200 && status < 300;
 }
 
+/** Triggers of automatic attempts: the event's first attempt and its retries. */
+export function isAutomatic(trigger: WebhookDeliveryTrigger): boolean {
+  return trigger === 'event' || trigger === 'retry';
+}
+
 /**
- * Seconds to wait after failed attempt number `attempt` (1-based) before the next one:
- * base, 2×base, 4×base, … (1 min doubling with the defaults).
+ * Seconds to wait after the `automaticAttempts`-th automatic attempt (1-based) failed before the
+ * next one: base, 2×base, 4×base, … (1 min doubling with the defaults).
  */
-export function retryDelaySeconds(attempt: number, baseSeconds: number): number {
-  return baseSeconds * 2 ** Math.max(0, attempt - 1);
+export function retryDelaySeconds(automaticAttempts: number, baseSeconds: number): number {
+  return baseSeconds * 2 ** Math.max(0, automaticAttempts - 1);
 }
 
 /**
  * Whether a failed attempt is retried automatically: only attempts caused by the event (its first
- * attempt and the retries), while the subscription is active and attempts remain. Redeliveries
- * and pings are one attempt each.
+ * attempt and the retries), while the subscription is active and automatic attempts remain
+ * (`automaticAttempts`: those made so far, the failed one included; redeliveries and pings are
+ * not counted, so they neither use up nor wait for the retries). Redeliveries and pings are one
+ * attempt each.
  */
 export function shouldRetry(input: {
   trigger: WebhookDeliveryTrigger;
-  attempt: number;
+  automaticAttempts: number;
   maxAttempts: number;
   active: boolean;
 }): boolean {
-  return (
-    (input.trigger === 'event' || input.trigger === 'retry') &&
-    input.active &&
-    input.attempt < input.maxAttempts
-  );
+  return isAutomatic(input.trigger) && input.active && input.automaticAttempts < input.maxAttempts;
 }
 
 /** The subscription's failure counter after an attempt, and whether it must now be disabled. */

@@ -70,7 +70,8 @@ export interface DeliveryOutcome {
   status: 'succeeded' | 'failed';
   responseStatus: number | null;
   responseBody: string | null;
-  durationMs: number;
+  /** Null for an attempt the service could not complete (no measured send). */
+  durationMs: number | null;
   error: string | null;
   nextAttemptAt: Date | null;
 }
@@ -259,14 +260,28 @@ export class WebhooksRepository {
     );
   }
 
-  /** The next attempt number of an event for a subscription (1 for the first). */
-  async nextAttemptNumber(webhookId: string, eventId: string): Promise<number> {
-    const rows = await this.db.query<{ n: number }>(
-      `SELECT coalesce(max(attempt), 0)::int + 1 AS n FROM webhook_deliveries
+  /**
+   * The next attempt number of an event for a subscription (1 for the first), and how many of its
+   * attempts so far were automatic (the event's first and its retries). Numbers are unique
+   * (`uq_webhook_deliveries_attempt`): call it holding the subscription's row lock
+   * ({@link findByIdForUpdate}, {@link lockCounters}) and insert the attempt before that
+   * transaction ends, so that two writers (a retry, a redelivery) take their numbers one after the
+   * other.
+   */
+  async nextAttempt(
+    webhookId: string,
+    eventId: string,
+    m?: EntityManager,
+  ): Promise<{ attempt: number; automatic: number }> {
+    const rows = await this.run<{ attempt: number; automatic: number }>(
+      m,
+      `SELECT coalesce(max(attempt), 0)::int + 1 AS attempt,
+              count(*) FILTER (WHERE trigger IN ('event', 'retry'))::int AS automatic
+         FROM webhook_deliveries
         WHERE webhook_id = $1 AND event_id = $2`,
       [webhookId, eventId],
     );
-    return rows[0]?.n ?? 1;
+    return rows[0] ?? { attempt: 1, automatic: 0 };
   }
 
   // --- the delivery log -----------------------------------------------------------------------

@@ -119,24 +119,32 @@ export class WebhooksService {
     return pageOf(rows.map(toDeliveryDto), q.page, q.page_size, total);
   }
 
-  /** Sends the event of `deliveryId` again now: a new attempt in the log (no automatic retries). */
+  /**
+   * Sends the event of `deliveryId` again now: a new attempt in the log (no automatic retries). Its
+   * number is taken under the subscription's row lock, as the delivery worker takes a retry's, so
+   * the two never share one.
+   */
   async redeliver(
     access: ProjectAccess,
     id: string,
     deliveryId: string,
   ): Promise<WebhookDeliveryDto> {
+    if ((await this.repo.findByIdForUpdate(id)) === null) {
+      throw AppException.notFound('webhook_not_found', 'Webhook');
+    }
     const source = isUuid(deliveryId) ? await this.repo.findDelivery(id, deliveryId) : null;
     if (source === null) {
       throw AppException.notFound('webhook_delivery_not_found', 'Webhook delivery');
     }
     const attemptId = uuidv7();
+    const { attempt } = await this.repo.nextAttempt(id, source.event_id);
     await this.events.enqueue([
       {
         id: attemptId,
         projectId: access.projectId,
         webhookId: id,
         eventId: source.event_id,
-        attempt: await this.repo.nextAttemptNumber(id, source.event_id),
+        attempt,
         trigger: 'redeliver',
         nextAttemptAt: new Date(),
       },

@@ -174,10 +174,30 @@ export class WebhookDeliveryDto {
   })
   event_id: string;
   @ApiProperty({ example: 'test_run.completed' }) event_type: string;
-  @ApiProperty({ type: 'integer', example: 1, description: 'Attempt number of this event, from 1' })
+  @ApiProperty({
+    type: 'integer',
+    example: 1,
+    description:
+      'Attempt number of this event for this subscription, from 1: unique, and later attempts have ' +
+      'higher numbers, whatever made them (retries and redeliveries share one sequence). ' +
+      'WEBHOOK_MAX_ATTEMPTS counts automatic attempts only (`event` and `retry`): a redelivery ' +
+      'neither uses up nor waits for the retries.',
+  })
   attempt: number;
   @ApiProperty({ enum: WEBHOOK_DELIVERY_TRIGGERS }) trigger: WebhookDeliveryTrigger;
-  @ApiProperty({ enum: WEBHOOK_DELIVERY_STATUSES }) status: WebhookDeliveryStatus;
+  @ApiProperty({
+    enum: WEBHOOK_DELIVERY_STATUSES,
+    description:
+      '`pending`: waiting to be sent, or being sent. `succeeded`: the receiver answered 2xx. ' +
+      '`failed`: any other answer, no answer (see `error`), or an attempt the service itself could ' +
+      'not complete: when its job fails inside the service (a database error, a worker that ' +
+      'stopped) and the job queue gives it up after its retries, the attempt ends `failed` with ' +
+      '`response_status` null and `error` starting `not completed:` (the receiver may have ' +
+      'received it), never `pending` for good. A failed attempt of an event is retried ' +
+      'automatically while attempts remain; one the service could not complete does not count ' +
+      'towards disabling the subscription.',
+  })
+  status: WebhookDeliveryStatus;
   @ApiProperty({ type: 'integer', nullable: true, example: 200 }) response_status: number | null;
   @ApiProperty({
     type: String,
@@ -189,7 +209,9 @@ export class WebhookDeliveryDto {
   @ApiProperty({
     type: String,
     nullable: true,
-    description: 'Why no answer arrived (refused destination, connection error, timeout)',
+    description:
+      'Why no answer arrived (refused destination, connection error, timeout), or why the service ' +
+      'could not complete the attempt (`not completed: …`)',
   })
   error: string | null;
   @ApiProperty({
