@@ -1,4 +1,5 @@
 import { Client } from 'pg';
+import { CURSOR_MAX_LENGTH } from '../../src/common/pagination/cursor';
 import { fixture } from '../support/import-fixture';
 import { createTestApp, expectProblem, RoleFixture, TestApp } from '../support/test-app';
 import { RUN_SORT_KEYS } from '../../src/modules/test-runs/dto/test-run.dto';
@@ -486,7 +487,9 @@ describe('cursor paging (issue #19 §3)', () => {
     });
 
     it('a cursor longer than the bound is 422 validation_error', async () => {
-      const res = await get(`/test-runs?project_id=${f.projectId}&cursor=${'a'.repeat(1025)}`);
+      const res = await get(
+        `/test-runs?project_id=${f.projectId}&cursor=${'a'.repeat(CURSOR_MAX_LENGTH + 1)}`,
+      );
       const body = expectProblem(res, 422, 'validation_error');
       expect(Object.keys(body.errors as Json)).toEqual(['query.cursor']);
     });
@@ -688,6 +691,37 @@ describe('cursor paging (issue #19 §3)', () => {
       const plan = await deepPagePlan(`/run-cases?test_run_id=${bigRun}${sort}`);
       expect(plan).toContain(index);
       expectBounded(plan, 10);
+    });
+  });
+
+  // Last in the file: it adds rows to the project the lists above walk.
+  describe('long non-ASCII sort keys: every cursor handed out is accepted back', () => {
+    it('runs and environments by a 255-character name, cases and run cases by a 500-character title', async () => {
+      const p = f.projectId;
+      const han = '漢'.repeat(254); // 762 bytes of UTF-8
+      const acute = 'é'.repeat(499); // 998 bytes
+      const run = (await post('/test-runs', { project_id: p, name: 'Long titles' })).id as string;
+      for (let i = 0; i < 3; i += 1) {
+        await post('/test-runs', { project_id: p, name: `${han}${i}` });
+        await post('/environments', { project_id: p, name: `${han}${i}` });
+        const c = await post('/test-cases', { project_id: p, title: `${acute}${i}` });
+        await post('/run-cases', { test_run_id: run, test_case_id: c.id }, f.tester.token);
+      }
+      const search = encodeURIComponent('漢漢');
+      for (const order of ['asc', 'desc']) {
+        for (const url of [
+          `/test-runs?project_id=${p}&search=${search}&sort_by=name&sort_order=${order}`,
+          `/environments?project_id=${p}&search=${search}&sort_by=name&sort_order=${order}`,
+          `/test-cases?project_id=${p}&search=${encodeURIComponent('éé')}&sort_by=title&sort_order=${order}`,
+          `/run-cases?test_run_id=${run}&sort_by=test_case_title&sort_order=${order}`,
+        ]) {
+          const paged = await pagedIds(url);
+          expect(paged).toHaveLength(3);
+          // Page by page (size 1), each next page through its Link: 1,098 and 1,413 characters
+          // of cursor, above the 1,024 once accepted.
+          expect(await walk(url, 1)).toEqual(paged);
+        }
+      }
     });
   });
 });

@@ -39,7 +39,9 @@ export function CursorParam(): PropertyDecorator {
         defaultMessage: (args) =>
           args?.value === CURSOR_WITH_PAGE
             ? 'cursor and page cannot be given together: page by one or the other'
-            : `cursor must be a string of at most ${CURSOR_MAX_LENGTH} characters`,
+            : Array.isArray(args?.value)
+              ? 'cursor must be given once'
+              : `cursor must be a string of at most ${CURSOR_MAX_LENGTH} characters`,
       },
     })(target, key);
     ApiPropertyOptional({

@@ -1,5 +1,5 @@
 import { AppException } from '../errors/app-exception';
-import { CursorCodec, cursorScope } from './cursor';
+import { CURSOR_MAX_LENGTH, CursorCodec, cursorScope } from './cursor';
 import { keysetAfter, keysetColumns, keysetOrderBy, KeysetOrder, KeysetPaging } from './keyset';
 
 const SECRET = 'a test secret of at least thirty-two bytes!!';
@@ -29,6 +29,18 @@ describe('CursorCodec', () => {
     expect(codec.decode(SCOPE, good, 2)).toEqual(VALUES);
     // Opaque and URL-safe: base64url payload, a dot, a 128-bit tag.
     expect(good).toMatch(/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]{22}$/);
+  });
+
+  // The longest text sort key of any list is a test case title of 500 characters (the run-case
+  // list sorts by the same titles; names are at most 255).
+  it.each([
+    ['control characters (6 bytes each as JSON)', '\u0001'.repeat(500)],
+    ['astral characters (4 bytes each)', '😀'.repeat(500)],
+    ['quotes and backslashes', '"\\'.repeat(250)],
+  ])('the cursor of the longest sort key it can be handed, %s, is accepted back', (_label, key) => {
+    const cursor = codec.encode(SCOPE, [key.toLowerCase(), VALUES[1]]);
+    expect(cursor.length).toBeLessThanOrEqual(CURSOR_MAX_LENGTH);
+    expect(codec.decode(SCOPE, cursor, 2)).toEqual([key.toLowerCase(), VALUES[1]]);
   });
 
   it.each<[string, string, string, number]>([

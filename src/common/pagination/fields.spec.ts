@@ -1,5 +1,6 @@
 import { AppException } from '../errors/app-exception';
 import { validateInput } from '../validation/validate';
+import { CURSOR_MAX_LENGTH } from './cursor';
 import { CursorPageQueryDto } from './cursor-query';
 import { FieldsParam, fieldSelection, parseFieldsParam, pickFields, selects } from './fields';
 
@@ -74,8 +75,21 @@ describe('cursor with page', () => {
       { cursor: '', page: '1' },
       { 'query.cursor': ['cursor and page cannot be given together: page by one or the other'] },
     ],
-    ['a cursor too long', { cursor: 'x'.repeat(1025) }, { 'query.cursor': [expect.any(String)] }],
-    ['a repeated cursor', { cursor: ['a', 'b'] }, { 'query.cursor': [expect.any(String)] }],
+    [
+      'a cursor at the bound',
+      { cursor: 'x'.repeat(CURSOR_MAX_LENGTH) },
+      { cursor: 'x'.repeat(CURSOR_MAX_LENGTH) },
+    ],
+    [
+      'a cursor too long',
+      { cursor: 'x'.repeat(CURSOR_MAX_LENGTH + 1) },
+      { 'query.cursor': [`cursor must be a string of at most ${CURSOR_MAX_LENGTH} characters`] },
+    ],
+    [
+      'a repeated cursor',
+      { cursor: ['a', 'b'] },
+      { 'query.cursor': ['cursor must be given once'] },
+    ],
   ])('%s', (_name, query, expected) => {
     expect(validate(query)).toMatchObject(expected as object);
   });
