@@ -301,6 +301,22 @@ describe('Idempotency-Key', () => {
     expect(await storedKeys(key)).toBe(3);
   });
 
+  // Found by an audit: the scope was the path as spelled, so the same request through another
+  // spelling of the same resource's URL ran twice.
+  it('scopes a key to the resource, whatever the spelling of its URL (trailing slash, id case)', async () => {
+    const key = t.unique('spelling-');
+    const body = { project_id: f.projectId, name: t.unique('Run ') };
+    const post = (path: string) =>
+      t.req('post', `${API}${path}`, f.tester.token).set('Idempotency-Key', key).send(body);
+    const first = await post('/test-runs/');
+    expect(first.status).toBe(201);
+    const again = await post('/test-runs');
+    expect(again.status).toBe(201);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(again.body.id).toBe(first.body.id);
+    expect(await storedKeys(key)).toBe(1);
+  });
+
   it('forgets a key once it expired: the request runs again', async () => {
     const key = t.unique('key-');
     const name = t.unique('Dataset ');
@@ -483,6 +499,41 @@ describe('Idempotency-Key', () => {
       expect(res.status).toBe(201);
       expect(res.headers['idempotent-replayed']).toBeUndefined();
       expect(await importsOf(runId)).toBe(1);
+    });
+
+    it('replays an upload to the run named by its id in upper case: one import', async () => {
+      const runId = await createRun(f.projectId);
+      const key = t.unique('import-case-');
+      const first = await importInto(runId, key, fixture('basic.xml'));
+      expect(first.status).toBe(201);
+      const again = await importInto(runId.toUpperCase(), key, fixture('basic.xml'));
+      expect(again.status).toBe(201);
+      expect(again.headers['idempotent-replayed']).toBe('true');
+      expect(again.text).toBe(first.text);
+      expect(await importsOf(runId)).toBe(1);
+    });
+
+    // Found by an audit: the form's 422 was stored, and the corrected retry answered
+    // idempotency_key_reused (README: request validation refusals are not stored).
+    it("does not store a refused form field (as a JSON body's 422): the corrected retry runs", async () => {
+      const runId = await createRun(f.projectId);
+      for (const [field, value] of [
+        ['dry_run', 'maybe'],
+        ['colour', 'blue'],
+      ]) {
+        const key = t.unique('import-form-');
+        const refused = await t
+          .req('post', `${API}/test-runs/${runId}/imports/junit`, f.tester.token)
+          .set('Idempotency-Key', key)
+          .field(field, value)
+          .attach('file', fixture('basic.xml'), 'basic.xml');
+        expect(expectProblem(refused, 422, 'validation_error').errors).toHaveProperty([field]);
+        expect(await storedKeys(key)).toBe(0);
+        const corrected = await importInto(runId, key, fixture('basic.xml'));
+        expect(corrected.status).toBe(201);
+        expect(corrected.headers['idempotent-replayed']).toBeUndefined();
+      }
+      expect(await importsOf(runId)).toBe(2);
     });
 
     it('stores a refused upload (after reading the rest of it) and replays it', async () => {

@@ -54,3 +54,16 @@ export class AccessRefusal extends AppException {
     return new AccessRefusal(code, `${what} not found`);
   }
 }
+
+/**
+ * A multipart form refused by the handler that reads it as it arrives (422 `validation_error`: an
+ * unknown or malformed field, a malformed multipart body): the body validation the guard gives a
+ * JSON body before any work, found later only because the form is streamed. Like the guard's, never
+ * stored under an `Idempotency-Key`: a retry with the form corrected runs. Renders like any
+ * `AppException`.
+ */
+export class FormRefusal extends AppException {
+  static of(errors: FieldErrors, detail = 'Request contains invalid fields'): FormRefusal {
+    return new FormRefusal('validation_error', detail, errors);
+  }
+}

@@ -4,11 +4,12 @@ import type { Request, Response } from 'express';
 import { finished } from 'node:stream/promises';
 import { DataSource, QueryFailedError } from 'typeorm';
 import { APP_CONFIG, AppConfig } from '../../config/config';
-import { AccessRefusal, AppException } from '../errors/app-exception';
+import { AccessRefusal, AppException, FormRefusal } from '../errors/app-exception';
 import { ProblemFilter } from '../errors/problem.filter';
 import { maxBodyBytes } from '../http/body-limits';
 import { createBodyDecoder, requestContentCoding } from '../http/content-encoding';
 import { JSON_CONTENT_TYPE, JsonBody } from '../http/json-body';
+import { canonicalId } from '../persistence/ids';
 import type { RequestStore } from '../persistence/request-context';
 import {
   IDEMPOTENCY_KEY_FIELD,
@@ -29,6 +30,27 @@ import { PreparedResponse } from './prepared-response';
 
 /** Seconds a client is asked to wait (Retry-After) before retrying a key still in progress. */
 export const IN_PROGRESS_RETRY_AFTER_SECONDS = 1;
+
+/**
+ * The path a key is scoped to: the matched route with its parameters as the handler reads them
+ * (uuids lower-cased, percent-escapes decoded and escaped again), so every spelling of one
+ * resource's URL — an upper-case id, a trailing slash, an escaped letter — is one scope, as it is
+ * one resource. Outside a route, the raw path without a trailing slash.
+ */
+export function idempotencyPath(
+  req: Pick<Request, 'route' | 'baseUrl' | 'params' | 'originalUrl' | 'url'>,
+): string {
+  const route = (req.route as { path?: unknown } | undefined)?.path;
+  if (typeof route !== 'string' || route.includes('*')) {
+    return (req.originalUrl ?? req.url).split('?')[0].replace(/(.)\/+$/, '$1');
+  }
+  const params = (req.params ?? {}) as Record<string, unknown>;
+  return `${req.baseUrl ?? ''}${route}`.replace(/:(\w+)/g, (whole, name: string) => {
+    const value = params[name];
+    return typeof value === 'string' ? encodeURIComponent(canonicalId(value)) : whole;
+  });
+}
+
 /**
  * The most the fingerprint of an unread multipart body reads by itself: the largest body an import
  * accepts (`maxBodyBytes`: the files and their framing); a larger one is refused with 413 and not
@@ -216,7 +238,7 @@ export class IdempotencyService {
     const scope: IdempotencyScope = {
       principalId: (req.user as { id: string }).id,
       method: req.method,
-      path: (req.originalUrl ?? req.url).split('?')[0],
+      path: idempotencyPath(req),
       key,
     };
     const body = new BodyFingerprint(req, fingerprintReadLimit(this.config));
@@ -332,6 +354,8 @@ export class IdempotencyService {
     // The caller's access is checked again on every retry (CONTRACT §3: 404 and 403 come before
     // the work); only the guard checks it on most routes, the service on a few (POST /run-cases).
     if (error instanceof AccessRefusal) return null;
+    // A streamed multipart form's fields, refused as the guard refuses a JSON body's: not stored.
+    if (error instanceof FormRefusal) return null;
     let clientError: boolean;
     if (error instanceof AppException) clientError = error.status >= 400 && error.status < 500;
     else if (error instanceof HttpException)

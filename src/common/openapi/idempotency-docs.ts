@@ -13,7 +13,8 @@ export const IDEMPOTENCY_KEY_DESCRIPTION = [
   `Makes a retry of this request safe (IETF httpapi Idempotency-Key draft, as Stripe applies it): 1 to`,
   `${MAX_IDEMPOTENCY_KEY_LENGTH} printable ASCII characters (else 422 \`validation_error\` on`,
   '`header.idempotency-key`), scoped to the caller (an API key acts as its user), the method and the',
-  'path. The first request runs; its status, `Location` and body are stored in the same transaction as',
+  "resource's path (an id in any letter case or a trailing slash is the same path). The first",
+  'request runs; its status, `Location` and body are stored in the same transaction as',
   'its effect. A repeat with the same key and the same request (query string and body: a JSON body as',
   'parsed, a multipart body as its bytes with the boundary ignored, so every file and field counts)',
   'within `IDEMPOTENCY_TTL_HOURS` (24 h) gets the stored response back byte for byte with',
@@ -22,7 +23,8 @@ export const IDEMPOTENCY_KEY_DESCRIPTION = [
   '`idempotency_key_reused`; while the first is still running (on any instance) 409',
   '`idempotency_request_in_progress` (retry after its `Retry-After`, 1 s). 5xx answers are not',
   'stored (a retry runs again);',
-  "4xx answers of the operation are; refusals before it starts (401, 415, the body's 422, 404, 403)",
+  "4xx answers of the operation are; refusals before it starts (401, 415, the body's 422 — a",
+  "multipart form's fields included —, 404, 403)",
   'and 413 (a body too large to read whole) are not, and a retry is checked again.',
 ].join(' ');
 

@@ -6,7 +6,7 @@ import type { ProjectRole } from '../../common/access/roles';
 import { JsonBody } from '../../common/http/json-body';
 import { JobQueue } from '../../common/jobs/job-queue.service';
 import { AuthenticatedUser } from '../../common/auth/authenticated-user';
-import { AppException, FieldErrors } from '../../common/errors/app-exception';
+import { AppException, FieldErrors, FormRefusal } from '../../common/errors/app-exception';
 import { offsetOf, Page, pageOf } from '../../common/pagination/page';
 import { CursorCodec, cursorScope } from '../../common/pagination/cursor';
 import { CursorPage, KeysetPaging } from '../../common/pagination/keyset';
@@ -437,7 +437,7 @@ export class ImportsService {
     if (form.files.length === 0 && errors[FILE_PART] === undefined) {
       errors[FILE_PART] = ['A "file" part with the report (JUnit XML or results JSON) is required'];
     }
-    if (Object.keys(errors).length > 0) throw AppException.validation(errors);
+    if (Object.keys(errors).length > 0) throw FormRefusal.of(errors);
     return {
       dryRun: values.dry_run ?? query.dry_run ?? false,
       createMissing: values.create_missing_cases ?? query.create_missing_cases ?? false,
@@ -483,7 +483,7 @@ export class ImportsService {
     const form = read.value;
     const flags = this.formFlags(form, query);
     if (flags.dryRun) {
-      throw AppException.validation({
+      throw FormRefusal.of({
         dry_run: [
           'a background import (Prefer: respond-async) cannot be a dry run; give dry_run as a query parameter for an immediate preview',
         ],

@@ -21,7 +21,7 @@ import { PassThrough, type Readable, type Writable } from 'node:stream';
 import { createGunzip, type Gunzip } from 'node:zlib';
 import type { Request } from 'express';
 import multer from 'multer';
-import { AppException } from '../../common/errors/app-exception';
+import { AppException, FormRefusal } from '../../common/errors/app-exception';
 import { maxBodyBytes, type UploadLimits } from '../../common/http/body-limits';
 import { createBodyDecoder, requestContentCoding } from '../../common/http/content-encoding';
 import { cutText } from '../../common/normalize';
@@ -457,11 +457,11 @@ function uploadProblem(error: unknown, limits: UploadLimits): AppException | unk
         `An import takes at most ${limits.maxFiles} files (MAX_UPLOAD_FILES)`,
       );
     case 'LIMIT_UNEXPECTED_FILE':
-      return AppException.validation({
+      return FormRefusal.of({
         [field ?? 'body']: ['Unknown field; the report goes in the "file" part'],
       });
     case 'LIMIT_FIELD_VALUE':
-      return AppException.validation({ [field ?? 'body']: ['Field value too long'] });
+      return FormRefusal.of({ [field ?? 'body']: ['Field value too long'] });
     case 'LIMIT_PART_COUNT':
     case 'LIMIT_FIELD_COUNT':
     case 'LIMIT_FIELD_KEY':
@@ -469,7 +469,7 @@ function uploadProblem(error: unknown, limits: UploadLimits): AppException | unk
     case 'LIMIT_FIELD_ARRAY_INDEX':
     case 'MISSING_FIELD_NAME':
     case 'INVALID_FIELD_NAME':
-      return AppException.validation({
+      return FormRefusal.of({
         body: [`Unacceptable multipart body: ${String(e.message ?? code)}`],
       });
     default:
@@ -479,7 +479,7 @@ function uploadProblem(error: unknown, limits: UploadLimits): AppException | unk
     error instanceof Error &&
     /multipart|boundary|unexpected end of form|malformed part header/i.test(error.message)
   ) {
-    return AppException.validation({ body: [`Malformed multipart body: ${error.message}`] });
+    return FormRefusal.of({ body: [`Malformed multipart body: ${error.message}`] });
   }
   return error;
 }
