@@ -20,7 +20,11 @@ export const DEFAULT_TIMEOUT_SECONDS = 300;
 /** The API's path prefix. */
 export const API_PREFIX = '/api/v1';
 
-/** The server refused the request (4xx) or failed (5xx after the retries). */
+/**
+ * The server refused the request (4xx: exit 2), or still answered a transient one after the
+ * retries (5xx, 429, 409 `idempotency_request_in_progress`: exit 3, running the step again may
+ * get through).
+ */
 export class ApiError extends CliError {
   constructor(
     readonly status: number,
@@ -28,7 +32,7 @@ export class ApiError extends CliError {
   ) {
     super(
       renderProblem(status, body),
-      status >= 500 || status === 429 ? EXIT.UNAVAILABLE : EXIT.REFUSED,
+      isRetryableStatus(status, problemCode(body)) ? EXIT.UNAVAILABLE : EXIT.REFUSED,
     );
   }
 }
@@ -62,7 +66,7 @@ function redirectTarget(res: Response, from: string): URL | null {
   return location === null ? null : new URL(location, from);
 }
 
-function problemCode(body: unknown): string | null {
+export function problemCode(body: unknown): string | null {
   return body !== null &&
     typeof body === 'object' &&
     typeof (body as { code?: unknown }).code === 'string'

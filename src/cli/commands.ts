@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
 import { RunMetadata, runMetadata } from './ci-env';
-import { Api, ApiError, Io } from './client';
+import { Api, ApiError, ApiResponse, Io, problemCode } from './client';
 import { CliError, UsageError } from './errors';
 import { EXIT, ExitCode } from './exit-codes';
 import { expandFileArgs } from './files';
@@ -18,13 +18,19 @@ import {
 } from './render';
 
 /**
- * Files sent per import request: the server takes several `file` parts as one import (issue #18
- * §2), up to its MAX_UPLOAD_FILES (default 1000), so every file goes in one request; only a larger
- * set is split into several imports of this many files.
+ * Files sent per import request unless `--files-per-request` says otherwise: the server takes
+ * several `file` parts as one import (issue #18 §2), up to its MAX_UPLOAD_FILES (default 1000), so
+ * every file goes in one request; only a larger set is split into several imports of this many
+ * files. A server with a lower MAX_UPLOAD_FILES answers 413 `too_many_files` (its problem names no
+ * limit a client can read): `tms` then halves the request and tries again (`importCommand`).
  */
 export const FILES_PER_REQUEST = 1000;
+/** Most files `--files-per-request` accepts (the largest MAX_UPLOAD_FILES a server takes). */
+export const MAX_FILES_PER_REQUEST = 100_000;
 /** Page size of the lists `tms` walks (the API's maximum). */
 export const PAGE_SIZE = 200;
+/** Longest `search` the run list takes, in characters (code points). */
+export const RUN_SEARCH_MAX_CHARS = 200;
 /** Pause between two looks at a background import (`--async --wait`). */
 export const POLL_INTERVAL_MS = 1000;
 
@@ -44,6 +50,8 @@ export interface ImportOptions {
   async?: boolean;
   wait?: boolean;
   failOnFailures?: boolean;
+  /** `--files-per-request <n>`: files per import request (default FILES_PER_REQUEST). */
+  filesPerRequest?: number;
 }
 
 interface Output {
@@ -57,15 +65,21 @@ interface LoadedFile {
   sha256: string;
 }
 
-function chunks<T>(items: readonly T[], size: number): T[][] {
-  const out: T[][] = [];
-  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
-  return out;
-}
-
 interface RunPage {
   items: { id: string; name: string }[];
   has_next: boolean;
+}
+
+/**
+ * The `search` that finds runs named `name`: the name, or its first RUN_SEARCH_MAX_CHARS characters
+ * (code points, so a surrogate pair is never split) when it is longer (a run name may have 255);
+ * the caller keeps only the exact name.
+ */
+export function runSearchText(name: string): string {
+  const chars = [...name.trim()];
+  return chars.length <= RUN_SEARCH_MAX_CHARS
+    ? name.trim()
+    : chars.slice(0, RUN_SEARCH_MAX_CHARS).join('');
 }
 
 /** The newest open (not_started / in_progress) run of the project named `name` (case-insensitive). */
@@ -75,7 +89,7 @@ async function findOpenRun(api: Api, project: string, name: string): Promise<str
     const res = await api.request('GET', '/test-runs', {
       query: {
         project_id: project,
-        search: name.trim(),
+        search: runSearchText(name),
         status: ['not_started', 'in_progress'],
         sort_by: 'created_at',
         sort_order: 'desc',
@@ -214,6 +228,11 @@ export async function importCommand(
   });
   const dryRun = opts.dryRun === true;
   const createMissing = opts.createMissingCases === true;
+  if (dryRun && opts.async) {
+    io.stderr(
+      'tms: a dry run is never queued: the preview is answered at once (--async ignored)\n',
+    );
+  }
 
   // The target: a run given by id, a run found or created by name, or (neither) the project, where
   // the server picks the run from each report's name.
@@ -260,7 +279,9 @@ export async function importCommand(
   }
 
   const results: unknown[] = [];
-  for (const batch of chunks(files, FILES_PER_REQUEST)) {
+  let perRequest = opts.filesPerRequest ?? FILES_PER_REQUEST;
+  for (let done = 0; done < files.length; ) {
+    const batch = files.slice(done, done + perRequest);
     const path =
       runId !== null
         ? `/test-runs/${runId}/imports/junit`
@@ -281,18 +302,35 @@ export async function importCommand(
       batch.map((f) => `${f.sha256} ${f.name}`),
     );
     const headers: Record<string, string> = { 'Idempotency-Key': key };
-    if (opts.async) headers.Prefer = 'respond-async';
-    const res = await api.request('POST', path, {
-      headers,
-      form: () => {
-        const form = new FormData();
-        form.append('dry_run', String(dryRun));
-        form.append('create_missing_cases', String(createMissing));
-        for (const [name, value] of formMetadata) form.append(name, value);
-        for (const f of batch) form.append('file', new Blob([f.bytes]), f.name);
-        return form;
-      },
-    });
+    // A dry run is never queued: with the header and dry_run as a form field the server answers
+    // 422, so the preview is asked for at once.
+    if (opts.async && !dryRun) headers.Prefer = 'respond-async';
+    let res: ApiResponse;
+    try {
+      res = await api.request('POST', path, {
+        headers,
+        form: () => {
+          const form = new FormData();
+          form.append('dry_run', String(dryRun));
+          form.append('create_missing_cases', String(createMissing));
+          for (const [name, value] of formMetadata) form.append(name, value);
+          for (const f of batch) form.append('file', new Blob([f.bytes]), f.name);
+          return form;
+        },
+      });
+    } catch (error) {
+      // The server's MAX_UPLOAD_FILES is lower: nothing of this request was applied, so it is
+      // split in two and sent again (each half under the key of its own files; the halving
+      // depends only on the server's answers, so a retried step sends the same requests).
+      if (!isTooManyFiles(error) || batch.length === 1) throw error;
+      perRequest = Math.ceil(batch.length / 2);
+      io.stderr(
+        `tms: the server takes fewer than ${batch.length} files per import (413 too_many_files): ` +
+          `sending ${perRequest} per request (--files-per-request)\n`,
+      );
+      continue;
+    }
+    done += batch.length;
     if (res.status === 202) {
       const location = res.headers.get('location');
       // Without --async a 202 is the replay of a background import of the same files (the
@@ -341,6 +379,15 @@ export function metadataFormFields(m: RunMetadata): Array<[string, string]> {
   if (ci.pipeline_id !== undefined) out.push(['pipeline_id', ci.pipeline_id]);
   for (const [k, v] of Object.entries(m.attributes)) out.push(['attribute', `${k}:${v}`]);
   return out;
+}
+
+/** 413 `too_many_files`: the request has more files than the server's MAX_UPLOAD_FILES. */
+function isTooManyFiles(error: unknown): boolean {
+  return (
+    error instanceof ApiError &&
+    error.status === 413 &&
+    problemCode(error.body) === 'too_many_files'
+  );
 }
 
 function isImportResult(r: unknown): r is ImportResult {

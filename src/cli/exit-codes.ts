@@ -6,7 +6,10 @@ export const EXIT = {
   GATE: 1,
   /** The server refused the request (4xx), or the command line is wrong. */
   REFUSED: 2,
-  /** The server could not be reached, or kept answering 5xx/429, after the retries. */
+  /**
+   * The server could not be reached, or kept answering 5xx/429 (or 409
+   * `idempotency_request_in_progress`: the first request with that key still runs), after the retries.
+   */
   UNAVAILABLE: 3,
 } as const;
 
@@ -19,5 +22,6 @@ export const EXIT_CODES_HELP = [
   '     compare --fail-on-new-failures, readiness verdict not_ready',
   '  2  the server refused the request (4xx: the problem title, detail and code are printed on',
   '     stderr) or the command line is wrong',
-  '  3  the server was unreachable or kept answering 5xx/429 after the retries',
+  '  3  the server was unreachable or kept answering 5xx/429 (or 409 idempotency_request_in_progress)',
+  '     after the retries: running the step again is safe',
 ].join('\n');

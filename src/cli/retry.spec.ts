@@ -75,9 +75,21 @@ describe('parseRetryAfter', () => {
 });
 
 describe('retryDelayMs', () => {
-  it('prefers the server’s Retry-After over the backoff', () => {
+  it('waits the server’s Retry-After when it is longer than the backoff', () => {
     expect(retryDelayMs(1, '2', 0, 0)).toBe(2000);
     expect(retryDelayMs(1, null, 0, 0)).toBe(250);
     expect(retryDelayMs(3, 'garbage', 0, 1)).toBe(2000);
+  });
+
+  it.each<[number, string, number]>([
+    // 409 idempotency_request_in_progress answers Retry-After: 1; the backoff still grows.
+    [1, '1', 1000],
+    [3, '1', 2000],
+    [4, '1', 4000],
+    [7, '1', 30000],
+    [4, '0', 4000],
+    [2, 'Tue, 24 Nov 2026 20:59:00 GMT', 1000],
+  ])('retry %i with Retry-After %p → the longer of both: %i ms', (retry, header, expected) => {
+    expect(retryDelayMs(retry, header, Date.parse('2026-11-24T21:00:00Z'), 1)).toBe(expected);
   });
 });

@@ -1,7 +1,8 @@
 /**
  * When `tms` tries a request again: network errors, 429 and 5xx answers (and 409
  * `idempotency_request_in_progress`: the first request with that key is still running), at most
- * `retries` more times, waiting an exponential backoff or the server's `Retry-After`. Pure.
+ * `retries` more times, waiting an exponential backoff, or the server's `Retry-After` when longer.
+ * Pure.
  */
 
 /** Retries after the first attempt, unless `--retries` says otherwise (so 5 attempts in all). */
@@ -44,12 +45,17 @@ export function parseRetryAfter(value: string | null, nowMs: number): number | n
   return Math.min(Math.max(0, at - nowMs), BACKOFF_MAX_MS);
 }
 
-/** The wait before retry number `retry`: the server's `Retry-After` when it gave one, else the backoff. */
+/**
+ * The wait before retry number `retry`: the backoff, or the server's `Retry-After` when it asks for
+ * longer. Never less than the backoff: a server that keeps answering `Retry-After: 1` (409
+ * `idempotency_request_in_progress` while the first request still runs) would otherwise shrink
+ * the whole series of retries to a few seconds.
+ */
 export function retryDelayMs(
   retry: number,
   retryAfter: string | null,
   nowMs: number,
   random: number,
 ): number {
-  return parseRetryAfter(retryAfter, nowMs) ?? backoffDelayMs(retry, random);
+  return Math.max(parseRetryAfter(retryAfter, nowMs) ?? 0, backoffDelayMs(retry, random));
 }

@@ -176,6 +176,29 @@ describe('tms main', () => {
       /Internal Server Error \(500 internal_error\)/,
     ],
     [
+      '409 idempotency_request_in_progress after the retries (the first request still runs): exit 3',
+      [
+        json(
+          409,
+          { title: 'Conflict', code: 'idempotency_request_in_progress' },
+          { 'retry-after': '1' },
+        ),
+        json(
+          409,
+          { title: 'Conflict', code: 'idempotency_request_in_progress' },
+          { 'retry-after': '1' },
+        ),
+      ],
+      3,
+      /Conflict \(409 idempotency_request_in_progress\)/,
+    ],
+    [
+      'another 409 is not retried: exit 2',
+      [json(409, { title: 'Conflict', code: 'run_import_not_allowed' })],
+      2,
+      /Conflict \(409 run_import_not_allowed\)/,
+    ],
+    [
       'unreachable after the retries: exit 3',
       [fetchFailed(), fetchFailed()],
       3,
@@ -217,6 +240,33 @@ describe('tms main', () => {
       'http://tms.test/api/v1/imports/j1',
     ]);
     expect(h.sleeps).toEqual([1000]);
+  });
+
+  it('--dry-run --async: the preview is asked for at once (a dry run is never queued)', async () => {
+    const h = harness([json(201, { ...imported, dry_run: true, status: 'preview' })]);
+    expect(
+      await h.run(['import', 'a.xml', '--project', 'p1', '--dry-run', '--async', '--wait']),
+    ).toBe(0);
+    expect((h.calls[0].init.headers as Record<string, string>).Prefer).toBeUndefined();
+    expect(h.err()).toContain('a dry run is never queued');
+  });
+
+  it('--run-name longer than the run search: the first 200 characters, never half a surrogate pair', async () => {
+    const name = 'a'.repeat(199) + '\u{1F600}'.repeat(20);
+    const h = harness([
+      json(200, {
+        items: [
+          { id: 'r0', name: `${name}!` },
+          { id: 'r1', name },
+        ],
+        has_next: false,
+      }),
+      json(201, imported),
+    ]);
+    expect(await h.run(['import', 'a.xml', '--project', 'p1', '--run-name', name])).toBe(0);
+    const search = new URL(h.calls[0].url).searchParams.get('search');
+    expect(search).toBe('a'.repeat(199) + '\u{1F600}');
+    expect(h.calls[1].url).toBe('http://tms.test/api/v1/test-runs/r1/imports/junit');
   });
 
   describe('run metadata (issue #24): from the CI provider unless given', () => {

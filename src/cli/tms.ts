@@ -6,7 +6,14 @@
  */
 import { Command, CommanderError, Option } from 'commander';
 import { Api, DEFAULT_TIMEOUT_SECONDS, Io } from './client';
-import { compareCommand, importCommand, readinessCommand } from './commands';
+import {
+  compareCommand,
+  FILES_PER_REQUEST,
+  importCommand,
+  ImportOptions,
+  MAX_FILES_PER_REQUEST,
+  readinessCommand,
+} from './commands';
 import { CliError, UsageError } from './errors';
 import { EXIT, EXIT_CODES_HELP, ExitCode } from './exit-codes';
 import { DEFAULT_RETRIES, MAX_RETRIES } from './retry';
@@ -44,13 +51,16 @@ const IMPORT_HELP = [
   'Into a run (--run, --run-name), results of cases not yet in the run are applied only with',
   '--create-missing-cases.',
   '',
-  'All files go in one request (one per 1,000 files), as one import. Every request carries an',
-  "Idempotency-Key derived from the files' names and SHA-256 and the target, so running the step again",
-  'with the same CI variables applies nothing twice. Network errors, 429',
-  '(after Retry-After) and 5xx are retried with exponential backoff (--retries).',
+  'All files go in one request (one per 1,000 files, or --files-per-request), as one import; a server',
+  'with a lower MAX_UPLOAD_FILES answers 413 too_many_files, and tms halves the request and sends it',
+  "again. Every request carries an Idempotency-Key derived from the files' names and SHA-256 and the",
+  'target, so running the step again with the same CI variables applies nothing twice. Network errors,',
+  '429, 5xx and 409 idempotency_request_in_progress are retried with exponential backoff, or after',
+  'Retry-After when it is longer (--retries).',
   '',
   '--async asks for a background import (Prefer: respond-async) and --wait follows it to its end: this',
-  'needs a server with background imports; an older server simply imports synchronously.',
+  'needs a server with background imports; an older server simply imports synchronously. A dry run is',
+  'never queued: with --dry-run, --async is ignored and the preview is answered at once.',
 ].join('\n');
 
 /** The program; `main` runs it without exiting the process. */
@@ -77,7 +87,7 @@ export function buildProgram(io: Io, setExit: (code: ExitCode) => void): Command
     .option('--json', "print the server's JSON instead of a table")
     .option(
       '--retries <n>',
-      `retries after a network error, 429 or 5xx (0-${MAX_RETRIES})`,
+      `retries after a network error, 429, 5xx or 409 idempotency_request_in_progress (0-${MAX_RETRIES})`,
       String(DEFAULT_RETRIES),
     )
     .option('--timeout <seconds>', 'deadline of one HTTP request', String(DEFAULT_TIMEOUT_SECONDS))
@@ -116,11 +126,28 @@ export function buildProgram(io: Io, setExit: (code: ExitCode) => void): Command
     .option('--async', 'background import (needs a server with background imports)')
     .option('--wait', 'with --async: wait until the background import ends')
     .option('--fail-on-failures', 'exit 1 when the reports have failing tests (failure or error)')
+    .option(
+      '--files-per-request <n>',
+      `files per import request (1-${MAX_FILES_PER_REQUEST}; halved on 413 too_many_files)`,
+      String(FILES_PER_REQUEST),
+    )
     .addHelpText('after', `${IMPORT_HELP}\n\n${EXIT_CODES_HELP}`)
-    .action(async (files: string[], opts, cmd: Command) => {
-      const { api: client, json } = api(cmd);
-      setExit(await importCommand(client, files, opts, { json }, io));
-    });
+    .action(
+      async (
+        files: string[],
+        opts: Omit<ImportOptions, 'filesPerRequest'> & { filesPerRequest: string },
+        cmd: Command,
+      ) => {
+        const filesPerRequest = wholeNumber(
+          opts.filesPerRequest,
+          '--files-per-request',
+          1,
+          MAX_FILES_PER_REQUEST,
+        );
+        const { api: client, json } = api(cmd);
+        setExit(await importCommand(client, files, { ...opts, filesPerRequest }, { json }, io));
+      },
+    );
 
   program
     .command('compare')
