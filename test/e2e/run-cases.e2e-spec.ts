@@ -793,6 +793,46 @@ describe('run cases, rows and history', () => {
       expect(byLead.executed_by_id).toBe(f.lead.id);
     });
 
+    // Found by an audit: the earlier execution's finished_at was compared with the new start.
+    it('a finished row executed again takes a new started_at; finishing it again gives a new duration', async () => {
+      const { items } = await runWithCases(1);
+      const [row] = await rowsOf(items[0].id);
+      await ok(
+        await patchRow(row.id, {
+          status: 'failure',
+          started_at: '2026-01-01T10:00:00Z',
+          finished_at: '2026-01-01T10:00:05Z',
+        }),
+        200,
+      );
+      const again = await ok(
+        await patchRow(row.id, { status: 'in_progress', started_at: '2026-01-02T08:00:00Z' }),
+        200,
+      );
+      expect(again).toMatchObject({
+        status: 'in_progress',
+        started_at: '2026-01-02T08:00:00.000Z',
+        // The earlier execution's finish, until the row finishes again.
+        finished_at: '2026-01-01T10:00:05.000Z',
+      });
+      const done = await ok(
+        await patchRow(row.id, { status: 'passed', finished_at: '2026-01-02T08:00:03Z' }),
+        200,
+      );
+      expect(done).toMatchObject({ finished_at: '2026-01-02T08:00:03.000Z', duration_ms: 3000 });
+      // Still refused: a finish before the start, given, or on a finished row.
+      expectProblem(
+        await patchRow(row.id, { status: 'in_progress', finished_at: '2026-01-02T07:00:00Z' }),
+        422,
+        'validation_error',
+      );
+      expectProblem(
+        await patchRow(row.id, { started_at: '2026-01-03T00:00:00Z' }),
+        422,
+        'validation_error',
+      );
+    });
+
     it('takes test case ids in upper case (uuids are case-insensitive)', async () => {
       const run = await createRun();
       const [one, two, three] = [await createCase(), await createCase(), await createCase()];

@@ -9,6 +9,7 @@ import {
   FINAL_RUN_ITEM_STATUSES,
   ROLL_UP_PRECEDENCE,
   decideRowStatusUpdate,
+  finishesBeforeStart,
   isFinalStatus,
   rollUpItemStatus,
   rollUpItemStatusFromCounts,
@@ -225,5 +226,22 @@ describe('decideRowStatusUpdate', () => {
       finished_at: expected.finished,
       last_executed_at: expected.last,
     });
+  });
+});
+
+describe('finishesBeforeStart (422 on finished_at)', () => {
+  const T0 = new Date('2026-05-01T09:00:00.000Z');
+  const T1 = new Date('2026-05-01T10:00:00.000Z');
+  it.each<[string, RunItemStatus, Date | null, Date | null, boolean, boolean]>([
+    ['a finished row finished before it started', 'passed', T1, T0, false, true],
+    ['a finished row, in order', 'failure', T0, T1, false, false],
+    ['the same instant', 'passed', T0, T0, true, false],
+    ['executed again: a new start after the earlier finish', 'in_progress', T1, T0, false, false],
+    ['back to untested with a new start', 'untested', T1, T0, false, false],
+    ['a not finished row given a finish before its start', 'in_progress', T1, T0, true, true],
+    ['no start', 'passed', null, T0, true, false],
+    ['no finish', 'passed', T1, null, false, false],
+  ])('%s', (_label, status, startedAt, finishedAt, finishedAtGiven, expected) => {
+    expect(finishesBeforeStart({ status, startedAt, finishedAt, finishedAtGiven })).toBe(expected);
   });
 });

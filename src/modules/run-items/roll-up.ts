@@ -135,3 +135,22 @@ export function decideRowStatusUpdate(input: RowStatusUpdateInput): RowStatusUpd
     last_executed_at: entersFinal ? (finished ?? now) : current.last_executed_at,
   };
 }
+
+/**
+ * Whether a row's resulting timestamps are refused (422 on `finished_at`): `finished_at` earlier than
+ * `started_at`, on a row that is finished (a final status) or whose `finished_at` the request gives.
+ * A row that is not finished (`untested`, `in_progress`: executed again) keeps the `finished_at` of
+ * its earlier execution, which a new `started_at` is not compared with; entering a final status
+ * later gives it a new one.
+ */
+export function finishesBeforeStart(input: {
+  status: RunItemStatus;
+  startedAt: Date | null;
+  finishedAt: Date | null;
+  finishedAtGiven: boolean;
+}): boolean {
+  const { status, startedAt, finishedAt, finishedAtGiven } = input;
+  if (startedAt === null || finishedAt === null) return false;
+  if (!isFinalStatus(status) && !finishedAtGiven) return false;
+  return finishedAt.getTime() < startedAt.getTime();
+}

@@ -28,7 +28,7 @@ import {
   UpdateRowDto,
   UpdateRunCaseDto,
 } from './dto/run-item.dto';
-import { decideRowStatusUpdate, isFinalStatus } from './roll-up';
+import { decideRowStatusUpdate, finishesBeforeStart, isFinalStatus } from './roll-up';
 import { toHistoryDto, toRowDto, toRunCaseDto } from './run-item.mapper';
 import {
   CaseRecord,
@@ -260,7 +260,8 @@ export class RunItemsService {
    * PATCH of a row result. A status change goes through `decideRowStatusUpdate` (final status
    * without finished_at → now; execution_count +1 only when entering a final status); the
    * executor defaults to the caller when a final status is entered; finished_at before
-   * started_at is 422; duration_ms is derived from the timestamps when a final status is entered
+   * started_at is 422 on a finished row or when finished_at is given (`finishesBeforeStart`: a row
+   * executed again keeps its earlier finished_at until it finishes again); duration_ms is derived from the timestamps when a final status is entered
    * without one. The item is rolled up, a history record is written when its status changes and
    * the run counters follow.
    */
@@ -315,7 +316,14 @@ export class RunItemsService {
       next.lastExecutedAt = decision.last_executed_at;
       if (entersFinal && executedByGiven === undefined) next.executedById = user.id;
     }
-    if (next.startedAt && next.finishedAt && next.finishedAt.getTime() < next.startedAt.getTime()) {
+    if (
+      finishesBeforeStart({
+        status: next.status,
+        startedAt: next.startedAt,
+        finishedAt: next.finishedAt,
+        finishedAtGiven: dto.finished_at !== undefined,
+      })
+    ) {
       throw AppException.validation({
         finished_at: ['finished_at must not be earlier than started_at'],
       });
