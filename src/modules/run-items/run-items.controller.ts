@@ -157,7 +157,8 @@ export class RunItemsController {
       '`finished_at` gets now; `execution_count` grows by one only when a final status is ' +
       'entered; `executed_by` (alias `executed_by_id`) defaults to the caller then; ' +
       '`duration_ms` is derived from started_at/finished_at when not given. `finished_at` before ' +
-      '`started_at` is 422. The item’s status is rolled up from its rows (failure > error > ' +
+      '`started_at` is 422 on a finished row or when `finished_at` is given (a row executed again ' +
+      'takes a new `started_at` and keeps its earlier `finished_at` until it finishes again). The item’s status is rolled up from its rows (failure > error > ' +
       'blocked > xpassed > in_progress > untested > passed > xfailed > skipped) and a history ' +
       'record is written when it changes. ' +
       CLOSED,

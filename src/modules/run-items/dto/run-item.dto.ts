@@ -205,7 +205,8 @@ export class CreateRunCaseDto {
     nullable: true,
     type: String,
     format: 'uuid',
-    description: 'Defaults to the run’s assignee when absent, null or blank; must have access to the project',
+    description:
+      'Defaults to the run’s assignee when absent, null or blank; must have access to the project',
   })
   @Nullable()
   @IsString()
@@ -422,7 +423,8 @@ export class UpdateRowDto {
     nullable: true,
     type: String,
     format: 'date-time',
-    description: 'Defaults to now when a final status is set without it; not before started_at',
+    description:
+      'Defaults to now when a final status is set without it; not before started_at on a finished row or when given',
   })
   @Nullable()
   @IsDateTime()
