@@ -1402,6 +1402,63 @@ describe('run cases, rows and history', () => {
       const [pinned] = await rowsOf(other.id);
       expect((pinned.row_snapshot as Snapshot).datasets[0]).toMatchObject({ revision_number: 1 });
     });
+
+    // Found by an audit: the rebuilt rows were matched by label, so rerunning one of two dataset
+    // rows sharing a label reran both, each pointing at the selected row.
+    it('use_latest_revisions reruns the same dataset rows: a shared label, a label changed since', async () => {
+      const c = await createCase();
+      const ds = await ok(
+        await t.req('post', api('/datasets'), f.tester.token).send({
+          project_id: f.projectId,
+          name: t.unique('labels '),
+          columns: [{ column_key: 'v' }],
+          rows: [
+            { row_key: 'a', scenario_label: 'X', values: { v: 1 } },
+            { row_key: 'b', scenario_label: 'X', values: { v: 2 } },
+            { row_key: 'c', scenario_label: 'C', values: { v: 3 } },
+          ],
+        }),
+        201,
+      );
+      await ok(
+        await t
+          .req('post', api(`/test-cases/${String(c.id)}/dataset-bindings`), f.tester.token)
+          .send({ dataset_id: ds.id, dataset_alias: 'd' }),
+        201,
+      );
+      const item = await ok(await addCase((await createRun()).id, c.id), 201);
+      const [rowA, rowB, rowC] = await rowsOf(item.id);
+      type Snapshot = { datasets: Array<{ row_key: string; scenario_label: string }> };
+      const keyOf = (r: Json) => (r.row_snapshot as Snapshot).datasets[0].row_key;
+      expect([rowA, rowB, rowC].map(keyOf)).toEqual(['a', 'b', 'c']);
+      // Revision 2 renames c's label.
+      await ok(
+        await t.req('patch', api(`/datasets/${String(ds.id)}`), f.tester.token).send({
+          rows: [
+            { row_key: 'a', scenario_label: 'X', values: { v: 1 } },
+            { row_key: 'b', scenario_label: 'X', values: { v: 2 } },
+            { row_key: 'c', scenario_label: 'C renamed', values: { v: 3 } },
+          ],
+        }),
+        200,
+      );
+      const rerun = async (ids: string[]) =>
+        (
+          await ok(
+            await t
+              .req('post', api(`/run-cases/${String(item.id)}/rerun`), f.tester.token)
+              .send({ mode: 'subset', run_case_row_ids: ids, use_latest_revisions: true }),
+            201,
+          )
+        ).items as Json[];
+      const shared = await rerun([rowA.id]);
+      expect(shared.map((r) => [keyOf(r), r.parent_row_id])).toEqual([['a', rowA.id]]);
+      const renamed = await rerun([rowC.id, rowB.id]);
+      expect(renamed.map((r) => [keyOf(r), r.parent_row_id, r.scenario_label])).toEqual([
+        ['b', rowB.id, 'd:X'],
+        ['c', rowC.id, 'd:C renamed'],
+      ]);
+    });
   });
 
   describe('listing', () => {

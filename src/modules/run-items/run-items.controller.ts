@@ -265,7 +265,10 @@ export class RunItemsController {
       'selected row gets a new `untested` row pointing at it (`parent_row_id`), numbered after ' +
       'the last row; the old rows are kept. `use_latest_revisions` rebuilds the rows from the ' +
       'case’s dataset bindings, each at its dataset’s current revision (a pinned revision is ' +
-      'ignored), and keeps those whose label matches a selected row. When the new rows change ' +
+      'ignored), and keeps those that combine the same dataset rows (dataset and row key, which ' +
+      'revisions keep) as a selected row, whatever their labels now: two dataset rows sharing a ' +
+      'label stay two rows (a selected row whose snapshot names no dataset rows, e.g. an ' +
+      'imported one, is matched by its label). When the new rows change ' +
       'the run case’s status, the change is recorded in its history, as every status change ' +
       'is (the reference implementation records none for a rerun). Answers the new rows. ' +
       CLOSED,

@@ -28,6 +28,7 @@ import {
   UpdateRowDto,
   UpdateRunCaseDto,
 } from './dto/run-item.dto';
+import { matchRebuiltRows } from './rerun-match';
 import { decideRowStatusUpdate, finishesBeforeStart, isFinalStatus } from './roll-up';
 import { toHistoryDto, toRowDto, toRunCaseDto } from './run-item.mapper';
 import {
@@ -374,7 +375,9 @@ export class RunItemsService {
   /**
    * Rerun (reference §3.8): new `untested` rows for the failed rows (failure, error) or for the
    * listed rows of this item; old rows are kept. Listed ids that are not rows of this item are
-   * ignored, as in the reference; nothing selected answers an empty page.
+   * ignored, as in the reference; nothing selected answers an empty page. With
+   * `use_latest_revisions` a rebuilt row reruns the selected row combining the same dataset rows
+   * (the reference matches labels, which two dataset rows may share: `matchRebuiltRows`).
    */
   async rerun(user: AuthenticatedUser, itemId: string, dto: RerunDto): Promise<RowPageDto> {
     const mode = dto.mode ?? 'failed';
@@ -403,14 +406,10 @@ export class RunItemsService {
         useLatestRevisions: true,
       });
       latest = expanded.get(testCaseId)?.dataset_snapshot ?? null;
-      const byLabel = new Map(selected.map((r) => [r.scenario_label, r.id]));
-      fresh = (expanded.get(testCaseId)?.rows ?? [])
-        .filter((r) => byLabel.has(r.scenario_label))
-        .map((r) => ({
-          parent: byLabel.get(r.scenario_label) as string,
-          label: r.scenario_label,
-          snapshot: r.row_snapshot,
-        }));
+      // Each rebuilt row reruns the selected row combining the same dataset rows (matchRebuiltRows).
+      fresh = matchRebuiltRows(selected, expanded.get(testCaseId)?.rows ?? []).map(
+        ({ row, parent }) => ({ parent, label: row.scenario_label, snapshot: row.row_snapshot }),
+      );
     } else {
       fresh = selected.map((r) => ({
         parent: r.id,

@@ -466,7 +466,8 @@ export class RerunDto {
     default: false,
     description:
       'Rebuild the rows from the case’s current dataset bindings instead of copying the selected ' +
-      'rows; only rows whose scenario label matches a selected row are kept',
+      'rows; only rows combining the same dataset rows (dataset and row key) as a selected row ' +
+      'are kept (a selected row without dataset rows in its snapshot: the same scenario label)',
   })
   @OptionalNotNull()
   @IsBoolean()
