@@ -130,15 +130,18 @@ export class JobQueue implements OnApplicationBootstrap, BeforeApplicationShutdo
   }
 
   /**
-   * Stops the workers before Nest closes the modules (TypeORM ends the pool in its own
-   * onApplicationShutdown): running jobs get a few seconds to finish, then pg-boss fails them back
-   * to the queue while the pool still works, and another instance retries them. The pool is the
-   * application's, so pg-boss must not close it.
+   * Stops the workers before Nest closes the HTTP server and the modules (TypeORM ends the pool in
+   * its own onApplicationShutdown): no job is fetched any more, running jobs get a few seconds to
+   * finish, then pg-boss fails them back to the queue while the pool still works, and another
+   * instance retries them. The pool is the application's, so pg-boss must not close it.
+   *
+   * Only the workers stop: `send` and `sendMany` keep working until the pool closes, because the
+   * HTTP server drains its in-flight requests after this hook, and a request that queues work (a
+   * webhook event, a background import) must still commit it.
    */
   async beforeApplicationShutdown(): Promise<void> {
     const boss = this.boss;
-    if (boss === null) return;
-    this.boss = null;
+    if (boss === null || this.stopped) return;
     await boss.stop({ graceful: true, close: false, wait: true, timeout: 5_000 });
     this.stopped = true;
   }
@@ -179,10 +182,17 @@ export class JobQueue implements OnApplicationBootstrap, BeforeApplicationShutdo
     );
   }
 
-  /** pg-boss's per-call `db` for the open transaction (`manager`, else the request's), if any. */
-  private transactionDb(given?: EntityManager): PgBoss.Db | undefined {
+  /**
+   * pg-boss's per-call `db`: the open transaction (`manager`, else the request's), else the pool
+   * itself. Never pg-boss's own `db`, which goes quiet once the workers stopped (see
+   * onApplicationBootstrap), while a request still draining at shutdown may enqueue on its own.
+   */
+  private transactionDb(given?: EntityManager): PgBoss.Db {
     const manager = given ?? currentStore()?.manager;
-    if (manager?.queryRunner?.isTransactionActive !== true) return undefined;
+    if (manager?.queryRunner?.isTransactionActive !== true) {
+      const pool = poolOf(this.dataSource);
+      return { executeSql: (text, values) => pool.query(text, values) };
+    }
     return {
       executeSql: async (text: string, values: unknown[]) => ({
         rows: (await manager.query(text, values)) as unknown[],
