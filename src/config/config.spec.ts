@@ -2,7 +2,16 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TEST_AUTH_SECRET } from '../../test/support/constants';
-import { authSecretProblem, ConfigError, EXAMPLE_AUTH_SECRETS, loadConfig } from './config';
+import { bodyProblem } from '../../test/support/validation';
+import { CreateUserDto, LoginDto } from '../modules/users/dto/user.dto';
+import {
+  adminUsernameProblem,
+  authSecretProblem,
+  ConfigError,
+  databaseUrlProblem,
+  EXAMPLE_AUTH_SECRETS,
+  loadConfig,
+} from './config';
 
 const secret = 'x'.repeat(40);
 
@@ -257,6 +266,117 @@ describe('loadConfig', () => {
       // A directory is not readable as a file.
       expect(() => loadConfig({ AUTH_SECRET: secret, DATABASE_URL_FILE: dir })).toThrow(/^DATABASE_URL_FILE: cannot read the file .* \(EISDIR\)$/);
     });
+  });
+
+  describe('the bootstrap administrator meets the rules of the users API (audit)', () => {
+    const load = (env: Record<string, string>) =>
+      loadConfig({ AUTH_SECRET: secret, ...env }, { persistSecret: false });
+
+    it('refuses an ADMIN_PASSWORD longer than the login accepts, naming the variable, never the value', () => {
+      const password = 'p'.repeat(257);
+      expect(() => load({ ADMIN_PASSWORD: password })).toThrow(ConfigError);
+      expect(() => load({ ADMIN_PASSWORD: password })).toThrow(
+        /^ADMIN_PASSWORD must be at most 256 characters long .*, got 257$/,
+      );
+      expect(() => load({ ADMIN_PASSWORD: password })).not.toThrow(/ppp/);
+      // Counted in characters (code points) like the login's MaxLen: 256 emoji are 512 UTF-16 units.
+      expect(load({ ADMIN_PASSWORD: '😀'.repeat(256) }).adminPassword).toBe('😀'.repeat(256));
+      expect(() => load({ ADMIN_PASSWORD: '😀'.repeat(257) })).toThrow(/ADMIN_PASSWORD/);
+      expect(load({ ADMIN_PASSWORD: 'p'.repeat(256) }).adminPassword).toBe('p'.repeat(256));
+    });
+
+    it('refuses ADMIN_PASSWORD_FILE content that is too long the same way', () => {
+      const dir = mkdtempSync(join(tmpdir(), 'cfg-admin-'));
+      const path = join(dir, 'password');
+      writeFileSync(path, `${'p'.repeat(300)}\n`);
+      expect(() => load({ ADMIN_PASSWORD_FILE: path })).toThrow(
+        /^ADMIN_PASSWORD must be at most 256/,
+      );
+    });
+
+    it.each([
+      ['ab', /^ADMIN_USERNAME must be 3 to 64 characters long, got 2$/],
+      ['a'.repeat(65), /^ADMIN_USERNAME must be 3 to 64 characters long, got 65$/],
+      ['ad\tmin', /^ADMIN_USERNAME must not contain control characters/],
+      ['ad\nmin', /^ADMIN_USERNAME must not contain control characters/],
+      ['ad\u200bmin', /^ADMIN_USERNAME must not contain control characters/],
+      ['ad\u2028min', /^ADMIN_USERNAME must not contain control characters/],
+      ['ad\ud800min', /^ADMIN_USERNAME must not contain control characters/],
+    ])('refuses ADMIN_USERNAME %j', (username, message) => {
+      expect(() => load({ ADMIN_USERNAME: username })).toThrow(ConfigError);
+      expect(() => load({ ADMIN_USERNAME: username })).toThrow(message);
+    });
+
+    it.each(['admin', 'root admin', 'Zoë', '管理者', '😀😀😀', 'a'.repeat(64), '😀'.repeat(64)])(
+      'accepts ADMIN_USERNAME %j',
+      (username) => {
+        expect(load({ ADMIN_USERNAME: username }).adminUsername).toBe(username);
+      },
+    );
+
+    it('agrees with CreateUserDto and LoginDto on every name and password it judges', () => {
+      const names = [
+        'ab',
+        'abc',
+        'a'.repeat(64),
+        'a'.repeat(65),
+        '😀'.repeat(64),
+        'ad\tmin',
+        'ad\u200bmin',
+        'Zoë',
+      ];
+      for (const username of names) {
+        const dtoAccepts =
+          bodyProblem(CreateUserDto, { username, password: 'a long passphrase' }) === null &&
+          bodyProblem(LoginDto, { username, password: 'a long passphrase' }) === null;
+        expect([username, adminUsernameProblem(username) === null]).toEqual([username, dtoAccepts]);
+      }
+      for (const password of [
+        'p'.repeat(256),
+        'p'.repeat(257),
+        '😀'.repeat(256),
+        '😀'.repeat(257),
+      ]) {
+        let configAccepts = true;
+        try {
+          load({ ADMIN_PASSWORD: password });
+        } catch {
+          configAccepts = false;
+        }
+        const loginAccepts = bodyProblem(LoginDto, { username: 'admin', password }) === null;
+        expect([password.length, configAccepts]).toEqual([password.length, loginAccepts]);
+      }
+    });
+  });
+
+  describe('DATABASE_URL percent-escapes (audit)', () => {
+    it.each([
+      'postgres://tms:abc%zzTOPSECRET@host/db',
+      'postgres://tms:TOPSECRET%@host/db',
+      'postgres://tm%zz:TOPSECRET@host/db',
+      'postgres://tms:TOPSECRET@host/d%zzb',
+      'postgres://tms:TOPSECRET@host/db%e9',
+      'postgres://tms:TOPSECRET@h%zzost/db',
+    ])('refuses %s as not a valid URL, without the password', (url) => {
+      expect(databaseUrlProblem(url)).toMatch(/^is not a valid URL \(.*percent-encoded\)$/);
+      expect(() => load(url)).toThrow(ConfigError);
+      expect(() => load(url)).toThrow(/^DATABASE_URL is not a valid URL/);
+      expect(() => load(url)).not.toThrow(/SECRET/);
+    });
+
+    it.each([
+      'postgres://tms:abc%25zz@host/db',
+      'postgres://tms:p%40ss%3Aw%2Frd@host:5432/tms',
+      'postgres://t%C3%A9:%F0%9F%98%80@host/d%C3%A9',
+      'postgresql://u@%2Fvar%2Frun%2Fpostgresql/db',
+    ])('accepts %s', (url) => {
+      expect(databaseUrlProblem(url)).toBeNull();
+      expect(load(url).databaseUrl).toBe(url);
+    });
+
+    function load(url: string) {
+      return loadConfig({ AUTH_SECRET: secret, DATABASE_URL: url }, { persistSecret: false });
+    }
   });
 
   describe('METRICS_PORT / METRICS_HOST (issue #24)', () => {

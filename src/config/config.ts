@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { isIP, isIPv4, isIPv6 } from 'node:net';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { isWellFormedText } from '../common/validation/well-formed';
 
 /** Typed, validated configuration (CONTRACT §1). Read once at boot; never from `process.env` elsewhere. */
 export interface AppConfig {
@@ -321,12 +322,21 @@ export function loadConfig(
     );
   }
   const adminUsername = text(env, 'ADMIN_USERNAME') ?? 'admin';
-  if (adminUsername.length < 3 || adminUsername.length > 64) {
-    throw new ConfigError('ADMIN_USERNAME must be 3 to 64 characters long');
-  }
+  const usernameProblem = adminUsernameProblem(adminUsername);
+  if (usernameProblem !== null) throw new ConfigError(`ADMIN_USERNAME ${usernameProblem}`);
   const adminPassword =
     env.ADMIN_PASSWORD && env.ADMIN_PASSWORD.length > 0 ? env.ADMIN_PASSWORD : null;
-  if (adminPassword !== null && adminPassword.length < 10) {
+  const passwordChars = adminPassword === null ? 0 : [...adminPassword].length;
+  // Never the value. The login refuses such a password: this administrator could never log in.
+  if (passwordChars > MAX_PASSWORD_CHARS) {
+    throw new ConfigError(
+      `ADMIN_PASSWORD must be at most ${MAX_PASSWORD_CHARS} characters long (the longest password the login accepts), got ${passwordChars}`,
+    );
+  }
+  if (adminPassword !== null && !isWellFormedText(adminPassword)) {
+    throw new ConfigError('ADMIN_PASSWORD must not contain unpaired UTF-16 surrogates');
+  }
+  if (adminPassword !== null && passwordChars < 10) {
     // Accepted (the operator chose it), but users' own passwords need 10 characters.
     warnings.push('ADMIN_PASSWORD is shorter than 10 characters; change it after the first login');
   }
@@ -611,16 +621,55 @@ function trustProxyConfig(env: Env): TrustProxy {
   return entries;
 }
 
+/**
+ * The user name and password rules of the users API (`CreateUserDto`, `LoginDto` in
+ * modules/users/dto/user.dto.ts), which the bootstrap administrator must meet too: a name or
+ * password they refuse would create an administrator who can never log in. Characters are counted
+ * as PostgreSQL (and `MaxLen`) count them: code points.
+ */
+const MIN_USERNAME_CHARS = 3;
+const MAX_USERNAME_CHARS = 64;
+const MAX_PASSWORD_CHARS = 256;
+/** Printable text without line breaks, tabs or other control or format characters. */
+const USERNAME_RE = /^[^\p{Cc}\p{Cf}\p{Zl}\p{Zp}]+$/u;
+
+/** Why ADMIN_USERNAME (already trimmed, like the API trims it) breaks the user name rules, or null. */
+export function adminUsernameProblem(username: string): string | null {
+  const chars = [...username].length;
+  if (chars < MIN_USERNAME_CHARS || chars > MAX_USERNAME_CHARS) {
+    return `must be ${MIN_USERNAME_CHARS} to ${MAX_USERNAME_CHARS} characters long, got ${chars}`;
+  }
+  if (!isWellFormedText(username) || !USERNAME_RE.test(username)) {
+    return 'must not contain control characters (line breaks, tabs, format characters) or unpaired surrogates';
+  }
+  return null;
+}
+
 /** Injection token for AppConfig. */
 export const APP_CONFIG = Symbol('APP_CONFIG');
 
-/** Why a postgres:// URL cannot be used (no host, a bad port, not a URL), or null. */
+const NOT_A_URL =
+  'is not a valid URL (check the port and that special characters of the password are percent-encoded)';
+
+/**
+ * Why a postgres:// URL cannot be used (no host, a bad port, not a URL), or null. Never quotes the
+ * URL: it holds the password.
+ */
 export function databaseUrlProblem(url: string): string | null {
   let parsed: URL;
   try {
     parsed = new URL(url);
   } catch {
-    return 'is not a valid URL (check the port and that special characters of the password are percent-encoded)';
+    return NOT_A_URL;
+  }
+  // The driver percent-decodes these parts (a `%` that starts no escape, as in `abc%zz`, would stop
+  // the start with "URI malformed"): a literal `%` must be written `%25`.
+  for (const part of [parsed.username, parsed.password, parsed.hostname, parsed.pathname]) {
+    try {
+      decodeURIComponent(part);
+    } catch {
+      return NOT_A_URL;
+    }
   }
   if (parsed.hostname === '') return 'names no host (postgres://user:password@host:5432/database)';
   if (parsed.port !== '' && Number(parsed.port) === 0) return 'has port 0';
