@@ -221,9 +221,13 @@ export class RunReportReader {
       };
       return new RunReportReader(runner, header, onClose);
     } catch (error) {
-      await runner.query('ROLLBACK').catch(() => undefined);
-      await runner.release();
-      onClose();
+      try {
+        await runner.query('ROLLBACK').catch(() => undefined);
+        await runner.release();
+      } finally {
+        // The slot is given back even when the connection could not be (as close() does).
+        onClose();
+      }
       throw error;
     }
   }
