@@ -2,8 +2,13 @@ import {
   jsonShapeIssue,
   MAX_JSON_ARRAY_ITEMS,
   MAX_JSON_DEPTH,
+  MAX_JSON_OBJECT_KEYS,
   MAX_JSON_VALUES,
 } from './middleware';
+
+/** An object with `n` keys. */
+const wide = (n: number): Record<string, number> =>
+  Object.fromEntries(Array.from({ length: n }, (_, i) => [`k${i}`, i]));
 
 /** `depth` levels of arrays: [[[…]]]. */
 const nested = (depth: number): unknown =>
@@ -18,6 +23,7 @@ describe('jsonShapeIssue', () => {
     ['the largest finite numbers', JSON.parse('{"a":1.7976931348623157e308,"b":[-1e308,5e-324]}')],
     ['nesting at the limit', nested(MAX_JSON_DEPTH)],
     ['an array at the limit', { rows: new Array(MAX_JSON_ARRAY_ITEMS).fill(0) }],
+    ['an object at the key limit', { values: wide(MAX_JSON_OBJECT_KEYS) }],
     [
       'many arrays at the limit, under the value count',
       {
@@ -61,10 +67,22 @@ describe('jsonShapeIssue', () => {
       new RegExp(`must not hold more than ${MAX_JSON_VALUES} values`),
     ],
     [
-      'an object with too many keys',
-      Object.fromEntries(Array.from({ length: MAX_JSON_VALUES + 1 }, (_, i) => [`k${i}`, i])),
+      'too many values spread over objects under the key limit',
+      { a: Array.from({ length: 1_002 }, () => wide(MAX_JSON_OBJECT_KEYS - 1)) },
       'body',
       new RegExp(`must not hold more than ${MAX_JSON_VALUES} values`),
+    ],
+    [
+      'an object one key past the limit',
+      wide(MAX_JSON_OBJECT_KEYS + 1),
+      'body',
+      /^body must not have more than 1000 keys \(it has 1001\)$/,
+    ],
+    [
+      'a nested object past the limit, named by its path (the public login: 40,000 keys took 1.7 s)',
+      { rows: [{ values: {} }, { values: wide(40_000) }] },
+      'rows.1.values',
+      /^rows\.1\.values must not have more than 1000 keys \(it has 40000\)$/,
     ],
     [
       'a number that overflowed while parsing',
