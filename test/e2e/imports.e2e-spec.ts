@@ -907,6 +907,17 @@ describe('JUnit import (CONTRACT §6)', () => {
         .field('mode', 'x')
         .attach('file', fixture('basic.xml'), 'a.xml');
       expect(expectProblem(unknownField, 422, 'validation_error').errors).toHaveProperty(['mode']);
+      // Found by an audit: the field named __proto__ set the error list's prototype instead of an
+      // entry, so it was imported without a word.
+      for (const name of ['__proto__', '__proto__[dry_run]', 'constructor']) {
+        const special = await t
+          .req('post', url, f.tester.token)
+          .field(name, 'true')
+          .attach('file', fixture('basic.xml'), 'a.xml');
+        const errors = expectProblem(special, 422, 'validation_error').errors as object;
+        // A bracketed name is a path (multer's append-field): the error is on its first segment.
+        expect(Object.keys(errors)).toEqual([name.split('[')[0]]);
+      }
       const otherFile = await t
         .req('post', url, f.tester.token)
         .attach('report', fixture('basic.xml'), 'a.xml');

@@ -405,7 +405,8 @@ export class ImportsService {
 
   /** The form's fields checked (422 on unknown or conflicting ones, or without a file). */
   private formFlags(form: UploadForm, query: JunitImportQueryDto): Flags {
-    const errors: FieldErrors = {};
+    // Keys are the client's field names: `__proto__` must be an entry, not the object's prototype.
+    const errors: FieldErrors = Object.create(null) as FieldErrors;
     const values: Partial<Record<(typeof FORM_FIELDS)[number], boolean>> = {};
     for (const key of Object.keys(form.fields)) {
       if (key === FILE_PART) {
