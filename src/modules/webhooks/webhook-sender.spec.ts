@@ -15,6 +15,12 @@ describe('sendWebhook', () => {
       req.on('end', () => {
         seen.push({ host: req.headers.host, body });
         if (req.url === '/hang') return; // never answers
+        if (req.url === '/stall') {
+          // Answers 200 and the first bytes of a body that never ends.
+          res.writeHead(200, { 'content-type': 'text/plain' });
+          res.write('accepted');
+          return;
+        }
         if (req.url === '/big') {
           res.writeHead(200);
           res.end('z'.repeat(5000));
@@ -41,6 +47,15 @@ describe('sendWebhook', () => {
     });
     expect(result).toMatchObject({ status: null, body: null, error: 'no answer within 200 ms' });
     expect(result.durationMs).toBeGreaterThanOrEqual(150);
+  });
+
+  it('a 2xx whose body stalls past the timeout is the 2xx, with the body read so far', async () => {
+    const result = await sendWebhook(`http://127.0.0.1:${port}/stall`, {}, '{}', {
+      ...options,
+      timeoutMs: 300,
+    });
+    expect(result).toMatchObject({ status: 200, body: 'accepted', error: null });
+    expect(result.durationMs).toBeGreaterThanOrEqual(250);
   });
 
   it('fails the attempt when the resolver never answers within the timeout, without connecting', async () => {

@@ -79,6 +79,9 @@ export async function sendWebhook(
       clearTimeout(timer);
       resolve({ ...result, durationMs: elapsed() });
     };
+    // Set once the receiver's status line arrived: from then on the attempt has an answer, and the
+    // deadline only ends the reading of its body (a 2xx whose body stalls is still a 2xx).
+    let answered: (() => void) | null = null;
     const send = target.url.protocol === 'https:' ? httpsRequest : httpRequest;
     const req = send(
       target.url,
@@ -97,6 +100,7 @@ export async function sendWebhook(
           finish({ status: res.statusCode ?? null, body: text.replace(/\0/g, ''), error: null });
           res.destroy();
         };
+        answered = answer;
         res.on('data', (chunk: Buffer) => {
           if (kept >= options.maxBodyBytes) return;
           chunks.push(chunk);
@@ -109,10 +113,12 @@ export async function sendWebhook(
       },
     );
     const timer = setTimeout(() => {
-      req.destroy(new Error(`no answer within ${options.timeoutMs} ms`));
+      if (answered !== null) answered();
+      else req.destroy(new Error(`no answer within ${options.timeoutMs} ms`));
     }, remainingMs);
     req.on('error', (error: Error) => {
-      finish({ status: null, body: null, error: error.message || String(error) });
+      if (answered !== null) answered();
+      else finish({ status: null, body: null, error: error.message || String(error) });
     });
     req.end(payload);
   });
