@@ -1451,9 +1451,9 @@ describe('run cases, rows and history', () => {
             201,
           )
         ).items as Json[];
-      const shared = await rerun([rowA.id]);
+      const shared = await rerun([String(rowA.id)]);
       expect(shared.map((r) => [keyOf(r), r.parent_row_id])).toEqual([['a', rowA.id]]);
-      const renamed = await rerun([rowC.id, rowB.id]);
+      const renamed = await rerun([String(rowC.id), String(rowB.id)]);
       expect(renamed.map((r) => [keyOf(r), r.parent_row_id, r.scenario_label])).toEqual([
         ['b', rowB.id, 'd:X'],
         ['c', rowC.id, 'd:C renamed'],
