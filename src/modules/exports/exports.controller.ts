@@ -1,4 +1,5 @@
-import { Controller, Get, Param, StreamableFile } from '@nestjs/common';
+import { Controller, Get, Param, Req, StreamableFile } from '@nestjs/common';
+import type { Request } from 'express';
 import { ApiProduces, ApiTags } from '@nestjs/swagger';
 import { Endpoint } from '../../common/access/endpoint.decorator';
 import { fromResource } from '../../common/access/project-access';
@@ -56,7 +57,13 @@ export class ExportsController {
   })
   @ApiProduces('application/json', 'application/xml', 'text/csv', 'application/pdf')
   @StreamedDownload()
-  export(@Param('id') id: string, @Query() q: ExportQueryDto): Promise<StreamableFile> {
-    return this.exports.export(id, q.format);
+  export(
+    @Param('id') id: string,
+    @Query() q: ExportQueryDto,
+    @Req() req: Request,
+  ): Promise<StreamableFile> {
+    return req.method === 'HEAD'
+      ? Promise.resolve(this.exports.exportHead(id, q.format))
+      : this.exports.export(id, q.format);
   }
 }

@@ -57,6 +57,15 @@ export class ExportsService {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
+  /**
+   * A HEAD of a download: its headers, without opening the report (no snapshot, no slot; the guard
+   * found the run). Opened and destroyed at once, a HEAD held its slot until its snapshot's COMMIT,
+   * after its answer: a client's next download right after it was a false 503.
+   */
+  exportHead(runId: string, format: ReportFormat): StreamableFile {
+    return this.download(runId, format, Readable.from([]));
+  }
+
   async export(runId: string, format: ReportFormat): Promise<StreamableFile> {
     if (this.open >= this.config.exportConcurrency) {
       throw new AppException(
@@ -76,7 +85,6 @@ export class ExportsService {
     };
     const reader = await this.reports.openRunReport(runId, release);
     if (reader === null) throw AppException.notFound('test_run_not_found', 'Test run');
-    const media = EXPORT_MEDIA[format];
     let stream: Readable;
     if (format === 'pdf') {
       stream = pdfReport(reader) as unknown as Readable;
@@ -95,6 +103,12 @@ export class ExportsService {
       // A stream destroyed before its first read never enters the generator: close the reader then.
       stream.once('close', () => void reader.close().catch(() => undefined));
     }
+    return this.download(runId, format, stream);
+  }
+
+  /** The download of `stream` as `format`: its type, file name, and what a failure answers. */
+  private download(runId: string, format: ReportFormat, stream: Readable): StreamableFile {
+    const media = EXPORT_MEDIA[format];
     return new StreamableFile(stream, {
       type: media.type,
       // The run's id as the service writes it (lower case), whatever the path's spelling.
