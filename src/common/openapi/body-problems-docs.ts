@@ -14,13 +14,15 @@ const BODY_PROBLEMS: ReadonlyArray<readonly [string, ErrorCode[]]> = [
 ];
 
 /**
- * Documents the request-shape problems (400 undecodable body, 413, 415) on every operation that
- * takes a body, with an example per code; codes an operation already lists are not repeated.
+ * Documents the request-shape problems (400 undecodable body, 413, 415) on every POST, PUT and
+ * PATCH, with an example per code; codes an operation already lists are not repeated. Operations
+ * without a request body too: a body sent to them is checked (media type, coding, size) like any
+ * before the operation runs.
  */
 export function documentBodyProblems(document: OpenAPIObject): void {
   for (const item of Object.values(document.paths ?? {})) {
     for (const op of [item.post, item.put, item.patch]) {
-      if (op === undefined || op.requestBody === undefined) continue;
+      if (op === undefined) continue;
       for (const [status, codes] of BODY_PROBLEMS) {
         const existing = op.responses[status] as ResponseObject | undefined;
         if (existing === undefined) {

@@ -139,8 +139,9 @@ export class CreateDatasetBindingDto {
 
   @ApiPropertyOptional({
     nullable: true,
-    type: Number,
+    type: 'integer',
     minimum: 1,
+    maximum: MAX_INT,
     description:
       'Required when mode is pin_revision (the revision must exist, else 422 dataset_revision_not_found); ' +
       'ignored with follow_latest',
@@ -164,7 +165,7 @@ export class CreateDatasetBindingDto {
   @Validate(SelectedRowKeysRule)
   selected_row_keys?: string[];
 
-  @ApiPropertyOptional({ default: 0, minimum: 0 })
+  @ApiPropertyOptional({ type: 'integer', default: 0, minimum: 0, maximum: MAX_INT })
   @OptionalNotNull()
   @IsInt()
   @Min(0)
@@ -191,8 +192,9 @@ export class UpdateDatasetBindingDto {
 
   @ApiPropertyOptional({
     nullable: true,
-    type: Number,
+    type: 'integer',
     minimum: 1,
+    maximum: MAX_INT,
     description:
       'Must exist; null is refused while the resulting mode is pin_revision; ignored when it is follow_latest',
   })
@@ -225,7 +227,7 @@ export class UpdateDatasetBindingDto {
   @MaxLen(128, { each: true })
   selected_row_keys?: string[];
 
-  @ApiPropertyOptional({ minimum: 0 })
+  @ApiPropertyOptional({ type: 'integer', minimum: 0, maximum: MAX_INT })
   @OptionalNotNull()
   @IsInt()
   @Min(0)

@@ -430,7 +430,12 @@ export class UpdateRowDto {
   @IsDateTime()
   finished_at?: string | null;
 
-  @ApiPropertyOptional({ nullable: true, type: Number, minimum: 0 })
+  @ApiPropertyOptional({
+    nullable: true,
+    type: 'integer',
+    minimum: 0,
+    maximum: Number.MAX_SAFE_INTEGER,
+  })
   @Nullable()
   @IsInt()
   @Min(0)

@@ -63,7 +63,13 @@ export class CreateSuiteDto {
   @MaxLen(10000)
   description?: string | null;
 
-  @ApiPropertyOptional({ default: 100, minimum: 0, description: 'Ordering among siblings' })
+  @ApiPropertyOptional({
+    type: 'integer',
+    default: 100,
+    minimum: 0,
+    maximum: 2147483647,
+    description: 'Ordering among siblings',
+  })
   @OptionalNotNull()
   @IsInt()
   @Min(0)
@@ -95,7 +101,7 @@ export class UpdateSuiteDto {
   @MaxLen(10000)
   description?: string | null;
 
-  @ApiPropertyOptional({ minimum: 0 })
+  @ApiPropertyOptional({ type: 'integer', minimum: 0, maximum: 2147483647 })
   @OptionalNotNull()
   @IsInt()
   @Min(0)

@@ -631,6 +631,7 @@ export class UpdateTestRunDto {
   archived_at?: string | null;
 
   @ApiPropertyOptional({
+    type: 'integer',
     minimum: 0,
     maximum: MAX_PLANNED_ITEM_COUNT,
     example: 120,
