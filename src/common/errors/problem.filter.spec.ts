@@ -2,6 +2,7 @@ import { HttpException, Logger, NotFoundException } from '@nestjs/common';
 import type { Request } from 'express';
 import { QueryFailedError } from 'typeorm';
 import { loadConfig } from '../../config/config';
+import { registerRoutes } from '../http/route-table';
 import { AppException } from './app-exception';
 import { ProblemFilter } from './problem.filter';
 
@@ -139,5 +140,26 @@ describe('ProblemFilter.toProblem: request bodies that do not decode (issue #22)
     const p = filter.toProblem(err, req);
     expect(p.status).toBe(status);
     expect(p.body.code).toBe(code);
+  });
+});
+
+describe('ProblemFilter.toProblem: the request path (CONTRACT §3 `instance`, 405)', () => {
+  beforeAll(() => registerRoutes({ '/api/v1/projects': { get: {}, post: {} } }));
+  const at = (method: string, originalUrl: string) =>
+    ({ originalUrl, url: originalUrl, method, requestId: 'rid-2' }) as unknown as Request;
+
+  it('takes the path of a target in absolute form, without scheme, host or query', () => {
+    const p = filter.toProblem(AppException.notFoundAs('project_not_found', 'x'), at('GET', 'http://127.0.0.1:1/api/v1/projects/abc?x=1'));
+    expect(p.body.instance).toBe('/api/v1/projects/abc');
+  });
+
+  it.each([
+    ['absolute form', 'http://127.0.0.1:1/api/v1/projects?x=1', '/api/v1/projects'],
+    ['another letter case', '/api/v1/Projects', '/api/v1/Projects'],
+  ])('a wrong method on a known path in %s is a 405 with Allow', (_what, target, instance) => {
+    const p = filter.toProblem(new NotFoundException(), at('PUT', target));
+    expect(p.status).toBe(405);
+    expect(p.body).toMatchObject({ code: 'method_not_allowed', instance });
+    expect(p.headers.Allow).toBe('GET, POST, HEAD');
   });
 });

@@ -4,7 +4,7 @@ import { QueryFailedError } from 'typeorm';
 import { APP_CONFIG, AppConfig } from '../../config/config';
 import { AppException, FieldErrors } from './app-exception';
 import { ERROR_CATALOGUE, ErrorCode, UNIQUE_CONSTRAINTS } from './error-codes';
-import { allowedMethodsFor } from '../http/route-table';
+import { allowedMethodsFor, requestPath } from '../http/route-table';
 import { isDecodingError } from '../http/content-encoding';
 
 export interface ProblemBody {
@@ -86,7 +86,7 @@ export class ProblemFilter implements ExceptionFilter {
         title: entry.title,
         status: entry.status,
         detail,
-        instance: (req.originalUrl ?? req.url ?? '').split('?')[0],
+        instance: requestPath(req),
         code,
         request_id: req.requestId ?? '',
       };
@@ -106,14 +106,14 @@ export class ProblemFilter implements ExceptionFilter {
     // runs, so it is answered like an unknown route.
     const cause = exception instanceof HttpException ? exception.cause : exception;
     if (cause instanceof URIError && (cause as ErrorLike).status === 400) {
-      const path = (req.originalUrl ?? req.url ?? '').split('?')[0];
+      const path = requestPath(req);
       return make('route_not_found', `No resource at ${path}: its path is not valid percent-encoding`);
     }
 
     if (exception instanceof HttpException) {
       const status = exception.getStatus();
       if (status === 404) {
-        const path = (req.originalUrl ?? req.url ?? '').split('?')[0];
+        const path = requestPath(req);
         const allowed = allowedMethodsFor(path);
         if (allowed.length > 0 && !allowed.includes(req.method.toUpperCase())) {
           return make('method_not_allowed', `Method ${req.method} is not allowed on ${path}; allowed: ${allowed.join(', ')}`, undefined, {
@@ -208,7 +208,7 @@ export class ProblemFilter implements ExceptionFilter {
     if (isOutage(exception) || isOutage(e.driverError)) return this.outage(make, exception, req);
 
     this.logger.error(
-      { err: exception, req_id: req.requestId, method: req.method, path: req.originalUrl?.split('?')[0] },
+      { err: exception, req_id: req.requestId, method: req.method, path: requestPath(req) },
       'unexpected failure',
     );
     return make('internal_error', 'An unexpected error occurred; quote the request id when reporting it');

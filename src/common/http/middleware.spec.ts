@@ -1,10 +1,13 @@
+import type { Request } from 'express';
 import {
   jsonShapeIssue,
   MAX_JSON_ARRAY_ITEMS,
   MAX_JSON_DEPTH,
   MAX_JSON_OBJECT_KEYS,
   MAX_JSON_VALUES,
+  routeLabel,
 } from './middleware';
+import { registerRoutes } from './route-table';
 
 /** An object with `n` keys. */
 const wide = (n: number): Record<string, number> =>
@@ -100,5 +103,19 @@ describe('jsonShapeIssue', () => {
     const issue = jsonShapeIssue(value);
     expect(issue?.path).toBe(path);
     expect(issue?.message).toMatch(message);
+  });
+});
+
+describe('routeLabel', () => {
+  beforeAll(() => registerRoutes({ '/api/v1/projects/{id}': { get: {} } }));
+
+  it.each([
+    ['/api/v1/projects/abc?x=1', '/api/v1/projects/:id'],
+    // Absolute form (as proxies send it) and another letter case: the template Express routes them to.
+    ['http://127.0.0.1:8080/api/v1/projects/abc?x=1', '/api/v1/projects/:id'],
+    ['/api/v1/Projects/abc', '/api/v1/projects/:id'],
+    ['/api/v1/nothing', 'unmatched'],
+  ])('labels %p as %p before routing', (originalUrl, label) => {
+    expect(routeLabel({ originalUrl, url: originalUrl } as Request)).toBe(label);
   });
 });

@@ -11,7 +11,7 @@ import {
 } from './content-encoding';
 import { createHttpLogger } from './logging';
 import { MetricsService } from './metrics.service';
-import { allowedMethodsFor, routeTemplateFor } from './route-table';
+import { allowedMethodsFor, requestPath, routeTemplateFor } from './route-table';
 
 const REQUEST_ID_RE = /^[\x21-\x7e]{1,128}$/;
 
@@ -54,8 +54,9 @@ export function routeLabel(req: Request): string {
   const route = (req.route as { path?: unknown } | undefined)?.path;
   const routed =
     typeof route === 'string' && !route.includes('*') ? `${req.baseUrl ?? ''}${route}` : null;
-  // originalUrl: a router mounted at a path (the not-found handler) leaves `req.path` stripped.
-  return routed ?? routeTemplateFor(req.originalUrl.split('?')[0]) ?? 'unmatched';
+  // requestPath (the original target): a router mounted at a path (the not-found handler) leaves
+  // `req.path` stripped.
+  return routed ?? routeTemplateFor(requestPath(req)) ?? 'unmatched';
 }
 
 /**
