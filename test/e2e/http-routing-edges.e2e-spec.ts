@@ -121,6 +121,21 @@ describe('HTTP routing edges: absolute-form targets, letter case, Allow of fixed
       }
     });
 
+    it('an upload to the import path in another letter case is taken as multipart, not 415', async () => {
+      const run = await t
+        .req('post', '/api/v1/test-runs', f.tester.token)
+        .send({ project_id: f.projectId, name: t.unique('Case ') });
+      expect(run.status).toBe(201);
+      const res = await t
+        .req('post', `/api/v1/test-runs/${String(run.body.id)}/Imports/JUnit`, f.tester.token)
+        .attach(
+          'file',
+          Buffer.from('<testsuite name="s"><testcase name="t"/></testsuite>'),
+          'r.xml',
+        );
+      expect(res.status).toBe(201);
+    });
+
     it('a wrong method is 405 with Allow, not 404', async () => {
       for (const path of ['/api/v1/Projects', '/API/V1/PROJECTS']) {
         const res = await send('PUT', `${path}?x=1`);

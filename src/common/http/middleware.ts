@@ -100,7 +100,7 @@ export function mediaTypeMiddleware(req: Request, _res: Response, next: NextFunc
   const type = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
   const isJson =
     type === 'application/json' || (type.startsWith('application/') && type.endsWith('+json'));
-  const isUpload = /\/imports\/junit\/?$/.test(req.path);
+  const isUpload = /\/imports\/junit\/?$/i.test(req.path); // Express routes paths in any case
   if (isUpload ? type === 'multipart/form-data' : isJson) return next();
   req.deferredError = new AppException(
     'unsupported_media_type',
