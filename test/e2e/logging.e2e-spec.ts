@@ -90,4 +90,34 @@ describe('structured logs', () => {
       req: { method: 'POST', url: '/api/v1/projects' },
     });
   });
+
+  // A target in absolute form may carry userinfo (http://user:secret@host/...): the logged url is
+  // the path alone, as the router reads it.
+  it('logs the path of a target in absolute form, without scheme, host or userinfo', async () => {
+    const { port } = (t.app.getHttpServer() as Server).address() as AddressInfo;
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = request(
+        {
+          host: '127.0.0.1',
+          port,
+          method: 'GET',
+          path: `http://someone:hunter2-secret@127.0.0.1:${port}/api/v1/auth/me?x=1`,
+          headers: { authorization: `Bearer ${t.adminToken}`, 'x-request-id': 'log-absolute-1' },
+        },
+        (res) => {
+          res.resume();
+          res.on('end', () => resolve(res.statusCode ?? 0));
+        },
+      );
+      req.on('error', reject);
+      req.end();
+    });
+    expect(status).toBe(200);
+    const mine = () => lines.filter((l) => l.includes('log-absolute-1'));
+    await waitFor(() => mine().some((l) => l.includes('"request completed"')), {
+      what: 'the completion line',
+    });
+    expect(JSON.parse(mine()[0])).toMatchObject({ req: { method: 'GET', url: '/api/v1/auth/me' } });
+    expect(lines.join('\n')).not.toContain('hunter2-secret');
+  });
 });

@@ -7,6 +7,7 @@ import { pinoHttp, type HttpLogger } from 'pino-http';
 import PinoPretty from 'pino-pretty';
 import type { AppConfig } from '../../config/config';
 import { currentStore } from '../persistence/request-context';
+import { requestPath } from './route-table';
 
 /** Injection token of the process's one pino logger. */
 export const ROOT_LOGGER = Symbol('ROOT_LOGGER');
@@ -152,8 +153,9 @@ export function createHttpLogger(logger: Logger): HttpLogger {
   });
 }
 
+/** The logged path: without the query, and without scheme and authority (userinfo included). */
 function pathOf(req: IncomingMessage): string {
-  return ((req as Request).originalUrl ?? req.url ?? '').split('?')[0];
+  return requestPath(req as Request);
 }
 
 /**
