@@ -8,6 +8,7 @@ import { AccessRefusal, AppException, FormRefusal } from '../errors/app-exceptio
 import { ProblemFilter } from '../errors/problem.filter';
 import { maxBodyBytes } from '../http/body-limits';
 import { createBodyDecoder, requestContentCoding } from '../http/content-encoding';
+import { requestPath } from '../http/route-table';
 import { JSON_CONTENT_TYPE, JsonBody } from '../http/json-body';
 import { canonicalId } from '../persistence/ids';
 import type { RequestStore } from '../persistence/request-context';
@@ -42,7 +43,7 @@ export function idempotencyPath(
 ): string {
   const route = (req.route as { path?: unknown } | undefined)?.path;
   if (typeof route !== 'string' || route.includes('*')) {
-    return (req.originalUrl ?? req.url).split('?')[0].replace(/(.)\/+$/, '$1');
+    return requestPath(req).replace(/(.)\/+$/, '$1');
   }
   const params = (req.params ?? {}) as Record<string, unknown>;
   return `${req.baseUrl ?? ''}${route}`.replace(/:(\w+)/g, (whole, name: string) => {
