@@ -330,6 +330,33 @@ describe('JUnit import (CONTRACT §6)', () => {
       }
     });
 
+    // Found by an audit: the item copied the comment of its last inserted row, not of its case's
+    // last result in the report (reference §4.10: results are applied in report order).
+    it("copies the comment of the case's last result in report order onto the item", async () => {
+      const projectId = await newProject();
+      const run = await createRun(projectId);
+      const caseId = await createCase(projectId, { title: 'Login', automation_id: 'AUTH-LOGIN' });
+      await addToRun(run, [caseId]);
+      const testcase = (name: string, message: string) =>
+        `<testcase name="${name}"><properties><property name="automation_id" value="AUTH-LOGIN"/></properties>` +
+        `<failure message="${message}"/></testcase>`;
+      const report = (...cases: string[]) =>
+        Buffer.from(`<testsuite name="s">${cases.join('')}</testsuite>`);
+      expect((await importInto(run, report(testcase('login[a]', 'first-a')))).status).toBe(201);
+      // login[c] is a new row (inserted), login[a] an existing one (updated), in that report order.
+      const second = await importInto(
+        run,
+        report(testcase('login[c]', 'new-c'), testcase('login[a]', 'second-a')),
+      );
+      expect(second.status).toBe(201);
+      const rows = await rowsOfRun(run);
+      expect(rows.map((r) => [r.scenario_label, r.comment])).toEqual([
+        ['login[a]', 'second-a'],
+        ['login[c]', 'new-c'],
+      ]);
+      expect(rows.map((r) => r.item_comment)).toEqual(['second-a', 'second-a']);
+    });
+
     it('counts each case once: found cases as matched, the ones it creates as created only', async () => {
       const ownRun = await createRun(await newProject());
       await importInto(ownRun, fixture('basic.xml'), 'basic.xml', '?create_missing_cases=true');

@@ -460,27 +460,29 @@ export class RunResultsWriter {
     const updates: RowUpdate[] = [];
     const inserts: RowInsert[] = [];
     const deletes: string[] = [];
-    const lastRow = new Map<string, { rowId: string; write: RowWrite }>();
+    // Each item copies the comment of its case's last result in report order (reference §4.10),
+    // whichever of its rows that result went to.
+    const comments = new Map<string, string | null>();
     for (const [caseId, caseResults] of batch) {
       const itemId = items.get(caseId);
       if (itemId === undefined) continue;
-      const rowPlan = planRowWrites(rowsByItem.get(itemId) ?? [], labelled(caseResults, now));
+      const results = labelled(caseResults, now);
+      const rowPlan = planRowWrites(rowsByItem.get(itemId) ?? [], results);
       deletes.push(...rowPlan.deletes);
       for (const u of rowPlan.updates) {
         updates.push({ id: u.rowId, label: u.label, relabel: u.relabel, ...u.payload });
-        lastRow.set(itemId, { rowId: u.rowId, write: u.payload });
       }
       for (const ins of rowPlan.inserts) {
-        const id = uuidv7();
         inserts.push({
-          id,
+          id: uuidv7(),
           run_item_id: itemId,
           row_order: ins.row_order,
           label: ins.label,
           ...ins.payload,
         });
-        lastRow.set(itemId, { rowId: id, write: ins.payload });
       }
+      const last = results[results.length - 1];
+      if (last !== undefined) comments.set(itemId, last.payload.comment);
     }
     await this.repo.deleteRows(deletes);
     await this.repo.writeResultsIntoRows(updates, executedById, now);
@@ -494,7 +496,7 @@ export class RunResultsWriter {
       changedById,
       tally,
       NO_HISTORY,
-      new Map([...lastRow].map(([id, last]) => [id, last.write.comment])),
+      comments,
     );
   }
 
