@@ -171,12 +171,10 @@ export class ImportPlanner {
     const index = new MatchIndex(candidates, suites, wanted);
     const planner = new SuitePlanner(suites);
     const plan: ImportPlan = { matches: [], cases: [], planner, unmatched: [], ambiguous: [] };
-    // The cases this import creates, matched as existing ones are (reference §4.7 reuses a case
-    // created earlier in the same import): a result then finds the case an earlier one created as a
-    // re-import of the report will find it, so re-importing matches instead of finding two cases.
-    // A result with an automation id finds one by that id or by suite path and title, never by its
-    // title alone: `FooTest.testCreate` and `BarTest.testCreate` stay two cases (its re-import
-    // finds each by its automation id), where the reference would fold the second into the first.
+    // The cases this import creates, matched as existing ones are (reference §4.7: a case created
+    // earlier in the same import with the same automation id, suite path and title, or title is
+    // reused): a result then finds the case an earlier one created exactly as a re-import of the
+    // report would find it, so re-importing matches every result instead of finding two cases.
     const plannedIndex = new MatchIndex([], [], null);
     let matched: Array<{ result: JunitResult; ref: CaseRef; by: MatchKind }> = [];
 
@@ -200,7 +198,7 @@ export class ImportPlanner {
         });
         continue;
       }
-      const reuse = plannedIndex.matchKeys(resultKeys, resultKeys.automationId === null);
+      const reuse = plannedIndex.matchKeys(resultKeys);
       if (reuse.type === 'ambiguous') {
         plan.ambiguous.push({ order: result.index, issue: issue(result, reuse.reason) });
         continue;

@@ -361,24 +361,6 @@ describe('readsByKeys (by key when the keys are fewer than half the cases ever m
   });
 });
 
-describe('MatchIndex.matchKeys without the title-alone rule', () => {
-  it('finds by automation id and by suite path and title, never by the title alone', () => {
-    const index = new MatchIndex([kase('c1', 'Login works', { suite_id: 's2' })], suites);
-    const keys = (title: string, path: string[]) => matchKeysOf(result(title, path));
-    expect(index.matchKeys(keys('login works', ['Auth', 'Login']), false)).toMatchObject({
-      type: 'matched',
-      caseId: 'c1',
-    });
-    expect(index.matchKeys(keys('login works', ['Other']), false)).toMatchObject({
-      type: 'unmatched',
-    });
-    expect(index.matchKeys(keys('login works', ['Other']))).toMatchObject({
-      type: 'matched',
-      caseId: 'c1',
-    });
-  });
-});
-
 describe('SuitePlanner', () => {
   it('reuses existing suites by exact name under the same parent and plans the rest once', () => {
     const planner = new SuitePlanner(suites);

@@ -327,11 +327,8 @@ export class MatchIndex {
     return this.matchKeys(matchKeysOf(result));
   }
 
-  /**
-   * {@link match} of the result whose keys these are. `byTitleAlone: false` leaves out the third
-   * rule (the title alone, across suites).
-   */
-  matchKeys({ automationId, title, forms }: MatchKeys, byTitleAlone = true): MatchOutcome {
+  /** {@link match} of the result whose keys these are. */
+  matchKeys({ automationId, title, forms }: MatchKeys): MatchOutcome {
     if (automationId !== null) {
       // Every case added under the id counts (one case added twice is ambiguous).
       const found = verdict(this.byAutomationId.get(automationId), false);
@@ -346,7 +343,6 @@ export class MatchIndex {
         return { type: 'ambiguous', reason: REASONS.ambiguousSuiteAndName, by: 'name' };
       if (found !== null) return { type: 'matched', caseId: found, by: 'name' };
     }
-    if (!byTitleAlone) return { type: 'unmatched', reason: REASONS.noCase };
     const found = verdict(this.byTitle.get(title), true);
     if (found === MANY) return { type: 'ambiguous', reason: REASONS.ambiguousName, by: 'name' };
     if (found !== null) return { type: 'matched', caseId: found, by: 'name' };
