@@ -290,46 +290,6 @@ describe('JUnit import (CONTRACT §6)', () => {
       expect(rows.map((r) => r.execution_count)).toEqual([2, 2, 2, 2]);
     });
 
-    // Found by an audit: a result without automation id did not find the case an earlier result of
-    // the same import had created (with one) under the same suite and title, so the import created
-    // two cases and its re-import found them ambiguous (reference §4.7: the created case is reused).
-    it('reuses a case created earlier in the same import as a re-import would find it', async () => {
-      const reports: Array<[string, Buffer]> = [
-        [
-          'report.xml',
-          Buffer.from(
-            '<testsuite name="S"><testcase name="foo"><properties><property name="automation_id" value="A1"/></properties></testcase>' +
-              '<testcase name="foo"><failure message="x"/></testcase></testsuite>',
-          ),
-        ],
-        [
-          'report.json',
-          Buffer.from(
-            JSON.stringify({
-              cases: [
-                { name: 'login', classname: 'pkg.Auth', status: 'passed' },
-                { name: 'login', status: 'failure' },
-              ],
-            }),
-          ),
-        ],
-      ];
-      for (const [name, report] of reports) {
-        const run = await createRun(await newProject());
-        const first = await importInto(run, report, name, '?create_missing_cases=true');
-        expect(first.status).toBe(201);
-        expect(first.body.summary).toMatchObject({ created_test_cases: 1, ambiguous: 0 });
-        const again = await importInto(run, report, name, '?create_missing_cases=true');
-        expect(again.status).toBe(201);
-        expect(again.body.summary).toMatchObject({
-          created_test_cases: 0,
-          ambiguous: 0,
-          unmatched: 0,
-          updated: 2,
-        });
-      }
-    });
-
     // Found by an audit: the item copied the comment of its last inserted row, not of its case's
     // last result in the report (reference §4.10: results are applied in report order).
     it("copies the comment of the case's last result in report order onto the item", async () => {

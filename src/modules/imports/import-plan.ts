@@ -15,6 +15,7 @@ import {
   REASONS,
   SuitePlanner,
   candidateFilterOf,
+  creationKeyOf,
   readsByKeys,
   matchKeysOf,
   runLevelReason,
@@ -171,11 +172,7 @@ export class ImportPlanner {
     const index = new MatchIndex(candidates, suites, wanted);
     const planner = new SuitePlanner(suites);
     const plan: ImportPlan = { matches: [], cases: [], planner, unmatched: [], ambiguous: [] };
-    // The cases this import creates, matched as existing ones are (reference §4.7: a case created
-    // earlier in the same import with the same automation id, suite path and title, or title is
-    // reused): a result then finds the case an earlier one created exactly as a re-import of the
-    // report would find it, so re-importing matches every result instead of finding two cases.
-    const plannedIndex = new MatchIndex([], [], null);
+    const plannedByKey = new Map<string, number>();
     let matched: Array<{ result: JunitResult; ref: CaseRef; by: MatchKind }> = [];
 
     for (const [i, result] of report.results.entries()) {
@@ -198,12 +195,8 @@ export class ImportPlanner {
         });
         continue;
       }
-      const reuse = plannedIndex.matchKeys(resultKeys);
-      if (reuse.type === 'ambiguous') {
-        plan.ambiguous.push({ order: result.index, issue: issue(result, reuse.reason) });
-        continue;
-      }
-      let planned = reuse.type === 'matched' ? Number(reuse.caseId) : undefined;
+      const key = creationKeyOf(resultKeys);
+      let planned = plannedByKey.get(key);
       if (planned === undefined) {
         const automationId = resultKeys.automationId;
         if (automationId !== null && index.isAutomationIdTaken(automationId)) {
@@ -214,10 +207,9 @@ export class ImportPlanner {
           continue;
         }
         const suitePath = storedSuitePathOf(result.suite_path);
-        const title = storageTitle(result.title) || storageTitle(result.name);
         planned = plan.cases.length;
         plan.cases.push({
-          title,
+          title: storageTitle(result.title) || storageTitle(result.name),
           automation_id: automationId,
           suite_path: suitePath,
           suite: planner.resolve(suitePath),
@@ -227,7 +219,7 @@ export class ImportPlanner {
           preconditions: result.preconditions,
           assertions: result.assertions === null ? null : cutText(result.assertions, STEP_TEXT_MAX),
         });
-        plannedIndex.add({ id: String(planned), title, automation_id: automationId }, suitePath);
+        plannedByKey.set(key, planned);
       }
       const by: MatchKind = plan.cases[planned]?.automation_id != null ? 'automation_id' : 'name';
       matched.push({ result, ref: { planned }, by });

@@ -8,6 +8,7 @@ import {
   REASONS,
   SuitePlanner,
   candidateFilterOf,
+  creationKey,
   matchKeysOf,
   readsByKeys,
   runLevelReason,
@@ -361,6 +362,14 @@ describe('readsByKeys (by key when the keys are fewer than half the cases ever m
   });
 });
 
+describe('creationKey', () => {
+  it('uses the automation id, else suite path and normalised title', () => {
+    expect(creationKey(result('A', ['x'], 'id'))).toBe(creationKey(result('B', ['y'], 'id')));
+    expect(creationKey(result('test_login', ['S']))).toBe(creationKey(result('Login', ['s'])));
+    expect(creationKey(result('Login', ['S1']))).not.toBe(creationKey(result('Login', ['S2'])));
+  });
+});
+
 describe('SuitePlanner', () => {
   it('reuses existing suites by exact name under the same parent and plans the rest once', () => {
     const planner = new SuitePlanner(suites);
@@ -378,7 +387,7 @@ describe('SuitePlanner', () => {
 });
 
 describe('memoised path forms (one per parsed path array)', () => {
-  // Matching keys normalise a suite path once per array; reusing an array (as the
+  // Matching and creation keys normalise a suite path once per array; reusing an array (as the
   // parsers do for a suite's testcases) must give what a fresh array with the same names gives.
   const index = new MatchIndex(
     [
@@ -396,7 +405,10 @@ describe('memoised path forms (one per parsed path array)', () => {
   ])('%s under a shared path array → %s', (title, id) => {
     expect(index.match(result(title, shared))).toEqual({ type: 'matched', caseId: id, by: 'name' });
     expect(index.match(result(title, [...shared]))).toEqual(index.match(result(title, shared)));
-    expect(matchKeysOf(result(title, shared))).toEqual(matchKeysOf(result(title, [...shared])));
+    expect(creationKey(result(title, shared))).toBe(creationKey(result(title, [...shared])));
+    expect(creationKey(result(title, shared))).toBe(
+      `n:${JSON.stringify([['auth', 'login'], title.replace(/^test_/, '').replace(/_/g, ' ')])}`,
+    );
   });
 
   it('a planner resolves a path array again to the same suite', () => {

@@ -139,6 +139,11 @@ export function storedSuitePathOf(path: readonly string[]): string[] {
   return formsOf(path).stored;
 }
 
+/** The byPathTitle key (`JSON.stringify([normalised path, normalised title])`) from a path's memoised forms. */
+function formsKey(forms: PathForms, normalizedTitle: string): string {
+  return `${forms.keyHead},${JSON.stringify(normalizedTitle)}]`;
+}
+
 /**
  * Case ids under one key: the id itself while there is one (most keys of a project), an array from
  * the second on — no array per case and key.
@@ -372,6 +377,20 @@ export interface PlannedCase {
   steps: string | null;
   preconditions: string | null;
   assertions: string | null;
+}
+
+/**
+ * Identity under which results of one import share a created case: the automation id, else the
+ * normalised suite path and title.
+ */
+export function creationKey(result: MatchableResult): string {
+  return creationKeyOf(matchKeysOf(result));
+}
+
+/** {@link creationKey} of the result whose keys these are. */
+export function creationKeyOf(keys: MatchKeys): string {
+  if (keys.automationId !== null) return `a:${keys.automationId}`;
+  return `n:${formsKey(keys.forms, keys.title)}`;
 }
 
 /** A new suite: its position in the list of planned suites and its parent (existing id or index). */
