@@ -290,6 +290,41 @@ describe('JUnit import (CONTRACT §6)', () => {
       expect(rows.map((r) => r.execution_count)).toEqual([2, 2, 2, 2]);
     });
 
+    // Found by an audit: a result without automation id did not find the case an earlier result of
+    // the same import had created with one under the same suite and title, so the import created
+    // two cases and its re-import found them ambiguous (reference §4.7: the created case is reused).
+    it('a result without automation id takes the case created earlier in the import under its suite and title', async () => {
+      const xml = (...cases: string[]) =>
+        Buffer.from(`<testsuites><testsuite name="S">${cases.join('')}</testsuite></testsuites>`);
+      const mixed = xml(
+        '<testcase name="foo"><properties><property name="automation_id" value="A1"/></properties></testcase>',
+        '<testcase name="foo"><failure message="x"/></testcase>',
+      );
+      // Results with automation ids keep a case each under one suite and title (pytest's one
+      // `pytest` suite holds every module's test_create).
+      const twoModules = xml(
+        '<testcase classname="tests.test_a" name="test_create"/>',
+        '<testcase classname="tests.test_b" name="test_create"/>',
+      );
+      for (const [report, created] of [
+        [mixed, 1],
+        [twoModules, 2],
+      ] as const) {
+        const run = await createRun(await newProject());
+        const first = await importInto(run, report, 'r.xml', '?create_missing_cases=true');
+        expect(first.status).toBe(201);
+        expect(first.body.summary).toMatchObject({ created_test_cases: created, ambiguous: 0 });
+        const again = await importInto(run, report, 'r.xml', '?create_missing_cases=true');
+        expect(again.status).toBe(201);
+        expect(again.body.summary).toMatchObject({
+          created_test_cases: 0,
+          ambiguous: 0,
+          unmatched: 0,
+          updated: 2,
+        });
+      }
+    });
+
     // Found by an audit: the item copied the comment of its last inserted row, not of its case's
     // last result in the report (reference §4.10: results are applied in report order).
     it("copies the comment of the case's last result in report order onto the item", async () => {

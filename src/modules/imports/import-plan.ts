@@ -173,6 +173,12 @@ export class ImportPlanner {
     const planner = new SuitePlanner(suites);
     const plan: ImportPlan = { matches: [], cases: [], planner, unmatched: [], ambiguous: [] };
     const plannedByKey = new Map<string, number>();
+    // Every planned case under its suite path and title too (the creation key it would have without
+    // automation id; -1 once two share it): a result without automation id takes the case an earlier
+    // result of this import created there with an id, as its re-import will find that case by suite
+    // path and title (reference §4.7). Results with automation ids keep a case each, even under one
+    // suite and title (pytest's one `pytest` suite holds every module's `test_create`).
+    const plannedByName = new Map<string, number>();
     let matched: Array<{ result: JunitResult; ref: CaseRef; by: MatchKind }> = [];
 
     for (const [i, result] of report.results.entries()) {
@@ -197,6 +203,10 @@ export class ImportPlanner {
       }
       const key = creationKeyOf(resultKeys);
       let planned = plannedByKey.get(key);
+      if (planned === undefined && resultKeys.automationId === null) {
+        const named = plannedByName.get(key);
+        if (named !== undefined && named >= 0) planned = named;
+      }
       if (planned === undefined) {
         const automationId = resultKeys.automationId;
         if (automationId !== null && index.isAutomationIdTaken(automationId)) {
@@ -220,6 +230,8 @@ export class ImportPlanner {
           assertions: result.assertions === null ? null : cutText(result.assertions, STEP_TEXT_MAX),
         });
         plannedByKey.set(key, planned);
+        const nameKey = creationKeyOf({ ...resultKeys, automationId: null });
+        plannedByName.set(nameKey, plannedByName.has(nameKey) ? -1 : planned);
       }
       const by: MatchKind = plan.cases[planned]?.automation_id != null ? 'automation_id' : 'name';
       matched.push({ result, ref: { planned }, by });
