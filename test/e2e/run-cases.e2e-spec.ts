@@ -171,6 +171,43 @@ describe('run cases, rows and history', () => {
     return t.req('patch', api(`/test-runs/${String(id)}`), f.lead.token).send(body);
   }
 
+  /** A dataset of the project named `prefix…` with these rows (one column `v` unless given). */
+  async function createDataset(
+    prefix: string,
+    rows: Json[],
+    columns: Json[] = [{ column_key: 'v' }],
+  ): Promise<Json> {
+    return ok(
+      await t
+        .req('post', api('/datasets'), f.tester.token)
+        .send({ project_id: f.projectId, name: t.unique(prefix), columns, rows }),
+      201,
+    );
+  }
+
+  /** Binds the dataset to the case under `alias`, with the binding's other fields in `extra`. */
+  async function bindDataset(
+    caseId: unknown,
+    datasetId: unknown,
+    alias = 'd',
+    extra: Json = {},
+  ): Promise<void> {
+    await ok(
+      await t
+        .req('post', api(`/test-cases/${String(caseId)}/dataset-bindings`), f.tester.token)
+        .send({ dataset_id: datasetId, dataset_alias: alias, ...extra }),
+      201,
+    );
+  }
+
+  /** Replaces the dataset's rows (a new revision). */
+  async function replaceRows(datasetId: unknown, rows: Json[]): Promise<void> {
+    await ok(
+      await t.req('patch', api(`/datasets/${String(datasetId)}`), f.tester.token).send({ rows }),
+      200,
+    );
+  }
+
   describe('role matrix', () => {
     it('GET /run-cases?test_run_id needs viewer', async () => {
       const { run } = await runWithCases(1);
@@ -629,42 +666,29 @@ describe('run cases, rows and history', () => {
     });
 
     it('expands rows from dataset bindings as a cartesian product', async () => {
-      const users = await ok(
-        await t.req('post', api('/datasets'), f.tester.token).send({
-          project_id: f.projectId,
-          name: t.unique('users '),
-          columns: [{ column_key: 'user' }],
-          rows: [
-            { row_key: 'admin', values: { user: 'admin' } },
-            { row_key: 'guest', values: { user: 'guest' } },
-          ],
-        }),
-        201,
+      const users = await createDataset(
+        'users ',
+        [
+          { row_key: 'admin', values: { user: 'admin' } },
+          { row_key: 'guest', values: { user: 'guest' } },
+        ],
+        [{ column_key: 'user' }],
       );
-      const browsers = await ok(
-        await t.req('post', api('/datasets'), f.tester.token).send({
-          project_id: f.projectId,
-          name: t.unique('browsers '),
-          columns: [{ column_key: 'name' }],
-          rows: [
-            { row_key: 'ff', scenario_label: 'Firefox', values: { name: 'firefox' } },
-            { row_key: 'ch', scenario_label: 'Chrome', values: { name: 'chrome' } },
-            { row_key: 'sf', values: { name: 'safari' }, is_active: false },
-          ],
-        }),
-        201,
+      const browsers = await createDataset(
+        'browsers ',
+        [
+          { row_key: 'ff', scenario_label: 'Firefox', values: { name: 'firefox' } },
+          { row_key: 'ch', scenario_label: 'Chrome', values: { name: 'chrome' } },
+          { row_key: 'sf', values: { name: 'safari' }, is_active: false },
+        ],
+        [{ column_key: 'name' }],
       );
       const c = await createCase();
       for (const [ds, alias, order] of [
         [users, 'u', 1],
         [browsers, 'b', 2],
       ] as const) {
-        await ok(
-          await t
-            .req('post', api(`/test-cases/${String(c.id)}/dataset-bindings`), f.tester.token)
-            .send({ dataset_id: ds.id, dataset_alias: alias, sort_order: order }),
-          201,
-        );
+        await bindDataset(c.id, ds.id, alias, { sort_order: order });
       }
       const run = await createRun();
       const item = await ok(await addCase(run.id, c.id), 201);
@@ -854,21 +878,11 @@ describe('run cases, rows and history', () => {
 
     it('roll-up follows the precedence over several rows and counts rows', async () => {
       const c = await createCase();
-      const ds = await ok(
-        await t.req('post', api('/datasets'), f.tester.token).send({
-          project_id: f.projectId,
-          name: t.unique('three '),
-          columns: [{ column_key: 'v' }],
-          rows: ['a', 'b', 'c'].map((k) => ({ row_key: k, values: { v: k } })),
-        }),
-        201,
+      const ds = await createDataset(
+        'three ',
+        ['a', 'b', 'c'].map((k) => ({ row_key: k, values: { v: k } })),
       );
-      await ok(
-        await t
-          .req('post', api(`/test-cases/${String(c.id)}/dataset-bindings`), f.tester.token)
-          .send({ dataset_id: ds.id, dataset_alias: 'd' }),
-        201,
-      );
+      await bindDataset(c.id, ds.id);
       const run = await createRun();
       const item = await ok(await addCase(run.id, c.id), 201);
       const rows = await rowsOf(item.id);
@@ -928,21 +942,11 @@ describe('run cases, rows and history', () => {
 
     it('an in_progress row under a failed item still blocks completion', async () => {
       const c = await createCase();
-      const ds = await ok(
-        await t.req('post', api('/datasets'), f.tester.token).send({
-          project_id: f.projectId,
-          name: t.unique('two '),
-          columns: [{ column_key: 'v' }],
-          rows: ['a', 'b'].map((k) => ({ row_key: k, values: { v: k } })),
-        }),
-        201,
+      const ds = await createDataset(
+        'two ',
+        ['a', 'b'].map((k) => ({ row_key: k, values: { v: k } })),
       );
-      await ok(
-        await t
-          .req('post', api(`/test-cases/${String(c.id)}/dataset-bindings`), f.tester.token)
-          .send({ dataset_id: ds.id, dataset_alias: 'd' }),
-        201,
-      );
+      await bindDataset(c.id, ds.id);
       const run = await createRun();
       const item = await ok(await addCase(run.id, c.id), 201);
       await ok(await patchRun(run.id, { status: 'in_progress' }), 200);
@@ -1340,42 +1344,19 @@ describe('run cases, rows and history', () => {
 
     it('use_latest_revisions rebuilds rows from the current revision, ignoring a pin', async () => {
       const c = await createCase();
-      const ds = await ok(
-        await t.req('post', api('/datasets'), f.tester.token).send({
-          project_id: f.projectId,
-          name: t.unique('pinned '),
-          columns: [{ column_key: 'v' }],
-          rows: [
-            { row_key: 'a', scenario_label: 'A', values: { v: 'old a' } },
-            { row_key: 'b', scenario_label: 'B', values: { v: 'old b' } },
-          ],
-        }),
-        201,
-      );
-      await ok(
-        await t
-          .req('post', api(`/test-cases/${String(c.id)}/dataset-bindings`), f.tester.token)
-          .send({
-            dataset_id: ds.id,
-            dataset_alias: 'd',
-            mode: 'pin_revision',
-            pinned_revision_number: 1,
-          }),
-        201,
-      );
+      const ds = await createDataset('pinned ', [
+        { row_key: 'a', scenario_label: 'A', values: { v: 'old a' } },
+        { row_key: 'b', scenario_label: 'B', values: { v: 'old b' } },
+      ]);
+      await bindDataset(c.id, ds.id, 'd', { mode: 'pin_revision', pinned_revision_number: 1 });
       const run = await createRun();
       const item = await ok(await addCase(run.id, c.id), 201);
       const [rowA, rowB] = await rowsOf(item.id);
       // Revision 2 changes both rows; the binding stays pinned to revision 1.
-      await ok(
-        await t.req('patch', api(`/datasets/${String(ds.id)}`), f.tester.token).send({
-          rows: [
-            { row_key: 'a', scenario_label: 'A', values: { v: 'new a' } },
-            { row_key: 'b', scenario_label: 'B', values: { v: 'new b' } },
-          ],
-        }),
-        200,
-      );
+      await replaceRows(ds.id, [
+        { row_key: 'a', scenario_label: 'A', values: { v: 'new a' } },
+        { row_key: 'b', scenario_label: 'B', values: { v: 'new b' } },
+      ]);
       await ok(await patchRow(rowA.id, { status: 'failure' }), 200);
       await ok(await patchRow(rowB.id, { status: 'passed' }), 200);
       type Snapshot = { datasets: Array<{ revision_number: number; values: Json }> };
@@ -1407,41 +1388,23 @@ describe('run cases, rows and history', () => {
     // rows sharing a label reran both, each pointing at the selected row.
     it('use_latest_revisions reruns the same dataset rows: a shared label, a label changed since', async () => {
       const c = await createCase();
-      const ds = await ok(
-        await t.req('post', api('/datasets'), f.tester.token).send({
-          project_id: f.projectId,
-          name: t.unique('labels '),
-          columns: [{ column_key: 'v' }],
-          rows: [
-            { row_key: 'a', scenario_label: 'X', values: { v: 1 } },
-            { row_key: 'b', scenario_label: 'X', values: { v: 2 } },
-            { row_key: 'c', scenario_label: 'C', values: { v: 3 } },
-          ],
-        }),
-        201,
-      );
-      await ok(
-        await t
-          .req('post', api(`/test-cases/${String(c.id)}/dataset-bindings`), f.tester.token)
-          .send({ dataset_id: ds.id, dataset_alias: 'd' }),
-        201,
-      );
+      const ds = await createDataset('labels ', [
+        { row_key: 'a', scenario_label: 'X', values: { v: 1 } },
+        { row_key: 'b', scenario_label: 'X', values: { v: 2 } },
+        { row_key: 'c', scenario_label: 'C', values: { v: 3 } },
+      ]);
+      await bindDataset(c.id, ds.id);
       const item = await ok(await addCase((await createRun()).id, c.id), 201);
       const [rowA, rowB, rowC] = await rowsOf(item.id);
       type Snapshot = { datasets: Array<{ row_key: string; scenario_label: string }> };
       const keyOf = (r: Json) => (r.row_snapshot as Snapshot).datasets[0].row_key;
       expect([rowA, rowB, rowC].map(keyOf)).toEqual(['a', 'b', 'c']);
       // Revision 2 renames c's label.
-      await ok(
-        await t.req('patch', api(`/datasets/${String(ds.id)}`), f.tester.token).send({
-          rows: [
-            { row_key: 'a', scenario_label: 'X', values: { v: 1 } },
-            { row_key: 'b', scenario_label: 'X', values: { v: 2 } },
-            { row_key: 'c', scenario_label: 'C renamed', values: { v: 3 } },
-          ],
-        }),
-        200,
-      );
+      await replaceRows(ds.id, [
+        { row_key: 'a', scenario_label: 'X', values: { v: 1 } },
+        { row_key: 'b', scenario_label: 'X', values: { v: 2 } },
+        { row_key: 'c', scenario_label: 'C renamed', values: { v: 3 } },
+      ]);
       const rerun = async (ids: string[]) =>
         (
           await ok(
@@ -1580,21 +1543,11 @@ describe('run cases, rows and history', () => {
 
     it('rows list filters by status and pages', async () => {
       const c = await createCase();
-      const ds = await ok(
-        await t.req('post', api('/datasets'), f.tester.token).send({
-          project_id: f.projectId,
-          name: t.unique('five '),
-          columns: [{ column_key: 'v' }],
-          rows: ['a', 'b', 'c', 'd', 'e'].map((k) => ({ row_key: k, values: { v: k } })),
-        }),
-        201,
+      const ds = await createDataset(
+        'five ',
+        ['a', 'b', 'c', 'd', 'e'].map((k) => ({ row_key: k, values: { v: k } })),
       );
-      await ok(
-        await t
-          .req('post', api(`/test-cases/${String(c.id)}/dataset-bindings`), f.tester.token)
-          .send({ dataset_id: ds.id, dataset_alias: 'd' }),
-        201,
-      );
+      await bindDataset(c.id, ds.id);
       const run = await createRun();
       const item = await ok(await addCase(run.id, c.id), 201);
       const rows = await rowsOf(item.id);
