@@ -1,4 +1,3 @@
-import { Writable } from 'node:stream';
 import { Client } from 'pg';
 import { ExpressAdapter } from '@nestjs/platform-express';
 import request from 'supertest';
@@ -8,6 +7,7 @@ import { poolOf } from '../../src/database/data-source-options';
 import { DetachedClient } from '../../src/database/detached-client';
 import { MetricsServer } from '../../src/modules/health/metrics.server';
 import { createTestApp, expectProblem, RoleFixture, TestApp } from '../support/test-app';
+import { logCapture } from '../support/log-capture';
 import { waitFor } from '../support/wait-for';
 
 function metricsUrl(t: TestApp): string {
@@ -23,13 +23,7 @@ function metricsUrl(t: TestApp): string {
 describe('foundation: HTTP behaviour', () => {
   let t: TestApp;
   let f: RoleFixture;
-  const lines: string[] = [];
-  const sink = new Writable({
-    write(chunk: Buffer, _enc, cb) {
-      lines.push(...chunk.toString('utf8').split('\n').filter(Boolean));
-      cb();
-    },
-  });
+  const { lines, sink } = logCapture();
   type Line = Record<string, unknown>;
   const parsed = (): Line[] => lines.map((l) => JSON.parse(l) as Line);
   /** The log lines once `until` holds for them (a line is written when its response finishes). */

@@ -1,8 +1,8 @@
 import { request, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Writable } from 'node:stream';
 import { DEFAULT_PASSWORD } from '../support/constants';
 import { createTestApp, TestApp } from '../support/test-app';
+import { logCapture } from '../support/log-capture';
 import { waitFor } from '../support/wait-for';
 
 /**
@@ -11,13 +11,7 @@ import { waitFor } from '../support/wait-for';
  */
 describe('structured logs', () => {
   let t: TestApp;
-  const lines: string[] = [];
-  const sink = new Writable({
-    write(chunk: Buffer, _enc, cb) {
-      lines.push(...chunk.toString('utf8').split('\n').filter(Boolean));
-      cb();
-    },
-  });
+  const { lines, sink } = logCapture();
 
   beforeAll(async () => {
     t = await createTestApp({ LOG_LEVEL: 'info' }, sink);

@@ -1,6 +1,5 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Writable } from 'node:stream';
 import { JOB_QUEUE_SCHEMA } from '../../src/common/jobs/job-queue.constants';
 import { WebhookAttemptsUnique1763700019960 } from '../../src/database/migrations/1763700019960-WebhookAttemptsUnique';
 import {
@@ -9,6 +8,7 @@ import {
 } from '../../src/modules/webhooks/webhook-delivery.worker';
 import { WEBHOOK_DELIVERY_QUEUE } from '../../src/modules/webhooks/webhook-events.service';
 import { createTestApp, TestApp } from '../support/test-app';
+import { logCapture } from '../support/log-capture';
 import { backendPid, settledFlag, waitFor } from '../support/wait-for';
 
 /**
@@ -64,13 +64,7 @@ describe('Webhook deliveries: attempt numbers and attempts that fail inside the 
   let t: TestApp;
   let projectId: string;
   const receiver = new Receiver();
-  const logLines: string[] = [];
-  const sink = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      logLines.push(chunk.toString('utf8'));
-      done();
-    },
-  });
+  const { lines: logLines, sink } = logCapture();
 
   beforeAll(async () => {
     await receiver.start();

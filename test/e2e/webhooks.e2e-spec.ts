@@ -1,7 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Writable } from 'node:stream';
 import type { INestApplication } from '@nestjs/common';
 import { createApp } from '../../src/bootstrap';
 import { WebhookDeliveryWorker } from '../../src/modules/webhooks/webhook-delivery.worker';
@@ -14,6 +13,7 @@ import {
   RoleFixture,
   TestApp,
 } from '../support/test-app';
+import { logCapture } from '../support/log-capture';
 import { waitFor } from '../support/wait-for';
 
 const API = '/api/v1';
@@ -101,15 +101,9 @@ describe('Webhooks (issue #20)', () => {
   let t: TestApp;
   let f: RoleFixture;
   const receiver = new Receiver();
-  const logLines: string[] = [];
+  const { lines: logLines, sink } = logCapture();
   /** Every secret answered in this file: none may appear in a log line or a later response. */
   const secrets: string[] = [];
-  const sink = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      logLines.push(chunk.toString('utf8'));
-      done();
-    },
-  });
 
   beforeAll(async () => {
     await receiver.start();
