@@ -127,7 +127,7 @@ describe('operations: one log format (every line of a boot and of requests)', ()
   }
 
   it('embedded database, LOG_LEVEL=debug: the boot, requests and shutdown are all one schema', async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'tms-logs-'));
+    const dataDir = mkdtempSync(join(tmpdir(), 'tms-logformat-'));
     dirs.push(dataDir);
     const [port, pgPort] = [await freePort(), await freePort()];
     const adminPassword = `boot-admin-${randomBytes(6).toString('hex')}`;
@@ -286,7 +286,7 @@ describe('operations: one log format (every line of a boot and of requests)', ()
   });
 
   it('a refused configuration is a JSON line too (fatal), naming the variable', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'tms-logs-'));
+    const dir = mkdtempSync(join(tmpdir(), 'tms-logformat-'));
     dirs.push(dir);
     const s = startMain({ PORT: 'eighty', DATA_DIR: dir });
     expect(await s.exited).toBe(1);
