@@ -300,20 +300,32 @@ describe('JUnit import (CONTRACT §6)', () => {
         '<testcase name="foo"><properties><property name="automation_id" value="A1"/></properties></testcase>',
         '<testcase name="foo"><failure message="x"/></testcase>',
       );
+      // The reverse order gives the same one case, which takes the automation id.
+      const reversed = xml(
+        '<testcase name="foo"><failure message="x"/></testcase>',
+        '<testcase name="foo"><properties><property name="automation_id" value="A1"/></properties></testcase>',
+      );
       // Results with automation ids keep a case each under one suite and title (pytest's one
       // `pytest` suite holds every module's test_create).
       const twoModules = xml(
         '<testcase classname="tests.test_a" name="test_create"/>',
         '<testcase classname="tests.test_b" name="test_create"/>',
       );
-      for (const [report, created] of [
-        [mixed, 1],
-        [twoModules, 2],
+      for (const [report, created, automationIds] of [
+        [mixed, 1, ['A1']],
+        [reversed, 1, ['A1']],
+        [twoModules, 2, ['tests.test_a.test_create', 'tests.test_b.test_create']],
       ] as const) {
-        const run = await createRun(await newProject());
+        const projectId = await newProject();
+        const run = await createRun(projectId);
         const first = await importInto(run, report, 'r.xml', '?create_missing_cases=true');
         expect(first.status).toBe(201);
         expect(first.body.summary).toMatchObject({ created_test_cases: created, ambiguous: 0 });
+        const cases = await t.db.query<Array<{ automation_id: string | null }>>(
+          `SELECT automation_id FROM test_cases WHERE project_id = $1 ORDER BY automation_id`,
+          [projectId],
+        );
+        expect(cases.map((c) => c.automation_id)).toEqual(automationIds);
         const again = await importInto(run, report, 'r.xml', '?create_missing_cases=true');
         expect(again.status).toBe(201);
         expect(again.body.summary).toMatchObject({

@@ -206,6 +206,18 @@ export class ImportPlanner {
       if (planned === undefined && resultKeys.automationId === null) {
         const named = plannedByName.get(key);
         if (named !== undefined && named >= 0) planned = named;
+      } else if (planned === undefined) {
+        // The reverse order: a result with automation id takes the case an earlier result without
+        // one created under its suite path and title, and gives it its id, so both orders create
+        // one case. Only a case still without id: a second automation id there gets its own case.
+        const automationId = resultKeys.automationId as string;
+        const named = plannedByName.get(creationKeyOf({ ...resultKeys, automationId: null }));
+        const idless = named !== undefined && named >= 0 ? plan.cases[named] : undefined;
+        if (idless?.automation_id === null && !index.isAutomationIdTaken(automationId)) {
+          idless.automation_id = automationId;
+          planned = named;
+          plannedByKey.set(key, planned as number);
+        }
       }
       if (planned === undefined) {
         const automationId = resultKeys.automationId;
