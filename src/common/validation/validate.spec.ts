@@ -6,9 +6,12 @@ import {
   IsObject,
   IsOptional,
   IsString,
+  Max,
+  Min,
   ValidateNested,
 } from 'class-validator';
 import { AppException } from '../errors/app-exception';
+import { PageQueryDto } from '../pagination/page';
 import { NoNul } from './decorators';
 import { MAX_ERROR_FIELDS, validateInput } from './validate';
 
@@ -50,6 +53,43 @@ describe('validateInput', () => {
     } catch (e) {
       expect(Object.keys((e as AppException).errors ?? {})).toEqual(['query.name']);
     }
+  });
+
+  describe('a value that is not a number gets its type message alone, never a false bound', () => {
+    function queryErrors(query: Record<string, unknown>): Record<string, string[]> {
+      try {
+        validateInput(PageQueryDto, query, 'query');
+      } catch (e) {
+        return (e as AppException).errors ?? {};
+      }
+      return {};
+    }
+    it.each([
+      ['1.5', ['page_size must be an integer number']],
+      ['abc', ['page_size must be an integer number']],
+      ['1e3', ['page_size must be an integer number']],
+      ['0', ['page_size must not be less than 1']],
+      ['201', ['page_size must not be greater than 200']],
+    ])('page_size=%s', (value, messages) => {
+      expect(queryErrors({ page_size: value })).toEqual({ 'query.page_size': messages });
+    });
+    it('keeps the bound of a number that is out of range and not an integer', () => {
+      class Body {
+        @IsInt() @Min(1) @Max(200) size!: number;
+      }
+      try {
+        validateInput(Body, { size: 300.5 }, 'body');
+        throw new Error('expected a validation error');
+      } catch (e) {
+        expect((e as AppException).errors?.size?.sort()).toEqual([
+          'size must be an integer number',
+          'size must not be greater than 200',
+        ]);
+      }
+    });
+    it('passes a valid page_size', () => {
+      expect(queryErrors({ page_size: '200' })).toEqual({});
+    });
   });
 
   describe('NUL characters in a query string are refused on the parameter, once', () => {

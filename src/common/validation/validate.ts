@@ -52,12 +52,22 @@ function trimDeclaredStrings(obj: unknown): void {
   }
 }
 
+/** Bounds of a number, meaningless for a value that is not a number at all. */
+const NUMERIC_BOUNDS: ReadonlySet<string> = new Set(['min', 'max']);
+/** The type checks that already tell a non-number it is wrong. */
+const NUMERIC_TYPES = ['isInt', 'isNumber'];
+
+/**
+ * The messages of one field. A value that is not a number (`page_size=1.5` or `=abc` stays a
+ * string) is answered by its type check alone: `@Min`/`@Max` fail on every non-number, so "must
+ * not be greater than 200" for `1.5` would be false. A number out of range keeps its bound's message.
+ */
 function messageFor(err: ValidationError): string[] {
   const c = err.constraints ?? {};
-  return Object.entries(c).map(([name, msg]) => {
-    if (name === 'whitelistValidation') return 'Unknown field';
-    return msg;
-  });
+  const typeFailed = typeof err.value !== 'number' && NUMERIC_TYPES.some((t) => t in c);
+  return Object.entries(c)
+    .filter(([name]) => !(typeFailed && NUMERIC_BOUNDS.has(name)))
+    .map(([name, msg]) => (name === 'whitelistValidation' ? 'Unknown field' : msg));
 }
 
 /** Flattens class-validator errors into the problem `errors` map with dot paths. */
@@ -249,7 +259,9 @@ function validateParsed<T extends object>(
     // clients and proxies add their own (cache busters, tracing) and the contract names bodies only.
     forbidNonWhitelisted: kind === 'body',
     forbidUnknownValues: false,
-    validationError: { target: false, value: false },
+    // The failing value is kept on the error only to tell a non-number from a number out of range
+    // (`messageFor`); no message quotes it.
+    validationError: { target: false, value: true },
   };
   let errors: ValidationError[];
   let lists: ListCheck;
