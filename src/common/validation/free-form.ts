@@ -51,39 +51,57 @@ export function freeFormIssues(
   limit = 20,
 ): FreeFormIssue[] {
   const issues: FreeFormIssue[] = [];
-  const stack: Array<{ value: unknown; path: string }> = [{ value, path }];
+  // Paths and labels are built only for an issue: a valid 60 KB topology walks thousands of keys.
+  const stack: WalkNode[] = [{ value, parent: null, key: path }];
   while (stack.length > 0 && issues.length < limit) {
-    const item = stack.pop() as { value: unknown; path: string };
-    const v = item.value;
+    const node = stack.pop() as WalkNode;
+    const v = node.value;
     if (v === null || typeof v !== 'object') continue;
-    const at = (key: string | number) => (item.path ? `${item.path}.${key}` : String(key));
     if (Array.isArray(v)) {
-      for (let i = v.length - 1; i >= 0; i -= 1) stack.push({ value: v[i], path: at(i) });
+      for (let i = v.length - 1; i >= 0; i -= 1) stack.push({ value: v[i], parent: node, key: i });
       continue;
     }
     const keys = Object.keys(v);
-    const name = labelOf(item.path);
     if (keys.length > maxKeys) {
+      const at = pathOf(node);
       issues.push({
-        path: item.path,
-        message: `${name} has ${keys.length} keys; at most ${maxKeys} are allowed`,
+        path: at,
+        message: `${labelOf(at)} has ${keys.length} keys; at most ${maxKeys} are allowed`,
       });
     }
     for (let i = keys.length - 1; i >= 0; i -= 1) {
       const key = keys[i];
       if (!isFreeFormKey(key)) {
         if (issues.length < limit) {
+          const at = pathOf(node);
           issues.push({
-            path: item.path,
-            message: `${name} has a key that is not allowed (${quote(key)}): ${FREE_FORM_KEY_RULE}`,
+            path: at,
+            message: `${labelOf(at)} has a key that is not allowed (${quote(key)}): ${FREE_FORM_KEY_RULE}`,
           });
         }
         continue;
       }
-      stack.push({ value: (v as Record<string, unknown>)[key], path: at(key) });
+      stack.push({ value: (v as Record<string, unknown>)[key], parent: node, key });
     }
   }
   return issues;
+}
+
+/** A value of the walk: its key (an index in an array) under its parent; the root's is its path. */
+interface WalkNode {
+  value: unknown;
+  parent: WalkNode | null;
+  key: string | number;
+}
+
+/** The dot path of a node: its ancestors' keys after the root's path (`meta.headers`). */
+function pathOf(node: WalkNode): string {
+  const keys: string[] = [];
+  let at: WalkNode | null = node;
+  for (; at !== null && at.parent !== null; at = at.parent) keys.push(String(at.key));
+  const root = String(at?.key ?? '');
+  if (root !== '') keys.push(root);
+  return keys.reverse().join('.');
 }
 
 function quote(key: string): string {

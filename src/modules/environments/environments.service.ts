@@ -285,12 +285,14 @@ export class EnvironmentsService {
         willBeArchived ? 'Archiving an environment' : 'Restoring an archived environment',
       );
     }
-    if (snapshotHash(candidate) === current.snapshot_hash) return toEnvironmentDto(current);
+    const hash = snapshotHash(candidate);
+    if (hash === current.snapshot_hash) return toEnvironmentDto(current);
 
     return this.writeRevision({
       environmentId: current.id, // the stored id, not the path's spelling of it
       projectId: current.project_id,
       snapshot: candidate,
+      hash,
       revisionNumber: nextRevisionNumber(current),
       note: revisionNote(changedTopLevelFields(base, candidate)),
       userId: user.id,
@@ -362,10 +364,12 @@ export class EnvironmentsService {
     w: Omit<RevisionWrite, 'revisionId' | 'hash' | 'entities' | 'edges' | 'counters'> & {
       /** Id of the new revision (generated when absent). */
       revisionId?: string;
+      /** `snapshotHash(snapshot)` when the caller has it already (computed when absent). */
+      hash?: string;
     },
     previous: PreviousRevision | null,
   ): Promise<EnvironmentDto> {
-    const hash = snapshotHash(w.snapshot);
+    const hash = w.hash ?? snapshotHash(w.snapshot);
     const graph = deriveEntitiesAndEdges(w.snapshot);
     const counters = topologyCounters(w.snapshot.topology, graph);
     const revisionId = w.revisionId ?? uuidv7();

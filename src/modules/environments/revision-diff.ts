@@ -26,7 +26,7 @@
  *
  * Works with an explicit stack, so the nesting depth of the input cannot overflow the call stack.
  */
-import { canonicalJson, compareCodePoints } from './snapshot-hash';
+import { canonicalJson, compareCodePoints, sameCanonicalJson } from './snapshot-hash';
 import { TOPOLOGY_SECTIONS } from './topology';
 
 /** How deep below a field free-form objects are compared key by key (deeper: as whole values). */
@@ -284,7 +284,7 @@ function diffField(
     if (isScalarArray(x) && isScalarArray(y)) {
       const sx = scalarSet(x);
       const sy = scalarSet(y);
-      if (canonicalJson(sx) !== canonicalJson(sy)) out.push(change('changed', at, sx, sy));
+      if (!sameCanonicalJson(sx, sy)) out.push(change('changed', at, sx, sy));
       continue;
     }
     if (!sameValue(x, y)) out.push(change('changed', at, x, y));
@@ -316,7 +316,7 @@ function change(
 function sameValue(x: unknown, y: unknown): boolean {
   if (x === y) return true;
   if (x === null || y === null || typeof x !== 'object' || typeof y !== 'object') return false;
-  return canonicalJson(x) === canonicalJson(y);
+  return sameCanonicalJson(x, y);
 }
 
 type Scalar = string | number | boolean | null;

@@ -1,4 +1,12 @@
-import { canonicalJson, JsonFloat, SNAPSHOT_HASH_PREFIX, snapshotHash } from './snapshot-hash';
+import fc from 'fast-check';
+import {
+  canonicalJson,
+  compareCodePoints,
+  JsonFloat,
+  sameCanonicalJson,
+  SNAPSHOT_HASH_PREFIX,
+  snapshotHash,
+} from './snapshot-hash';
 
 /**
  * Expected strings below were produced by CPython 3.11
@@ -228,5 +236,134 @@ describe('snapshotHash', () => {
   it('ignores key order and changes with content', () => {
     expect(snapshotHash({ a: 1, b: 2 })).toBe(snapshotHash({ b: 2, a: 1 }));
     expect(snapshotHash({ a: 1 })).not.toBe(snapshotHash({ a: 2 }));
+  });
+});
+
+/** Keys that exercise the code point order: astral, lone surrogate, above the surrogates, ASCII. */
+const trickyKey = fc.string({
+  unit: fc.constantFrom('a', 'b', 'Z', '1', 'é', '\uff01', '\ue000', '😀', '\ud800', '"', '\u007f'),
+  maxLength: 4,
+});
+const jsonData = fc.letrec((tie) => ({
+  value: fc.oneof(
+    { maxDepth: 4 },
+    fc.constantFrom(null, true, false, 0, -0, 1, -1.5, 1e-7, 1e21, 0.1 + 0.2),
+    fc.double({ noNaN: true, noDefaultInfinity: true }),
+    fc.string({ unit: trickyKey, maxLength: 3 }),
+    fc.array(tie('value'), { maxLength: 4 }),
+    fc.dictionary(trickyKey, tie('value'), { maxKeys: 5 }),
+  ),
+})).value;
+
+/** A copy of `value` whose objects list their keys in reverse order. */
+function reordered(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(reordered);
+  if (value === null || typeof value !== 'object') return value;
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(value).reverse()) {
+    Object.defineProperty(out, key, {
+      value: reordered((value as Record<string, unknown>)[key]),
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
+  }
+  return out;
+}
+
+describe('canonicalJson: the recursive writer and the iterative one it hands deep values to', () => {
+  // Objects nested `depth` levels, each with its keys out of order: `{"b":1,"a":{…}}`.
+  function nested(depth: number): { value: unknown; text: string } {
+    let value: unknown = 'end';
+    let text = '"end"';
+    for (let i = 0; i < depth; i += 1) {
+      value = { b: i, a: value };
+      text = `{"a":${text},"b":${i}}`;
+    }
+    return { value, text };
+  }
+  it.each([1, 64, 511, 512, 513, 600, 5_000])('sorts keys at %i levels', (depth) => {
+    const { value, text } = nested(depth);
+    expect(canonicalJson(value)).toBe(text);
+  });
+
+  it('rejects a circular structure below the recursive depth, and a deep one', () => {
+    const shallow: Record<string, unknown> = { a: 1 };
+    shallow.self = { again: shallow };
+    expect(() => canonicalJson(shallow)).toThrow('circular structure');
+    const deep = nested(1_000).value as Record<string, unknown>;
+    let inner = deep;
+    while (typeof inner.a === 'object') inner = inner.a as Record<string, unknown>;
+    inner.a = deep;
+    expect(() => canonicalJson(deep)).toThrow('circular structure');
+  });
+
+  it('writes the same text whatever the key order, and text that parses back', () => {
+    fc.assert(
+      fc.property(jsonData, (value) => {
+        const text = canonicalJson(value);
+        expect(canonicalJson(reordered(value))).toBe(text);
+        expect(text).toMatch(/^[\x20-\x7e]*$/);
+        expect(canonicalJson(JSON.parse(text))).toBe(text);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('orders the keys of every object by code point', () => {
+    fc.assert(
+      fc.property(fc.dictionary(trickyKey, fc.integer(), { maxKeys: 8 }), (record) => {
+        const keys = Object.keys(record).sort(compareCodePoints);
+        const expected = `{${keys.map((k) => `${canonicalJson(k)}:${record[k]}`).join(',')}}`;
+        expect(canonicalJson(record)).toBe(expected);
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
+
+describe('sameCanonicalJson', () => {
+  it.each<[string, unknown, unknown, boolean]>([
+    ['key order', { a: 1, b: [1, { c: 2, d: 3 }] }, { b: [1, { d: 3, c: 2 }], a: 1 }, true],
+    ['-0 and 0', { n: -0 }, { n: 0 }, true],
+    ['an undefined member is left out', { a: undefined, b: 1 }, { b: 1 }, true],
+    ['an undefined array item is null', [undefined, 1], [null, 1], true],
+    [
+      'toJSON is applied',
+      { at: new Date('2026-05-01T10:00:00.000Z') },
+      { at: '2026-05-01T10:00:00.000Z' },
+      true,
+    ],
+    ['a float is not an integer', [1], [new JsonFloat(1)], false],
+    ['a changed value', { a: { b: 1 } }, { a: { b: 2 } }, false],
+    ['array order', [1, 2], [2, 1], false],
+    ['array length', [1, 2], [1, 2, 3], false],
+    ['an extra key', { a: 1 }, { a: 1, b: 2 }, false],
+    ['object and array', {}, [], false],
+    ['string and number', '1', 1, false],
+    ['null and object', null, {}, false],
+  ])('%s', (_name, a, b, same) => {
+    expect(sameCanonicalJson(a, b)).toBe(same);
+    expect(sameCanonicalJson(b, a)).toBe(same);
+    expect(canonicalJson(a) === canonicalJson(b)).toBe(same);
+  });
+
+  it('refuses what JSON cannot carry, as canonicalJson does', () => {
+    expect(() => sameCanonicalJson({ n: NaN }, { n: NaN })).toThrow(TypeError);
+    expect(() => sameCanonicalJson([Infinity], [1])).toThrow(TypeError);
+  });
+
+  it('answers exactly whether the canonical texts are equal', () => {
+    const pairs = fc.oneof(
+      fc.tuple(jsonData, jsonData),
+      jsonData.map((v) => [v, reordered(v)] as const),
+      jsonData.map((v) => [v, JSON.parse(JSON.stringify([v]) ?? 'null')[0] as unknown] as const),
+    );
+    fc.assert(
+      fc.property(pairs, ([a, b]) => {
+        expect(sameCanonicalJson(a, b)).toBe(canonicalJson(a) === canonicalJson(b));
+      }),
+      { numRuns: 500 },
+    );
   });
 });

@@ -57,6 +57,79 @@ export class JsonFloat {
  * Works iteratively, so arbitrarily deep nesting does not overflow the call stack.
  */
 export function canonicalJson(value: unknown): string {
+  const top = resolveToJson(value, '');
+  if (top === undefined) throw new TypeError('canonicalJson: value is not JSON-serialisable');
+  try {
+    return writeShallow(top, 0);
+  } catch (error) {
+    if (error === TOO_DEEP) return canonicalJsonIterative(value);
+    throw error;
+  }
+}
+
+/**
+ * Nesting the recursive writer below goes to before it hands the value to the iterative one: far
+ * deeper than any request body may be (64 levels), far below what overflows the call stack. A
+ * circular structure gets this deep too, and the iterative writer names it.
+ */
+const FAST_DEPTH = 512;
+const TOO_DEEP: unique symbol = Symbol('too deep');
+
+/**
+ * {@link canonicalJson} of a value already passed through toJSON(), recursively, as one string
+ * (about five times faster than the iterative writer on a 60 KB topology: no frames, no entry
+ * arrays, no set of open containers). Throws TOO_DEEP below FAST_DEPTH levels.
+ */
+function writeShallow(value: unknown, depth: number): string {
+  if (value === null || typeof value !== 'object' || value instanceof JsonFloat) {
+    return serializeScalar(value);
+  }
+  if (depth >= FAST_DEPTH) throw TOO_DEEP;
+  if (Array.isArray(value)) {
+    const items = value as readonly unknown[];
+    let text = '[';
+    for (let i = 0; i < items.length; i += 1) {
+      if (i > 0) text += ',';
+      // Like JSON.stringify, an undefined array item is written as null.
+      const item = resolveToJson(items[i], i);
+      text += item === undefined ? 'null' : writeShallow(item, depth + 1);
+    }
+    return text + ']';
+  }
+  const record = value as Record<string, unknown>;
+  let text = '{';
+  let first = true;
+  for (const key of sortedKeys(record)) {
+    const member = resolveToJson(record[key], key);
+    if (member === undefined) continue;
+    text += (first ? '' : ',') + quoteString(key) + ':' + writeShallow(member, depth + 1);
+    first = false;
+  }
+  return text + '}';
+}
+
+// A UTF-16 surrogate: the one case where code unit order differs from code point order.
+const SURROGATE = /[\ud800-\udfff]/;
+
+/**
+ * The own keys of an object in code point order: UTF-16 order (an insertion sort, about twice as
+ * fast as `sort()` on the few keys of an object) unless a key has a surrogate.
+ */
+function sortedKeys(record: object): string[] {
+  const keys = Object.keys(record);
+  if (keys.length < 2) return keys;
+  for (const key of keys) if (SURROGATE.test(key)) return keys.sort(compareCodePoints);
+  for (let i = 1; i < keys.length; i += 1) {
+    const key = keys[i];
+    let j = i - 1;
+    for (; j >= 0 && keys[j] > key; j -= 1) keys[j + 1] = keys[j];
+    keys[j + 1] = key;
+  }
+  return keys;
+}
+
+/** {@link canonicalJson} without recursion, for values nested deeper than FAST_DEPTH. */
+function canonicalJsonIterative(value: unknown): string {
   const out: string[] = [];
   const stack: Frame[] = [];
   const open = new Set<object>();
@@ -121,6 +194,58 @@ export function canonicalJson(value: unknown): string {
 }
 
 /**
+ * True when two values have the same canonical JSON (`canonicalJson(a) === canonicalJson(b)`),
+ * decided without writing either while both are plain JSON data (null, booleans, finite numbers,
+ * strings, arrays, objects without toJSON() and without undefined members) and stopping at the
+ * first difference; anything else is left to the writer. Numbers compare by value: their canonical
+ * texts are equal exactly when they are (`-0` and `0` both write `0`).
+ */
+export function sameCanonicalJson(a: unknown, b: unknown): boolean {
+  return equalPlain(a, b, 0) ?? canonicalJson(a) === canonicalJson(b);
+}
+
+type PlainKind = 'scalar' | 'array' | 'object' | 'other';
+
+function plainKind(value: unknown): PlainKind {
+  if (value === null || typeof value === 'string' || typeof value === 'boolean') return 'scalar';
+  if (typeof value === 'number') return Number.isFinite(value) ? 'scalar' : 'other';
+  if (typeof value !== 'object') return 'other';
+  if (typeof (value as { toJSON?: unknown }).toJSON === 'function') return 'other';
+  return Array.isArray(value) ? 'array' : 'object';
+}
+
+/** {@link sameCanonicalJson} on plain data; undefined when the canonical writer must decide. */
+function equalPlain(a: unknown, b: unknown, depth: number): boolean | undefined {
+  const kind = plainKind(a);
+  const other = plainKind(b);
+  if (kind === 'other' || other === 'other') return undefined;
+  if (kind !== other) return false;
+  if (kind === 'scalar' || a === b) return a === b;
+  if (depth >= FAST_DEPTH) return undefined;
+  if (kind === 'array') {
+    const x = a as readonly unknown[];
+    const y = b as readonly unknown[];
+    if (x.length !== y.length) return false;
+    for (let i = 0; i < x.length; i += 1) {
+      const same = equalPlain(x[i], y[i], depth + 1);
+      if (same !== true) return same;
+    }
+    return true;
+  }
+  const x = a as Record<string, unknown>;
+  const y = b as Record<string, unknown>;
+  const keys = Object.keys(x);
+  // Different key sets may still write the same text (an undefined member is left out).
+  if (keys.length !== Object.keys(y).length) return undefined;
+  for (const key of keys) {
+    if (!Object.prototype.hasOwnProperty.call(y, key)) return undefined;
+    const same = equalPlain(x[key], y[key], depth + 1);
+    if (same !== true) return same;
+  }
+  return true;
+}
+
+/**
  * Hash of an environment snapshot: `'sha256:'` followed by the 64 lower-case hex digits of the
  * SHA-256 of the UTF-8 bytes of {@link canonicalJson}(snapshot) (CONTRACT §8).
  */
@@ -136,10 +261,13 @@ type Frame =
   | { kind: 'array'; container: object; items: readonly unknown[]; index: number }
   | { kind: 'object'; container: object; entries: [string, unknown][]; index: number };
 
-function resolveToJson(value: unknown, key: string): unknown {
+/** `value.toJSON(key)` when it has one (as JSON.stringify calls it), else the value. */
+function resolveToJson(value: unknown, key: string | number): unknown {
   if (value !== null && typeof value === 'object' && !(value instanceof JsonFloat)) {
     const toJSON: unknown = (value as { toJSON?: unknown }).toJSON;
-    if (typeof toJSON === 'function') return (toJSON as (key: string) => unknown).call(value, key);
+    if (typeof toJSON === 'function') {
+      return (toJSON as (key: string) => unknown).call(value, String(key));
+    }
   }
   return value;
 }

@@ -12,7 +12,7 @@
  */
 import { normalizeStringList } from '../../common/normalize';
 import { freeFormIssues } from '../../common/validation/free-form';
-import { canonicalJson, compareCodePoints } from './snapshot-hash';
+import { canonicalJson, compareCodePoints, sameCanonicalJson } from './snapshot-hash';
 
 // ---------------------------------------------------------------------------------------------
 // types and constants
@@ -699,7 +699,7 @@ export function revisionNote(changedFields: readonly string[] | null): string {
 
 function sameJson(a: unknown, b: unknown): boolean {
   if (a === undefined || b === undefined) return a === b;
-  return canonicalJson(a) === canonicalJson(b);
+  return sameCanonicalJson(a, b);
 }
 
 // ---------------------------------------------------------------------------------------------
