@@ -13,7 +13,7 @@ import {
 import { AppException } from '../errors/app-exception';
 import { PageQueryDto } from '../pagination/page';
 import { NoNul } from './decorators';
-import { MAX_ERROR_FIELDS, validateInput } from './validate';
+import { KeptAsParsed, MAX_ERROR_FIELDS, validateInput } from './validate';
 
 class Dto {
   @IsString() name: string;
@@ -89,6 +89,54 @@ describe('validateInput', () => {
     });
     it('passes a valid page_size', () => {
       expect(queryErrors({ page_size: '200' })).toEqual({});
+    });
+  });
+
+  describe('@KeptAsParsed fields skip the copy and validate as before', () => {
+    class Body {
+      @IsString() name!: string;
+      @KeptAsParsed() @IsOptional() @IsObject() meta?: Record<string, unknown>;
+    }
+    const errorsOf = (body: unknown): Record<string, string[]> | undefined => {
+      try {
+        validateInput(Body, body, 'body');
+      } catch (e) {
+        return (e as AppException).errors;
+      }
+      return undefined;
+    };
+
+    it('hands the parsed object itself to the DTO, reserved keys and all', () => {
+      const body = JSON.parse(
+        '{"name":" x ","meta":{"constructor":{"a":1},"__proto__":{"b":2},"s":" padded "}}',
+      ) as { meta: object };
+      const out = validateInput(Body, body, 'body');
+      expect(out).toBeInstanceOf(Body);
+      expect(out.name).toBe('x');
+      expect(out.meta).toBe(body.meta);
+      expect(Object.keys(out.meta ?? {})).toEqual(['constructor', '__proto__', 's']);
+      expect(out.meta?.s).toBe(' padded ');
+    });
+
+    it('takes the full path for ill-formed text, which is reported on its field', () => {
+      const meta = { ['k\ud800']: 'v' };
+      expect(errorsOf({ name: 'x', meta })).toEqual({
+        meta: ['meta keys must not contain unpaired UTF-16 surrogates'],
+      });
+      expect(errorsOf({ name: 'x', meta: { k: ['\udc00'] } })).toEqual({
+        'meta.k.0': ['k[0] must not contain unpaired UTF-16 surrogates'],
+      });
+    });
+
+    it.each([
+      ['an array', [1]],
+      ['a string', 'text'],
+    ])('validates %s as before', (_name, meta) => {
+      expect(errorsOf({ name: 'x', meta })).toEqual({ meta: ['meta must be an object'] });
+    });
+
+    it('still refuses unknown fields next to it', () => {
+      expect(errorsOf({ name: 'x', meta: {}, other: 1 })).toEqual({ other: ['Unknown field'] });
     });
   });
 

@@ -28,6 +28,7 @@ import {
 } from '../../../common/validation/decorators';
 import { registerSchemaExtras } from '../../../common/openapi/schema-extras';
 import { FREE_FORM_KEY_RULE, FREE_FORM_KEYS_MAX } from '../../../common/validation/free-form';
+import { KeptAsParsed } from '../../../common/validation/validate';
 import { TOPOLOGY_LIMITS as L } from '../topology';
 import { EnvironmentBodyChecks } from './environment-body.validator';
 
@@ -371,17 +372,20 @@ export class CreateEnvironmentDto {
   use_cases?: string[];
 
   @ApiPropertyOptional({ type: TopologyDto, description: TOPOLOGY_DESCRIPTION })
+  @KeptAsParsed()
   @OptionalNotNull()
   @EnvironmentBodyChecks()
   topology?: Record<string, unknown>;
 
   @ApiPropertyOptional({ ...FREE_FORM, default: {}, description: FREE_FORM_NOTE })
+  @KeptAsParsed()
   @OptionalNotNull()
   @EnvironmentBodyChecks()
   @IsObject()
   meta?: Record<string, unknown>;
 
   @ApiPropertyOptional({ ...FREE_FORM, default: {}, description: FREE_FORM_NOTE })
+  @KeptAsParsed()
   @OptionalNotNull()
   @EnvironmentBodyChecks()
   @IsObject()
@@ -452,6 +456,7 @@ export class UpdateEnvironmentDto {
     type: TopologyDto,
     description: `Replaces the whole topology (no deep merge). ${TOPOLOGY_DESCRIPTION}`,
   })
+  @KeptAsParsed()
   @OptionalNotNull()
   @EnvironmentBodyChecks()
   topology?: Record<string, unknown>;
@@ -460,6 +465,7 @@ export class UpdateEnvironmentDto {
     ...FREE_FORM,
     description: `Replaces the object (no deep merge). ${FREE_FORM_NOTE}`,
   })
+  @KeptAsParsed()
   @OptionalNotNull()
   @EnvironmentBodyChecks()
   @IsObject()
@@ -469,6 +475,7 @@ export class UpdateEnvironmentDto {
     ...FREE_FORM,
     description: `Replaces the object (no deep merge). ${FREE_FORM_NOTE}`,
   })
+  @KeptAsParsed()
   @OptionalNotNull()
   @EnvironmentBodyChecks()
   @IsObject()
