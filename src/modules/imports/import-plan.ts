@@ -203,7 +203,10 @@ export class ImportPlanner {
       }
       const key = creationKeyOf(resultKeys);
       let planned = plannedByKey.get(key);
+      // Its creation key without automation id (computed once, only for a result not planned yet).
+      let nameKey: string | undefined;
       if (planned === undefined && resultKeys.automationId === null) {
+        nameKey = key;
         const named = plannedByName.get(key);
         if (named !== undefined && named >= 0) planned = named;
       } else if (planned === undefined) {
@@ -211,7 +214,8 @@ export class ImportPlanner {
         // one created under its suite path and title, and gives it its id, so both orders create
         // one case. Only a case still without id: a second automation id there gets its own case.
         const automationId = resultKeys.automationId as string;
-        const named = plannedByName.get(creationKeyOf({ ...resultKeys, automationId: null }));
+        nameKey = creationKeyOf({ ...resultKeys, automationId: null });
+        const named = plannedByName.get(nameKey);
         const idless = named !== undefined && named >= 0 ? plan.cases[named] : undefined;
         if (idless?.automation_id === null && !index.isAutomationIdTaken(automationId)) {
           idless.automation_id = automationId;
@@ -242,7 +246,7 @@ export class ImportPlanner {
           assertions: result.assertions === null ? null : cutText(result.assertions, STEP_TEXT_MAX),
         });
         plannedByKey.set(key, planned);
-        const nameKey = creationKeyOf({ ...resultKeys, automationId: null });
+        nameKey ??= creationKeyOf({ ...resultKeys, automationId: null });
         plannedByName.set(nameKey, plannedByName.has(nameKey) ? -1 : planned);
       }
       const by: MatchKind = plan.cases[planned]?.automation_id != null ? 'automation_id' : 'name';
