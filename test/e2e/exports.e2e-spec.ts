@@ -13,6 +13,15 @@ import {
 } from '../support/test-app';
 
 const FIXTURES = join(__dirname, '..', 'fixtures', 'junit');
+
+/** The parts of an OpenAPI schema object the report check reads. */
+interface Schema {
+  type?: string;
+  nullable?: boolean;
+  required?: string[];
+  properties?: Record<string, Schema>;
+  items?: Schema;
+}
 const fixture = (name: string): Buffer => readFileSync(join(FIXTURES, name));
 
 /** supertest parser that keeps the raw body as a Buffer (any content type). */
@@ -221,6 +230,45 @@ describe('Run report export (CONTRACT §6)', () => {
       executed_by: null,
       duration_ms: null,
     });
+  });
+
+  it('json: the OpenAPI document describes every object of the report, field by field', async () => {
+    const doc = (await t.req('get', '/openapi.json')).body as {
+      paths: Record<
+        string,
+        { get: { responses: Record<string, { content: Record<string, { schema: Schema }> }> } }
+      >;
+    };
+    const content = doc.paths['/api/v1/test-runs/{id}/export'].get.responses['200'].content;
+    const schema = content['application/json'].schema;
+    expect(content['text/csv'].schema).toEqual({ type: 'string', format: 'binary' });
+    const report: unknown = JSON.parse(((await exportRun()).body as Buffer).toString('utf8'));
+    // Every object has exactly the schema's properties, each value of the schema's type.
+    const mismatches: string[] = [];
+    const typeOf = (v: unknown): string =>
+      Array.isArray(v) ? 'array' : Number.isInteger(v) ? 'integer' : typeof v;
+    const check = (value: unknown, s: Schema, path: string): void => {
+      const type = value === null ? 'null' : typeOf(value);
+      const documented = type === 'integer' && s.type === 'number' ? 'integer' : s.type;
+      if (type === 'null' ? s.nullable !== true : type !== documented) {
+        mismatches.push(`${path}: ${type}, documented ${String(s.type)}`);
+      } else if (type === 'array') {
+        (value as unknown[]).forEach((v, i) => check(v, s.items as Schema, `${path}[${i}]`));
+      } else if (type === 'object' && s.properties !== undefined) {
+        expect([path, Object.keys(value as object).sort()]).toEqual([
+          path,
+          [...(s.required ?? [])].sort(),
+        ]);
+        for (const [key, v] of Object.entries(value as object)) {
+          check(v, s.properties[key], `${path}.${key}`);
+        }
+      }
+    };
+    check(report, schema, 'report');
+    expect(mismatches).toEqual([]);
+    const body = report as { failures: unknown[]; items: unknown[] };
+    expect(body.failures.length).toBeGreaterThan(0);
+    expect(body.items).toHaveLength(5);
   });
 
   it('xml: the same payload under <test_run_report>', async () => {

@@ -91,8 +91,15 @@ export interface EndpointOptions {
   serviceChecksRole?: ProjectRole;
   /** Success status (default 200). */
   status?: number;
-  /** Success body: a DTO class, `[Dto]` for a bare array, or a raw schema. No body for 204. */
-  response?: Type<unknown> | [Type<unknown>] | { schema: Record<string, unknown> };
+  /**
+   * Success body: a DTO class, `[Dto]` for a bare array, a raw schema, or a raw schema per media
+   * type (`{ content: { 'text/csv': { schema } } }`, a download in several formats). No body for 204.
+   */
+  response?:
+    | Type<unknown>
+    | [Type<unknown>]
+    | { schema: Record<string, unknown> }
+    | { content: Record<string, { schema: Record<string, unknown> }> };
   responseDescription?: string;
   /** Domain problems this endpoint can answer beyond the standard 401/403/404/422. */
   problems?: ErrorCode[];
@@ -162,6 +169,15 @@ export function Endpoint(o: EndpointOptions): MethodDecorator {
   if (status === 204) {
     decorators.push(
       ApiResponse({ status, description: o.responseDescription ?? 'Done; no body.' }),
+    );
+  } else if (o.response && 'content' in o.response) {
+    decorators.push(
+      ApiResponse({
+        status,
+        description: o.responseDescription ?? 'Success',
+        content: o.response.content,
+        headers,
+      }),
     );
   } else if (o.response && 'schema' in o.response) {
     decorators.push(

@@ -8,6 +8,7 @@ import { Query } from '../../common/validation/request-parts';
 import { TEST_RUNS } from '../test-runs/test-runs.resource';
 import { ExportQueryDto } from './dto/export.dto';
 import { ExportsService } from './exports.service';
+import { REPORT_JSON_SCHEMA } from './report-schema';
 
 @ApiTags('exports')
 @Controller('test-runs')
@@ -46,7 +47,14 @@ export class ExportsController {
     minRole: 'viewer',
     project: fromResource(TEST_RUNS),
     problems: ['service_unavailable'],
-    response: { schema: { type: 'string', format: 'binary' } },
+    response: {
+      content: {
+        'application/json': { schema: REPORT_JSON_SCHEMA },
+        'application/xml': { schema: { type: 'string', format: 'binary' } },
+        'text/csv': { schema: { type: 'string', format: 'binary' } },
+        'application/pdf': { schema: { type: 'string', format: 'binary' } },
+      },
+    },
     responseDescription: 'The report file',
     responseHeaders: {
       'Content-Disposition': {
