@@ -170,21 +170,13 @@ export function Endpoint(o: EndpointOptions): MethodDecorator {
     decorators.push(
       ApiResponse({ status, description: o.responseDescription ?? 'Done; no body.' }),
     );
-  } else if (o.response && 'content' in o.response) {
+  } else if (o.response && ('schema' in o.response || 'content' in o.response)) {
+    // A raw schema, or one per media type.
     decorators.push(
       ApiResponse({
         status,
         description: o.responseDescription ?? 'Success',
-        content: o.response.content,
-        headers,
-      }),
-    );
-  } else if (o.response && 'schema' in o.response) {
-    decorators.push(
-      ApiResponse({
-        status,
-        description: o.responseDescription ?? 'Success',
-        schema: o.response.schema,
+        ...o.response,
         headers,
       }),
     );
