@@ -1,5 +1,8 @@
+/** Largest value of a PostgreSQL `integer` column (int4). */
+export const MAX_PG_INTEGER = 2_147_483_647;
+
 /** Largest value of a whole-number path parameter (a PostgreSQL integer). */
-export const MAX_PATH_INTEGER = 2_147_483_647;
+export const MAX_PATH_INTEGER = MAX_PG_INTEGER;
 
 /**
  * A whole-number path parameter (such as `revision_number`): digits only, 1..MAX_PATH_INTEGER.

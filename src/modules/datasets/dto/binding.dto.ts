@@ -14,6 +14,7 @@ import {
   ValidatorConstraintInterface,
 } from 'class-validator';
 import { MaxItems, MaxLen, Nullable, OptionalNotNull } from '../../../common/validation/decorators';
+import { MAX_PG_INTEGER } from '../../../common/validation/path-integer';
 import {
   BINDING_MODES,
   BindingMode,
@@ -21,7 +22,6 @@ import {
   RowSelectionType,
 } from '../binding-rules';
 
-const MAX_INT = 2147483647;
 const MAX_SELECTED_KEYS = 10000;
 const MAX_ROW_KEY_LENGTH = 128;
 
@@ -45,8 +45,8 @@ function pinProblem(value: unknown, body: object): string | null {
       ? 'pinned_revision_number is required when mode is pin_revision'
       : null;
   }
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > MAX_INT)
-    return `pinned_revision_number must be an integer from 1 to ${MAX_INT}`;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > MAX_PG_INTEGER)
+    return `pinned_revision_number must be an integer from 1 to ${MAX_PG_INTEGER}`;
   return null;
 }
 
@@ -141,7 +141,7 @@ export class CreateDatasetBindingDto {
     nullable: true,
     type: 'integer',
     minimum: 1,
-    maximum: MAX_INT,
+    maximum: MAX_PG_INTEGER,
     description:
       'Required when mode is pin_revision (the revision must exist, else 422 dataset_revision_not_found); ' +
       'ignored with follow_latest',
@@ -165,11 +165,11 @@ export class CreateDatasetBindingDto {
   @Validate(SelectedRowKeysRule)
   selected_row_keys?: string[];
 
-  @ApiPropertyOptional({ type: 'integer', default: 0, minimum: 0, maximum: MAX_INT })
+  @ApiPropertyOptional({ type: 'integer', default: 0, minimum: 0, maximum: MAX_PG_INTEGER })
   @OptionalNotNull()
   @IsInt()
   @Min(0)
-  @Max(MAX_INT)
+  @Max(MAX_PG_INTEGER)
   sort_order?: number;
 }
 
@@ -194,14 +194,14 @@ export class UpdateDatasetBindingDto {
     nullable: true,
     type: 'integer',
     minimum: 1,
-    maximum: MAX_INT,
+    maximum: MAX_PG_INTEGER,
     description:
       'Must exist; null is refused while the resulting mode is pin_revision; ignored when it is follow_latest',
   })
   @Nullable()
   @IsInt()
   @Min(1)
-  @Max(MAX_INT)
+  @Max(MAX_PG_INTEGER)
   pinned_revision_number?: number | null;
 
   @ApiPropertyOptional({
@@ -227,11 +227,11 @@ export class UpdateDatasetBindingDto {
   @MaxLen(128, { each: true })
   selected_row_keys?: string[];
 
-  @ApiPropertyOptional({ type: 'integer', minimum: 0, maximum: MAX_INT })
+  @ApiPropertyOptional({ type: 'integer', minimum: 0, maximum: MAX_PG_INTEGER })
   @OptionalNotNull()
   @IsInt()
   @Min(0)
-  @Max(MAX_INT)
+  @Max(MAX_PG_INTEGER)
   sort_order?: number;
 }
 

@@ -11,6 +11,7 @@ import {
   Min,
 } from 'class-validator';
 import { PageQueryDto, SORT_ORDERS, SortOrder } from '../../../common/pagination/page';
+import { MAX_PG_INTEGER } from '../../../common/validation/path-integer';
 import {
   MaxLen,
   Nullable,
@@ -67,13 +68,13 @@ export class CreateSuiteDto {
     type: 'integer',
     default: 100,
     minimum: 0,
-    maximum: 2147483647,
+    maximum: MAX_PG_INTEGER,
     description: 'Ordering among siblings',
   })
   @OptionalNotNull()
   @IsInt()
   @Min(0)
-  @Max(2147483647)
+  @Max(MAX_PG_INTEGER)
   position?: number;
 }
 
@@ -101,11 +102,11 @@ export class UpdateSuiteDto {
   @MaxLen(10000)
   description?: string | null;
 
-  @ApiPropertyOptional({ type: 'integer', minimum: 0, maximum: 2147483647 })
+  @ApiPropertyOptional({ type: 'integer', minimum: 0, maximum: MAX_PG_INTEGER })
   @OptionalNotNull()
   @IsInt()
   @Min(0)
-  @Max(2147483647)
+  @Max(MAX_PG_INTEGER)
   position?: number;
 }
 
