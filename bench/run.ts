@@ -442,6 +442,27 @@ class Bench {
         },
       );
     }
+    // The default list as clients that accept a compressed answer get it (bench/README.md,
+    // "Response compression levels"): a browser (`br` first) and a gzip-only client. The other
+    // scenarios send no `Accept-Encoding`, as autocannon does; it counts the compressed bytes.
+    for (const [coding, accept] of [
+      ['br', 'br, gzip, deflate'],
+      ['gzip', 'gzip, deflate'],
+    ] as const) {
+      await this.load(
+        `list-runs-large-${coding}`,
+        [this.app],
+        `list-runs-large with Accept-Encoding: ${accept} (answered ${coding})`,
+        {
+          next: () => ({
+            method: 'GET',
+            path: this.listPath(main),
+            headers: { 'accept-encoding': accept },
+          }),
+          expect: [200],
+        },
+      );
+    }
 
     await this.load(
       'product-summary',
