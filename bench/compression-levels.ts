@@ -5,10 +5,13 @@
  * 50 runs, each with the 200-node environment snapshot of its own environment (the bench's
  * `list-runs-large` page), and the same page without snapshots (`fields` without
  * `environment_snapshot`). Run: `npm run build && node dist/bench/compression-levels.js` (not part of
- * `npm run bench`; about a minute on one core).
+ * `npm run bench`; about a minute on one core). Then brotli quality 4 by window size (`LGWIN`):
+ * bytes, CPU, and the memory 32 encoders hold at once, each compressing the page as a streamed
+ * response does (in 64 KB writes), measured in a fresh process per window (its RSS growth).
  */
+import { execFileSync } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
-import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
+import { brotliCompressSync, constants, createBrotliCompress, gzipSync } from 'node:zlib';
 import { buildSnapshot } from '../src/modules/environments/topology';
 import { makeTopology } from './topology';
 
@@ -75,27 +78,73 @@ function measure(label: string, body: Buffer, fn: (b: Buffer) => Buffer): string
   return `| ${label} | ${out} | ${((out / body.length) * 100).toFixed(1)} % | ${ms.toFixed(2)} | ${Math.round(saved / 1024 / ms)} |`;
 }
 
-for (const [name, body] of [
-  ['page of 50 runs with snapshots', runPage(true)],
-  ['page of 50 runs without snapshots', runPage(false)],
-] as const) {
-  process.stdout.write(`\n${name}: ${body.length} bytes\n\n`);
-  process.stdout.write(
-    '| coding | bytes | of original | CPU ms | KB saved per CPU ms |\n|---|---|---|---|---|\n',
+/** Child mode: 32 br encoders with window `lgwin` compress the page at once; prints RSS growth. */
+async function encodersMemory(lgwin: number): Promise<void> {
+  const page = runPage(true);
+  const rss0 = process.memoryUsage().rss;
+  let peak = rss0;
+  await Promise.all(
+    Array.from({ length: 32 }, async () => {
+      const z = createBrotliCompress({
+        params: { [constants.BROTLI_PARAM_QUALITY]: 4, [constants.BROTLI_PARAM_LGWIN]: lgwin },
+      });
+      z.resume();
+      for (let at = 0; at < page.length; at += 64 * 1024) {
+        if (!z.write(page.subarray(at, at + 64 * 1024))) {
+          await new Promise((resolve) => z.once('drain', resolve));
+        }
+        peak = Math.max(peak, process.memoryUsage().rss);
+      }
+      await new Promise((resolve) => z.end(resolve));
+    }),
   );
-  for (const q of [1, 3, 4, 5, 6, 9]) {
-    process.stdout.write(
-      measure(`br q${q}`, body, (b) =>
-        brotliCompressSync(b, {
-          params: {
-            [constants.BROTLI_PARAM_QUALITY]: q,
-            [constants.BROTLI_PARAM_SIZE_HINT]: b.length,
-          },
-        }),
-      ) + '\n',
+  process.stdout.write(String(Math.round((peak - rss0) / 1e6)));
+}
+
+if (process.argv[2] === '--encoders-memory') {
+  void encodersMemory(Number(process.argv[3]));
+} else {
+  levels();
+  const page = runPage(true);
+  process.stdout.write(
+    '\nbr q4 by window (page with snapshots)\n\n| window | bytes | of original | CPU ms | KB saved per CPU ms | RSS of 32 encoders at once |\n|---|---|---|---|---|---|\n',
+  );
+  for (const lgwin of [16, 18, 20, 22]) {
+    const row = measure(`2^${lgwin}`, page, (b) =>
+      brotliCompressSync(b, {
+        params: { [constants.BROTLI_PARAM_QUALITY]: 4, [constants.BROTLI_PARAM_LGWIN]: lgwin },
+      }),
     );
+    const mb = execFileSync(process.execPath, [__filename, '--encoders-memory', String(lgwin)], {
+      encoding: 'utf8',
+    });
+    process.stdout.write(`${row} ${mb} MB |\n`);
   }
-  for (const level of [1, 4, 6, 9]) {
-    process.stdout.write(measure(`gzip ${level}`, body, (b) => gzipSync(b, { level })) + '\n');
+}
+
+function levels(): void {
+  for (const [name, body] of [
+    ['page of 50 runs with snapshots', runPage(true)],
+    ['page of 50 runs without snapshots', runPage(false)],
+  ] as const) {
+    process.stdout.write(`\n${name}: ${body.length} bytes\n\n`);
+    process.stdout.write(
+      '| coding | bytes | of original | CPU ms | KB saved per CPU ms |\n|---|---|---|---|---|\n',
+    );
+    for (const q of [1, 3, 4, 5, 6, 9]) {
+      process.stdout.write(
+        measure(`br q${q}`, body, (b) =>
+          brotliCompressSync(b, {
+            params: {
+              [constants.BROTLI_PARAM_QUALITY]: q,
+              [constants.BROTLI_PARAM_SIZE_HINT]: b.length,
+            },
+          }),
+        ) + '\n',
+      );
+    }
+    for (const level of [1, 4, 6, 9]) {
+      process.stdout.write(measure(`gzip ${level}`, body, (b) => gzipSync(b, { level })) + '\n');
+    }
   }
 }

@@ -1,10 +1,24 @@
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
-import { COMPRESSION_MIN_BYTES } from '../../src/common/http/compression';
+import { BROTLI_WINDOW_BITS, COMPRESSION_MIN_BYTES } from '../../src/common/http/compression';
 import { createTestApp, RoleFixture, TestApp } from '../support/test-app';
 
 const API = '/api/v1';
+
+/**
+ * The window size (WBITS) a brotli stream declares in its first bits (RFC 7932 §9.1, read least
+ * significant bit first): 0 → 16; 1 and three bits n ≠ 0 → 17 + n; 1, 000 and three bits m → 8 + m
+ * (m ≠ 0) or 17 (m = 0).
+ */
+function brotliWindowBits(stream: Buffer): number {
+  const bits = stream[0] | (stream[1] << 8);
+  if ((bits & 1) === 0) return 16;
+  const n = (bits >> 1) & 7;
+  if (n !== 0) return 17 + n;
+  const m = (bits >> 4) & 7;
+  return m === 0 ? 17 : 8 + m;
+}
 
 interface Raw {
   status: number;
@@ -145,6 +159,13 @@ describe('HTTP response compression', () => {
     },
     30_000,
   );
+
+  it('br uses a 256 KB window (an encoder holds memory by its window; 4 MB by default)', async () => {
+    const packed = await raw(listPath, { 'accept-encoding': 'br' });
+    expect(packed.headers['content-encoding']).toBe('br');
+    expect(brotliWindowBits(packed.body)).toBe(BROTLI_WINDOW_BITS);
+    expect(BROTLI_WINDOW_BITS).toBe(18);
+  });
 
   it('br is preferred over gzip; gzip when br is refused; identity when nothing is accepted', async () => {
     expect(
