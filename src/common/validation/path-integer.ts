@@ -1,4 +1,5 @@
-/** Largest value of a PostgreSQL `integer` column (int4). */
+/** Smallest and largest values of a PostgreSQL `integer` column (int4). */
+export const MIN_PG_INTEGER = -2_147_483_648;
 export const MAX_PG_INTEGER = 2_147_483_647;
 
 /** Largest value of a whole-number path parameter (a PostgreSQL integer). */

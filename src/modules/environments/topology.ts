@@ -10,6 +10,7 @@
  * Values are not deep-copied: free-form objects (`meta`, `extra`, `metadata`, `resources`, extra
  * keys) are carried by reference from the input into the output. Treat results as immutable.
  */
+import { MAX_PG_INTEGER } from '../../common/validation/path-integer';
 import { normalizeStringList } from '../../common/normalize';
 import { freeFormIssues } from '../../common/validation/free-form';
 import { canonicalJson, compareCodePoints, sameCanonicalJson } from './snapshot-hash';
@@ -47,7 +48,7 @@ export const ENVIRONMENT_DEFAULTS = { kind: 'custom', status: 'active' } as cons
  * Largest accepted node `count`. The reference only requires `count >= 1`; the cap (PostgreSQL
  * `integer` range) keeps sums such as `topology_node_count` exact and storable.
  */
-export const MAX_NODE_COUNT = 2_147_483_647;
+export const MAX_NODE_COUNT = MAX_PG_INTEGER;
 
 /**
  * Size limits of a topology (issue #22, defect 6). Generous for real systems (a test exercises a

@@ -29,7 +29,7 @@ import {
 import { registerSchemaExtras } from '../../../common/openapi/schema-extras';
 import { FREE_FORM_KEY_RULE, FREE_FORM_KEYS_MAX } from '../../../common/validation/free-form';
 import { KeptAsParsed } from '../../../common/validation/validate';
-import { TOPOLOGY_LIMITS as L } from '../topology';
+import { MAX_NODE_COUNT, TOPOLOGY_LIMITS as L } from '../topology';
 import { EnvironmentBodyChecks } from './environment-body.validator';
 
 /** Most entries of an environment's `tags`, and characters of one tag. */
@@ -80,7 +80,7 @@ export class TopologyNodeDto {
   @ApiPropertyOptional({
     type: 'integer',
     minimum: 1,
-    maximum: 2147483647,
+    maximum: MAX_NODE_COUNT,
     default: 1,
     description: 'Number of identical hosts',
   })

@@ -13,6 +13,7 @@ import {
   Min,
 } from 'class-validator';
 import { PageQueryDto, QUERY_VALUES_MAX } from '../../../common/pagination/page';
+import { MAX_PG_INTEGER, MIN_PG_INTEGER } from '../../../common/validation/path-integer';
 import {
   MaxItems,
   MaxLen,
@@ -33,9 +34,6 @@ import { RISK_LEVELS, type RiskLevel } from '../../components/risk-score';
 
 /** Most links one product may have (one PUT). */
 export const MAX_PRODUCT_LINKS = 2000;
-
-const INT32_MIN = -2147483648;
-const INT32_MAX = 2147483647;
 
 export class ProductSummarySnapshotDto {
   @ApiProperty({ type: 'integer', description: 'Linked components' }) total_components: number;
@@ -177,14 +175,14 @@ export class ProductComponentLinkInputDto {
   @ApiPropertyOptional({
     type: 'integer',
     default: 0,
-    minimum: INT32_MIN,
-    maximum: INT32_MAX,
+    minimum: MIN_PG_INTEGER,
+    maximum: MAX_PG_INTEGER,
     description: 'Links are listed by sort_order, then in the order they were given',
   })
   @OptionalNotNull()
   @IsInt()
-  @Min(INT32_MIN)
-  @Max(INT32_MAX)
+  @Min(MIN_PG_INTEGER)
+  @Max(MAX_PG_INTEGER)
   sort_order?: number;
 }
 
