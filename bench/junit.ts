@@ -9,9 +9,16 @@ import { request } from 'node:http';
  * Writes a Maven/pytest-like report of `n` testcases: suites of 100 testcases, 90 % passed, 5 %
  * failures with a message and a stack trace, 2 % errors, 3 % skipped, some system-out, durations.
  * `family` makes classnames unique per report family, so a first import creates the cases and a
- * second import of the same family matches them.
+ * second import of the same family matches them. Testcases are named `<title>_<k>_works`: results
+ * are matched by name across suites, so a report that must create its cases again needs a `title`
+ * no other report used.
  */
-export async function writeJunitReport(path: string, n: number, family: string): Promise<number> {
+export async function writeJunitReport(
+  path: string,
+  n: number,
+  family: string,
+  title = 'test_case',
+): Promise<number> {
   const out = createWriteStream(path, { encoding: 'utf8' });
   const write = async (s: string) => {
     if (!out.write(s)) await once(out, 'drain');
@@ -33,12 +40,12 @@ export async function writeJunitReport(path: string, n: number, family: string):
       const cls = `${module}.Feature${s}Test`;
       const time = ((k % 997) / 331).toFixed(3);
       const h = k % 100;
-      chunk += `    <testcase classname="${cls}" name="test_case_${k}_works" time="${time}">`;
+      chunk += `    <testcase classname="${cls}" name="${title}_${k}_works" time="${time}">`;
       if (h < 5) {
         chunk +=
           `\n      <failure message="expected:&lt;200&gt; but was:&lt;500&gt;" type="java.lang.AssertionError">` +
           `java.lang.AssertionError: expected:&lt;200&gt; but was:&lt;500&gt;\n` +
-          `\tat ${cls}.test_case_${k}_works(${cls.split('.').pop()}.java:${40 + (k % 50)})\n` +
+          `\tat ${cls}.${title}_${k}_works(${cls.split('.').pop()}.java:${40 + (k % 50)})\n` +
           `\tat org.junit.runners.ParentRunner.run(ParentRunner.java:413)</failure>\n` +
           `      <system-out>GET /api/orders/${k} -&gt; 500 in 132 ms</system-out>\n    `;
       } else if (h < 7) {
