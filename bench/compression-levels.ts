@@ -5,13 +5,15 @@
  * 50 runs, each with the 200-node environment snapshot of its own environment (the bench's
  * `list-runs-large` page), and the same page without snapshots (`fields` without
  * `environment_snapshot`). Run: `npm run build && node dist/bench/compression-levels.js` (not part of
- * `npm run bench`; about a minute on one core). Then brotli quality 4 by window size (`LGWIN`):
- * bytes, CPU, and the memory 32 encoders hold at once, each compressing the page as a streamed
- * response does (in 64 KB writes), measured in a fresh process per window (its RSS growth).
+ * `npm run bench`; about a minute on one core). Then brotli at the service's quality by window
+ * size (`LGWIN`): bytes, CPU, and the memory 32 encoders hold at once, each compressing the page as
+ * a streamed response does (in 64 KB writes), measured in a fresh process per window (its RSS
+ * growth).
  */
 import { execFileSync } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
 import { brotliCompressSync, constants, createBrotliCompress, gzipSync } from 'node:zlib';
+import { BROTLI_QUALITY } from '../src/common/http/compression';
 import { buildSnapshot } from '../src/modules/environments/topology';
 import { makeTopology } from './topology';
 
@@ -86,7 +88,10 @@ async function encodersMemory(lgwin: number): Promise<void> {
   await Promise.all(
     Array.from({ length: 32 }, async () => {
       const z = createBrotliCompress({
-        params: { [constants.BROTLI_PARAM_QUALITY]: 4, [constants.BROTLI_PARAM_LGWIN]: lgwin },
+        params: {
+          [constants.BROTLI_PARAM_QUALITY]: BROTLI_QUALITY,
+          [constants.BROTLI_PARAM_LGWIN]: lgwin,
+        },
       });
       z.resume();
       for (let at = 0; at < page.length; at += 64 * 1024) {
@@ -107,12 +112,15 @@ if (process.argv[2] === '--encoders-memory') {
   levels();
   const page = runPage(true);
   process.stdout.write(
-    '\nbr q4 by window (page with snapshots)\n\n| window | bytes | of original | CPU ms | KB saved per CPU ms | RSS of 32 encoders at once |\n|---|---|---|---|---|---|\n',
+    `\nbr q${BROTLI_QUALITY} (the service's) by window (page with snapshots)\n\n| window | bytes | of original | CPU ms | KB saved per CPU ms | RSS of 32 encoders at once |\n|---|---|---|---|---|---|\n`,
   );
   for (const lgwin of [16, 18, 20, 22]) {
     const row = measure(`2^${lgwin}`, page, (b) =>
       brotliCompressSync(b, {
-        params: { [constants.BROTLI_PARAM_QUALITY]: 4, [constants.BROTLI_PARAM_LGWIN]: lgwin },
+        params: {
+          [constants.BROTLI_PARAM_QUALITY]: BROTLI_QUALITY,
+          [constants.BROTLI_PARAM_LGWIN]: lgwin,
+        },
       }),
     );
     const mb = execFileSync(process.execPath, [__filename, '--encoders-memory', String(lgwin)], {
