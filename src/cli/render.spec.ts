@@ -79,6 +79,79 @@ describe('renderImports', () => {
     expect(out).toContain('Run: Nightly (not created: dry run, created)\n');
     expect(out.trimEnd().split('\n').pop()).toMatch(/^total\s+10\s+6\s+3\s+2\s+8\s+2\s+0\s+0$/);
   });
+
+  it('prints each file of a multi-file import, then the import as the total', () => {
+    // One request, three files (what `tms import` sends): the table named only the first file and
+    // gave it every file's counts.
+    const r = result({ source_filename: 'a.xml' });
+    r.summary = {
+      ...r.summary,
+      files: [
+        { name: 'a.xml', testcases: 2, passed: 1, failed: 1, skipped: 0 },
+        { name: 'b.xml', testcases: 2, passed: 1, failed: 0, skipped: 1 },
+        { name: 'c.xml', testcases: 1, passed: 1, failed: 0, skipped: 0 },
+      ],
+    };
+    expect(renderImports([r])).toBe(
+      [
+        'Run: Nightly (r1, existing)',
+        'file   status     tests  passed  failed  skipped  matched  created  unmatched  ambiguous',
+        '-----  ---------  -----  ------  ------  -------  -------  -------  ---------  ---------',
+        'a.xml  completed      2       1       1        0        -        -          -          -',
+        'b.xml  completed      2       1       0        1        -        -          -          -',
+        'c.xml  completed      1       1       0        0        -        -          -          -',
+        'total                 5       3       1        1        4        1          0          0',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('names a one-file import after its file, and totals several imports, not their file rows', () => {
+    const one = result({ source_filename: 'junit.xml' });
+    one.summary = {
+      ...one.summary,
+      files: [{ name: 'TEST-x.xml', testcases: 5, passed: 3, failed: 1, skipped: 1 }],
+    };
+    expect(renderImports([one]).split('\n')[3]).toMatch(
+      /^TEST-x\.xml\s+completed\s+5\s+3\s+1\s+1\s+4\s+1\s+0\s+0$/,
+    );
+
+    // A test in both files of an import counts in each file, once in the import (and the total).
+    const twice = result({});
+    twice.summary = {
+      ...twice.summary,
+      files: [
+        { name: 'a.xml', testcases: 5, passed: 3, failed: 1, skipped: 1 },
+        { name: 'a-rerun.xml', testcases: 1, passed: 1, failed: 0, skipped: 0 },
+      ],
+    };
+    const lines = renderImports([twice, result({ source_filename: 'b.xml' })])
+      .trimEnd()
+      .split('\n');
+    expect(lines.slice(3).map((l) => l.split(/\s+/)[0])).toEqual([
+      'a.xml',
+      'a-rerun.xml',
+      'b.xml',
+      'total',
+    ]);
+    expect(lines.pop()).toMatch(/^total\s+10\s+6\s+2\s+2\s+8\s+2\s+0\s+0$/);
+  });
+
+  it('counts as the file summary does: xpassed with the failed, xfailed with the skipped', () => {
+    const r = result({ failure: 0 });
+    r.summary = { ...r.summary, total_cases: 7 };
+    r.statuses = {
+      ...r.statuses,
+      passed: 3,
+      error: 1,
+      skipped: 1,
+      xfailed: 1,
+      xpassed: 1,
+      flaky: 1,
+    };
+    // tests 7 = passed 3 (the flaky one included) + failed 2 (error, xpassed) + skipped 2.
+    expect(renderImports([r]).split('\n')[3]).toMatch(/^TEST-a\.xml\s+completed\s+7\s+3\s+2\s+2\s/);
+  });
 });
 
 describe('renderCompare', () => {

@@ -43,6 +43,8 @@ export interface ImportResult {
     unmatched: number;
     ambiguous: number;
     warnings: number;
+    /** Each file of the import with its own counts (servers before multi-file imports: absent). */
+    files?: ImportFileCounts[];
   };
   statuses: {
     passed: number;
@@ -55,11 +57,33 @@ export interface ImportResult {
   };
 }
 
+/**
+ * One file of an import (`summary.files`): `passed` its final passes, `failed` failure, error and
+ * xpassed, `skipped` skipped and xfailed (the server's definitions).
+ */
+export interface ImportFileCounts {
+  name: string;
+  testcases: number;
+  passed: number;
+  failed: number;
+  skipped: number;
+}
+
 /** Failing tests of an import: `failure` + `error`. */
 export function failingCount(r: ImportResult): number {
   return (r.statuses?.failure ?? 0) + (r.statuses?.error ?? 0);
 }
 
+/**
+ * The import table: a row per file (all files of a request form one import, so `summary.files`
+ * gives them; a one-file import, or a server without `summary.files`, is one row named after its
+ * file), and a `total` row when there are several. The columns count as the server's file summary
+ * does, so that the rows add up: `passed`, `failed` = failure + error + xpassed, `skipped` = skipped
+ * + xfailed. Matching counts (`matched`, `created`, `unmatched`, `ambiguous`) exist per import only:
+ * on the rows of a multi-file import they are `-`, and the total has them. The total sums the
+ * imports, not the file rows (a test in two files is counted in both files, once in its import).
+ * `--fail-on-failures` gates on failure + error (`failingCount`).
+ */
 export function renderImports(results: readonly ImportResult[]): string {
   const headers = [
     'file',
@@ -73,24 +97,41 @@ export function renderImports(results: readonly ImportResult[]): string {
     'unmatched',
     'ambiguous',
   ];
-  const row = (r: ImportResult): Cell[] => [
-    r.source_filename,
-    r.status,
+  const counts = (r: ImportResult): number[] => [
     r.summary.total_cases,
-    r.statuses.passed + r.statuses.xfailed,
-    failingCount(r),
-    r.statuses.skipped,
+    r.statuses.passed,
+    failingCount(r) + r.statuses.xpassed,
+    r.statuses.skipped + r.statuses.xfailed,
     r.summary.matched_by_automation_id + r.summary.matched_by_name,
     r.summary.created_test_cases,
     r.summary.unmatched,
     r.summary.ambiguous,
   ];
-  const rows = results.map(row);
-  if (results.length > 1) {
-    const total: Cell[] = ['total', ''];
-    for (let i = 2; i < headers.length; i += 1)
-      total.push(rows.reduce((s, r) => s + Number(r[i]), 0));
-    rows.push(total);
+  const rows: Cell[][] = [];
+  for (const r of results) {
+    const files = r.summary.files ?? [];
+    if (files.length <= 1) {
+      rows.push([files[0]?.name ?? r.source_filename, r.status, ...counts(r)]);
+      continue;
+    }
+    for (const f of files) {
+      rows.push([
+        f.name,
+        r.status,
+        f.testcases,
+        f.passed,
+        f.failed,
+        f.skipped,
+        null,
+        null,
+        null,
+        null,
+      ]);
+    }
+  }
+  if (rows.length > 1) {
+    const sums = results.map(counts).reduce((a, b) => a.map((v, i) => v + b[i]));
+    rows.push(['total', '', ...sums]);
   }
   const runs = [
     ...new Map(results.map((r) => [r.target_run.id ?? r.target_run.name, r.target_run])).values(),

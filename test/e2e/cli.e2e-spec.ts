@@ -400,7 +400,11 @@ describe('tms (the command-line client) against a test server', () => {
     // The table too, and --fail-on-failures on the waited result.
     const gated = await tms([...args, '--wait', '--fail-on-failures']);
     expect(gated.code).toBe(1);
-    expect(gated.stdout).toMatch(/bg-a\.xml\s+completed\s+3\s+2\s+1\s/);
+    // A row per file (it was one row named after the first file, with every file's counts), then
+    // the import's total.
+    expect(gated.stdout).toMatch(/\nbg-a\.xml\s+completed\s+2\s+1\s+1\s+0\s+-/);
+    expect(gated.stdout).toMatch(/\nbg-b\.xml\s+completed\s+1\s+1\s+0\s+0\s+-/);
+    expect(gated.stdout).toMatch(/\ntotal\s+3\s+2\s+1\s+0\s+0\s+3\s+0\s+0\n$/);
     // Without --wait: queued, the record's location on stderr.
     const c = file('bg-c.xml', report('Background', { four: 'pass' }));
     const queued = await tms(['import', c, '--project', projectId, '--async']);
