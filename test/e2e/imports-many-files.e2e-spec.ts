@@ -212,15 +212,31 @@ describe('JUnit import: many files in one import (issue #18 §2)', () => {
       expect(await snapshot(projectId, runId)).toEqual(before);
     });
 
-    it('names nothing but the reason with a single file (as before)', async () => {
-      const projectId = await newProject();
-      const runId = await createRun(projectId);
-      const res = await t
-        .req('post', runUrl(runId), f.tester.token)
-        .attach('file', Buffer.from('<testsuite>'), 'one.xml');
-      const body = expectProblem(res, 422, 'invalid_junit_xml');
-      expect((body.errors as { file: string[] }).file[0]).not.toContain('one.xml');
-    });
+    it.each([
+      ['malformed XML', Buffer.from('<testsuite>'), 'invalid_junit_xml'],
+      ['an empty file', Buffer.alloc(0), 'empty_upload'],
+      ['plain text', Buffer.from('hello'), 'unsupported_report_format'],
+      ['invalid results JSON', Buffer.from('{"cases": []}'), 'invalid_tms_results_json'],
+      // Its detail began "is not a valid gzip file" (the file's name left out, and the subject with it).
+      [
+        'a part that does not decompress',
+        Buffer.concat([Buffer.from([0x1f, 0x8b]), randomBytes(64)]),
+        'invalid_gzip',
+      ],
+    ])(
+      'names nothing but the reason with a single file (%s), in a sentence',
+      async (_what, bad, code) => {
+        const projectId = await newProject();
+        const runId = await createRun(projectId);
+        const res = await t
+          .req('post', runUrl(runId), f.tester.token)
+          .attach('file', bad, 'one.xml');
+        const body = expectProblem(res, 422, code);
+        expect((body.errors as { file: string[] }).file[0]).not.toContain('one.xml');
+        expect(body.detail).not.toContain('one.xml');
+        expect(body.detail).toMatch(/^The (uploaded )?file /);
+      },
+    );
   });
 
   describe('gzip parts', () => {

@@ -666,7 +666,7 @@ export class ImportsService {
       const where = fileLabel(file, i, files.length);
       throw new AppException(
         'invalid_gzip',
-        `${where.detail}is not a valid gzip file: ${file.gzipError}`,
+        `${where.detail || 'The file '}is not a valid gzip file: ${file.gzipError}`,
         { file: [`${where.prefix}${file.gzipError}`] },
       );
     }
