@@ -161,9 +161,11 @@ export function varyAcceptEncoding(res: ServerResponse): void {
 const taggedWrites = new WeakSet<object>();
 
 /**
- * Makes the 200 answer of the current write request carry the ETag of its body: for a resource
- * that has no GET of its own (a run case row), whose PATCH answers exactly the representation its
- * `If-Match` is compared with. No-op outside a request.
+ * Makes the 200 answer of the current write request carry the ETag of its body, for a write whose
+ * answer is exactly the representation its `If-Match` is compared with: the resource as its GET
+ * answers it (a PATCH or PUT of a run, an environment, a component…, whose client can then write
+ * conditionally again without reading first), or a run case row, which has no GET of its own. No-op
+ * outside a request.
  */
 export function tagWriteAnswer(): void {
   const req = currentStore()?.req;
@@ -193,7 +195,8 @@ export function tagResponse(res: ServerResponse, etagOf: () => string): string |
  * Express's `etag` setting (`app.set('etag', expressEtag)`): called by `res.send` with the bytes it
  * is about to send, within the request's async context. Tags a 200 to a GET/HEAD and answers 304 on
  * a matching `If-None-Match` (Express's `res.send` then sends no body and drops Content-Type and
- * Content-Length); answers nothing for other methods and statuses (no tag on writes or problems).
+ * Content-Length); answers nothing for other statuses and methods (no tag on problems, nor on writes
+ * but those marked by {@link tagWriteAnswer}).
  * Deciding here rather than in Express's `req.fresh` applies the same rules as `sendJsonParts`
  * (`fresh` would also refuse a 304 to a request with `Cache-Control: no-cache`).
  */

@@ -9,11 +9,23 @@ export const ETAG_DESCRIPTION =
   'the `Content-Encoding`. Send it back in `If-None-Match` to revalidate, in `If-Match` to write ' +
   'only if nothing changed.';
 
+/**
+ * The `ETag` of a write's 200 answer that is the resource as its GET answers it (`tagWriteAnswer`):
+ * the tag a following GET would give, so a client writes conditionally again without reading first.
+ */
+export const WRITE_ANSWER_ETAG = {
+  description:
+    'Strong entity tag of the resource as written: the `ETag` its GET now answers. Send it in ' +
+    '`If-Match` to make the next write conditional without reading the resource again.',
+  schema: { type: 'string' as const, example: '"3q2-7wH1xX0aV9Zc8kQ2bA"' },
+};
+
 /** What the OpenAPI documents for `If-Match` on every write that honours it. */
 export const IF_MATCH_DESCRIPTION = [
   'Optimistic concurrency (RFC 9110 §13.1.1): the write happens only if the resource still has one',
-  'of the listed strong ETags — the `ETag` its GET answered (for a run case row, the `ETag` of its',
-  'last PATCH answer or of a 412). `*` matches any existing resource; weak tags (`W/"…"`) never',
+  'of the listed strong ETags — the `ETag` its GET answered, or that a write answering the resource',
+  'itself answered (documented on its 200; a run case row, which has no GET, has only those), or a',
+  '412 carried. `*` matches any existing resource; weak tags (`W/"…"`) never',
   'match. Otherwise 412 `precondition_failed` with the current `ETag` in a header, and nothing',
   'changes. The comparison and the write run in one transaction under a lock of the resource, so of',
   'two writers holding the same tag exactly one succeeds. Without the header the write is',
@@ -67,7 +79,7 @@ export function documentConditionalRequests(document: OpenAPIObject): void {
         ...(failed.headers ?? {}),
         ETag: {
           description: 'The current ETag of the resource (compare it with the one sent)',
-          schema: { type: 'string', example: '"3q2-7wH1xX0aV9Zc8kQ2bA"' },
+          schema: { type: 'string' as const, example: '"3q2-7wH1xX0aV9Zc8kQ2bA"' },
         },
       };
     }
@@ -87,12 +99,12 @@ export function documentConditionalRequests(document: OpenAPIObject): void {
         in: 'header',
         required: false,
         description: IF_NONE_MATCH_DESCRIPTION,
-        schema: { type: 'string', example: '"3q2-7wH1xX0aV9Zc8kQ2bA"' },
+        schema: { type: 'string' as const, example: '"3q2-7wH1xX0aV9Zc8kQ2bA"' },
       },
     ];
     const etag = {
       description: ETAG_DESCRIPTION,
-      schema: { type: 'string', example: '"3q2-7wH1xX0aV9Zc8kQ2bA"' },
+      schema: { type: 'string' as const, example: '"3q2-7wH1xX0aV9Zc8kQ2bA"' },
     };
     ok.headers = { ...(ok.headers ?? {}), ETag: etag, Vary: VARY };
     op.responses['304'] = {

@@ -13,6 +13,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import type { Request, Response } from 'express';
 import { from, lastValueFrom, map, Observable } from 'rxjs';
 import { DataSource } from 'typeorm';
+import { partsEtag, tagResponse } from '../http/conditional';
 import { JsonBody } from '../http/json-body';
 import { IdempotencyService } from '../idempotency/idempotency.service';
 import { PreparedResponseFilter } from '../idempotency/prepared-response';
@@ -34,7 +35,8 @@ export class TransactionInterceptor implements NestInterceptor {
   ) {}
 
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
-    return this.run(context, next).pipe(map(answerOf));
+    const res = context.switchToHttp().getResponse<Response>();
+    return this.run(context, next).pipe(map((result) => answerOf(result, res)));
   }
 
   private run(context: ExecutionContext, next: CallHandler): Observable<unknown> {
@@ -59,9 +61,17 @@ export class TransactionInterceptor implements NestInterceptor {
   }
 }
 
-/** What Nest sends for a handler's result: a {@link JsonBody} as its bytes, anything else as it is. */
-function answerOf(result: unknown): unknown {
-  return result instanceof JsonBody ? result.toStreamableFile() : result;
+/**
+ * What Nest sends for a handler's result: a {@link JsonBody} as its bytes (with the `ETag` of its
+ * parts when the handler marked its answer with `tagWriteAnswer`, as a GET of it hashes them),
+ * anything else as it is.
+ */
+function answerOf(result: unknown, res: Response): unknown {
+  if (!(result instanceof JsonBody)) return result;
+  if (res.req.method !== 'GET' && res.req.method !== 'HEAD') {
+    tagResponse(res, () => partsEtag(result.parts));
+  }
+  return result.toStreamableFile();
 }
 
 const TRANSACTIONAL = 'tms:transactional';

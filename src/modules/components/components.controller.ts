@@ -1,6 +1,8 @@
 import { Controller, Delete, Get, Param, Patch, Post, Put, Res } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
+import { WRITE_ANSWER_ETAG } from '../../common/openapi/conditional-docs';
+import { tagWriteAnswer } from '../../common/http/conditional';
 import { Endpoint } from '../../common/access/endpoint.decorator';
 import { Preconditions } from '../../common/http/preconditions';
 import {
@@ -117,6 +119,7 @@ export class ComponentsController {
   @Transactional()
   @Endpoint({
     ifMatch: true,
+    responseHeaders: { ETag: WRITE_ANSWER_ETAG },
     summary: 'Update a component (metadata and risk factors)',
     description:
       `Only the fields present change. ${RISK_FORMULA_DESCRIPTION}\n\n${KEY_RULE} Renaming alone ` +
@@ -127,6 +130,8 @@ export class ComponentsController {
     problems: ['invalid_owner', 'component_key_collision'],
   })
   async update(@Param('id') id: string, @Body() dto: UpdateComponentDto): Promise<ComponentDto> {
+    // The answer is the resource as its GET answers it: its ETag makes the next write conditional.
+    tagWriteAnswer();
     await this.preconditions.ifMatch({ resource: COMPONENTS, id }, () => this.components.get(id));
     return this.components.update(id, dto);
   }
@@ -164,6 +169,7 @@ export class ComponentsController {
   @Transactional()
   @Endpoint({
     ifMatch: true,
+    responseHeaders: { ETag: WRITE_ANSWER_ETAG },
     summary: "Replace a component's dependencies",
     description:
       'Replaces the whole set of outgoing dependencies with the body (`[]` or no `dependencies` ' +
@@ -182,6 +188,8 @@ export class ComponentsController {
     @Param('id') id: string,
     @Body() dto: ReplaceDependenciesDto,
   ): Promise<DependencyListDto> {
+    // The answer is the resource as its GET answers it: its ETag makes the next write conditional.
+    tagWriteAnswer();
     await this.preconditions.ifMatch({ resource: COMPONENTS, id }, () =>
       this.components.dependencies(id),
     );

@@ -1,5 +1,7 @@
 import { Controller, Delete, Get, Param, Patch, Post } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
+import { WRITE_ANSWER_ETAG } from '../../common/openapi/conditional-docs';
+import { tagWriteAnswer } from '../../common/http/conditional';
 import { Endpoint } from '../../common/access/endpoint.decorator';
 import { Preconditions } from '../../common/http/preconditions';
 import {
@@ -121,6 +123,7 @@ export class DatasetsController {
   @Transactional()
   @Endpoint({
     ifMatch: true,
+    responseHeaders: { ETag: WRITE_ANSWER_ETAG },
     summary: 'Update a dataset',
     description:
       'Metadata (`name`, `description`, `status`, `source_type`, `source_ref`) changes in place. `columns` and `rows` ' +
@@ -137,6 +140,8 @@ export class DatasetsController {
     @Param('id') id: string,
     @Body() dto: UpdateDatasetDto,
   ): Promise<DatasetDto> {
+    // The answer is the resource as its GET answers it: its ETag makes the next write conditional.
+    tagWriteAnswer();
     await this.preconditions.ifMatch({ resource: DATASETS, id }, () => this.datasets.get(id));
     return this.datasets.update(user, id, dto);
   }

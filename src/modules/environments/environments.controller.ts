@@ -1,6 +1,8 @@
 import { Controller, Delete, Get, Param, Patch, Post, Req, Res } from '@nestjs/common';
 import { ApiExtraModels, ApiParam, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
+import { WRITE_ANSWER_ETAG } from '../../common/openapi/conditional-docs';
+import { tagWriteAnswer } from '../../common/http/conditional';
 import { Endpoint } from '../../common/access/endpoint.decorator';
 import { Preconditions } from '../../common/http/preconditions';
 import {
@@ -132,6 +134,7 @@ export class EnvironmentsController {
   @Transactional()
   @Endpoint({
     ifMatch: true,
+    responseHeaders: { ETag: WRITE_ANSWER_ETAG },
     summary: 'Update an environment; a new revision is written when the snapshot changes',
     description:
       `${REVISION_RULES}\n\nOnly the fields present change; each replaces the previous value ` +
@@ -151,6 +154,8 @@ export class EnvironmentsController {
     @Param('id') id: string,
     @Body() dto: UpdateEnvironmentDto,
   ): Promise<EnvironmentDto> {
+    // The answer is the resource as its GET answers it: its ETag makes the next write conditional.
+    tagWriteAnswer();
     await this.preconditions.ifMatch({ resource: ENVIRONMENTS, id }, () =>
       this.environments.get(id),
     );

@@ -1,5 +1,7 @@
 import { Controller, Delete, Get, Param, Patch, Post, Put } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
+import { WRITE_ANSWER_ETAG } from '../../common/openapi/conditional-docs';
+import { tagWriteAnswer } from '../../common/http/conditional';
 import { Endpoint } from '../../common/access/endpoint.decorator';
 import { Preconditions } from '../../common/http/preconditions';
 import {
@@ -101,6 +103,7 @@ export class ProductsController {
   @Transactional()
   @Endpoint({
     ifMatch: true,
+    responseHeaders: { ETag: WRITE_ANSWER_ETAG },
     summary: 'Update a product',
     description: `Only the fields present change. ${KEY_RULE} Renaming alone keeps the key.`,
     minRole: 'tester',
@@ -109,6 +112,8 @@ export class ProductsController {
     problems: ['invalid_owner', 'product_key_collision'],
   })
   async update(@Param('id') id: string, @Body() dto: UpdateProductDto): Promise<ProductDto> {
+    // The answer is the resource as its GET answers it: its ETag makes the next write conditional.
+    tagWriteAnswer();
     await this.preconditions.ifMatch({ resource: PRODUCTS, id }, () => this.products.get(id));
     return this.products.update(id, dto);
   }
@@ -148,6 +153,7 @@ export class ProductsController {
   @Transactional()
   @Endpoint({
     ifMatch: true,
+    responseHeaders: { ETag: WRITE_ANSWER_ETAG },
     summary: "Replace a product's component links",
     description:
       'Replaces every link with the body (`[]` or no `links` removes all) and answers the new ' +
@@ -166,6 +172,8 @@ export class ProductsController {
     @Param('id') id: string,
     @Body() dto: ReplaceProductComponentsDto,
   ): Promise<ProductComponentLinkListDto> {
+    // The answer is the resource as its GET answers it: its ETag makes the next write conditional.
+    tagWriteAnswer();
     await this.preconditions.ifMatch({ resource: PRODUCTS, id }, () => this.products.links(id));
     return this.products.replaceLinks(access.projectId, id, dto);
   }

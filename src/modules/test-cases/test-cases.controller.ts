@@ -1,6 +1,8 @@
 import { Controller, Delete, Get, Param, Patch, Post, Req, Res } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
+import { WRITE_ANSWER_ETAG } from '../../common/openapi/conditional-docs';
+import { tagWriteAnswer } from '../../common/http/conditional';
 import { Endpoint } from '../../common/access/endpoint.decorator';
 import { Preconditions } from '../../common/http/preconditions';
 import {
@@ -124,6 +126,7 @@ export class TestCasesController {
   @Transactional()
   @Endpoint({
     ifMatch: true,
+    responseHeaders: { ETag: WRITE_ANSWER_ETAG },
     summary: 'Update a test case',
     description: `Only present keys change; null clears nullable fields; \`steps\`, \`tags\` and \`component_coverages\` are replaced as a whole. ${REFERENCE_RULES}`,
     minRole: 'tester',
@@ -143,6 +146,8 @@ export class TestCasesController {
     @Param('id') id: string,
     @Body() dto: UpdateTestCaseDto,
   ): Promise<TestCaseDto> {
+    // The answer is the resource as its GET answers it: its ETag makes the next write conditional.
+    tagWriteAnswer();
     return this.cases.update(access, id, dto, () =>
       this.preconditions.ifMatch({ resource: TEST_CASES, id }, () => this.cases.get(id)),
     );

@@ -1,5 +1,7 @@
 import { Controller, Delete, Get, Param, Patch, Post } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
+import { WRITE_ANSWER_ETAG } from '../../common/openapi/conditional-docs';
+import { tagWriteAnswer } from '../../common/http/conditional';
 import { Endpoint } from '../../common/access/endpoint.decorator';
 import { JsonBody } from '../../common/http/json-body';
 import { Preconditions } from '../../common/http/preconditions';
@@ -107,6 +109,7 @@ export class TestPlansController {
   @Transactional()
   @Endpoint({
     ifMatch: true,
+    responseHeaders: { ETag: WRITE_ANSWER_ETAG },
     summary: 'Update a test plan',
     description:
       'Present keys only; `suite_ids`/`case_ids` replace the lists ([] clears); `milestone_id: null` clears the link. ' +
@@ -131,6 +134,8 @@ export class TestPlansController {
     @Param('id') id: string,
     @Body() dto: UpdateTestPlanDto,
   ): Promise<TestPlanDto> {
+    // The answer is the resource as its GET answers it: its ETag makes the next write conditional.
+    tagWriteAnswer();
     await this.preconditions.ifMatch({ resource: TEST_PLANS, id }, () => this.plans.get(id));
     return this.plans.update(access, id, dto);
   }

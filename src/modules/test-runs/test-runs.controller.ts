@@ -1,6 +1,8 @@
 import { Controller, Delete, Get, Param, Patch, Post, Req, Res } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
+import { WRITE_ANSWER_ETAG } from '../../common/openapi/conditional-docs';
+import { tagWriteAnswer } from '../../common/http/conditional';
 import { Endpoint } from '../../common/access/endpoint.decorator';
 import { Preconditions } from '../../common/http/preconditions';
 import {
@@ -117,6 +119,7 @@ export class TestRunsController {
   @Transactional()
   @Endpoint({
     ifMatch: true,
+    responseHeaders: { ETag: WRITE_ANSWER_ETAG },
     summary: 'Update run metadata or change its status',
     description:
       'Only present keys change. Transitions: not_started→in_progress, in_progress→completed ' +
@@ -146,6 +149,8 @@ export class TestRunsController {
     @Param('id') id: string,
     @Body() dto: UpdateTestRunDto,
   ): Promise<JsonBody> {
+    // The answer is the resource as its GET answers it: its ETag makes the next write conditional.
+    tagWriteAnswer();
     await this.preconditions.ifMatchParts({ resource: TEST_RUNS, id }, () =>
       this.runs.getForUserJson(user, id),
     );
