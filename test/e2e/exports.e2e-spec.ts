@@ -351,6 +351,54 @@ describe('Run report export (CONTRACT §6)', () => {
     expect(content).toMatch(/Tj|TJ/); // text
   });
 
+  it('pdf: names in Polish, Czech or Cyrillic are drawn as written (an embedded Unicode font)', async () => {
+    // The standard PDF fonts drew only Western European letters: these came out as `?`.
+    const name = 'Zażółć gęślą jaźń – Проверка';
+    const title = 'Příliš žluťoučký kůň';
+    const run = await t
+      .req('post', '/api/v1/test-runs', f.tester.token)
+      .send({ project_id: f.projectId, name });
+    expect(run.status).toBe(201);
+    const imported = await t
+      .req(
+        'post',
+        `/api/v1/test-runs/${run.body.id}/imports/junit?create_missing_cases=true`,
+        f.tester.token,
+      )
+      .attach(
+        'file',
+        Buffer.from(
+          `<testsuite name="i18n"><testcase classname="i18n" name="${title}"/></testsuite>`,
+        ),
+        'i18n.xml',
+      );
+    expect(imported.status).toBe(201);
+    const res = await exportRun('pdf', run.body.id as string);
+    expect(res.status).toBe(200);
+    const text = (res.body as Buffer).toString('latin1');
+    // The font is embedded (a subset of DejaVu Sans), no standard font is used.
+    expect(text).toMatch(/\/BaseFont \/[A-Z]{6}\+DejaVuSans\b/);
+    expect(text).toMatch(/\/FontFile2 /);
+    expect(text).not.toMatch(/\/BaseFont \/Helvetica/);
+    // Its ToUnicode maps hold every letter drawn: inflate the streams and collect them.
+    const streams = [...text.matchAll(/stream\r?\n([\s\S]*?)\nendstream/g)].map((m) => {
+      try {
+        return inflateSync(Buffer.from(m[1], 'latin1')).toString('latin1');
+      } catch {
+        return '';
+      }
+    });
+    const mapped = new Set<string>();
+    for (const cmap of streams.filter((st) => st.includes('begincmap'))) {
+      for (const [, hex] of cmap.matchAll(/<([0-9a-fA-F]{4,})>/g)) {
+        mapped.add(String.fromCharCode(...(hex.match(/.{4}/g) ?? []).map((h) => parseInt(h, 16))));
+      }
+    }
+    for (const letter of new Set([...name, ...title].filter((c) => c > '~'))) {
+      expect({ letter, mapped: mapped.has(letter) }).toEqual({ letter, mapped: true });
+    }
+  });
+
   it('pdf: the item list continues over several pages', async () => {
     const tcs = Array.from(
       { length: 130 },

