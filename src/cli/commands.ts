@@ -353,7 +353,13 @@ export async function importCommand(
   if (out.json)
     io.stdout(JSON.stringify(results.length === 1 ? results[0] : results, null, 2) + '\n');
   const finished = results.filter((r): r is ImportResult => isImportResult(r));
-  if (!out.json && finished.length > 0) io.stdout(renderImports(finished));
+  // A dry run with --run-name and no open run of that name previews against the project, whose
+  // answer names the run after the report: the table names the run the real import would create.
+  const shown =
+    dryRun && opts.runName !== undefined && runId === null
+      ? finished.map((r) => ({ ...r, target_run: { ...r.target_run, name: opts.runName!.trim() } }))
+      : finished;
+  if (!out.json && shown.length > 0) io.stdout(renderImports(shown));
   if (opts.failOnFailures) {
     const failing = finished.reduce((s, r) => s + failingCount(r), 0);
     if (failing > 0) {

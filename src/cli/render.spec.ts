@@ -76,7 +76,7 @@ describe('renderImports', () => {
       result({ target_run: dry, status: 'preview' }),
       result({ target_run: dry, status: 'preview', source_filename: 'TEST-b.xml', failure: 2 }),
     ]);
-    expect(out).toContain('Run: Nightly (not created: dry run, created)\n');
+    expect(out).toContain('Run: Nightly (dry run: would be created)\n');
     expect(out.trimEnd().split('\n').pop()).toMatch(/^total\s+10\s+6\s+3\s+2\s+8\s+2\s+0\s+0$/);
   });
 

@@ -136,8 +136,10 @@ export function renderImports(results: readonly ImportResult[]): string {
   const runs = [
     ...new Map(results.map((r) => [r.target_run.id ?? r.target_run.name, r.target_run])).values(),
   ];
-  const runLines = runs.map(
-    (run) => `Run: ${run.name} (${run.id ?? 'not created: dry run'}, ${run.match_mode})\n`,
+  const runLines = runs.map((run) =>
+    run.id === null
+      ? `Run: ${run.name} (dry run: ${run.match_mode === 'created' ? 'would be created' : 'not written'})\n`
+      : `Run: ${run.name} (${run.id}, ${run.match_mode})\n`,
   );
   return runLines.join('') + renderTable(headers, rows);
 }

@@ -197,7 +197,10 @@ describe('tms import: edges', () => {
       expect(JSON.parse(o.stdout)).toMatchObject({ dry_run: true, status: 'preview' });
       const table = await tms([...args, '--async']);
       expect(table.code).toBe(0);
-      expect(table.stdout).toContain('not created: dry run');
+      // The run the real import would create: with --run-name, that name (the project's preview
+      // names the run after the report).
+      const name = target.length > 0 ? 'nightly-dry' : 'DryAsync';
+      expect(table.stdout).toContain(`Run: ${name} (dry run: would be created)\n`);
       expect(await importsInto(t, 'project_id', projectId)).toBe(0);
       const runs: Array<{ n: number }> = await t.db.query(
         'SELECT count(*)::int AS n FROM test_runs WHERE project_id = $1',
