@@ -1,8 +1,8 @@
-import { inflateSync } from 'node:zlib';
 import type { Response as AgentResponse } from 'superagent';
 import type { Response } from 'supertest';
 import { parseStringPromise } from 'xml2js';
 import { createTestApp, expectProblem, RoleFixture, TestApp } from '../support/test-app';
+import { pdfText } from '../support/pdf-text';
 import { waitFor } from '../support/wait-for';
 
 /**
@@ -29,30 +29,6 @@ function binary(res: AgentResponse, done: (err: Error | null, body: Buffer) => v
   stream.on('data', (c: Buffer) => chunks.push(c));
   stream.on('end', () => done(null, Buffer.concat(chunks)));
   stream.on('error', (e: Error) => done(e, Buffer.alloc(0)));
-}
-
-/** The text drawn in a PDF (pdfkit's TJ arrays of hex strings, page streams deflated). */
-function pdfText(pdf: Buffer): string {
-  const text = pdf.toString('latin1');
-  // "\nendstream" exactly, as pdfkit writes it (an optional \r would eat a last data byte 0x0D).
-  const streams = [...text.matchAll(/stream\r?\n([\s\S]*?)\nendstream/g)].map((m) => {
-    try {
-      return inflateSync(Buffer.from(m[1], 'latin1')).toString('latin1');
-    } catch {
-      return '';
-    }
-  });
-  const lines: string[] = [];
-  for (const content of streams) {
-    for (const tj of content.matchAll(/\[([^\]]*)\]\s*TJ/g)) {
-      lines.push(
-        [...tj[1].matchAll(/<([0-9a-fA-F]*)>/g)]
-          .map((h) => Buffer.from(h[1], 'hex').toString('latin1'))
-          .join(''),
-      );
-    }
-  }
-  return lines.join('\n');
 }
 
 describe('Run metadata from CI (issue #24 item 5)', () => {

@@ -129,8 +129,9 @@ function advance(style: PdfFontStyle, codePoint: number): number {
 
 /**
  * `text` (already {@link pdfText}) cut to fit `width` points at `size` points in `style`, ending
- * in `…` when cut. Measured from each character's advance width, without kerning (which only
- * narrows a line), so pdfkit can draw the result as one line without measuring it again: its own
+ * in `…` when cut. Measured from each character's advance width, without kerning (a fraction of a
+ * point on a line; the tests hold the result to pdfkit's own measure), so pdfkit can draw the
+ * result as one line without measuring it again: its own
  * `ellipsis` re-lays the text out for every character it removes, which made a report of 5,000
  * items four times slower with an embedded font.
  */
