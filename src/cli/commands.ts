@@ -237,6 +237,8 @@ export async function importCommand(
   // The target: a run given by id, a run found or created by name, or (neither) the project, where
   // the server picks the run from each report's name.
   let runId: string | null = opts.run ?? null;
+  // The run this step created (the server then answers it as `existing`: it was, by the upload).
+  let createdRunId: string | null = null;
   if (opts.runName !== undefined) {
     runId = await findOpenRun(api, opts.project, opts.runName);
     if (runId === null && !dryRun) {
@@ -271,6 +273,7 @@ export async function importCommand(
         ),
         io,
       );
+      createdRunId = runId;
     } else if (runId === null) {
       io.stderr(
         `tms: no open run "${opts.runName}" yet: the dry run previews the report against the project\n`,
@@ -353,12 +356,16 @@ export async function importCommand(
   if (out.json)
     io.stdout(JSON.stringify(results.length === 1 ? results[0] : results, null, 2) + '\n');
   const finished = results.filter((r): r is ImportResult => isImportResult(r));
-  // A dry run with --run-name and no open run of that name previews against the project, whose
-  // answer names the run after the report: the table names the run the real import would create.
-  const shown =
-    dryRun && opts.runName !== undefined && runId === null
-      ? finished.map((r) => ({ ...r, target_run: { ...r.target_run, name: opts.runName!.trim() } }))
-      : finished;
+  // The table tells what this step did to the run: one it created is `created`; a dry run with
+  // --run-name and no open run of that name previews against the project, whose answer names the
+  // run after the report, so the table names the run the real import would create.
+  const shown = finished.map((r) =>
+    createdRunId !== null && r.target_run.id === createdRunId
+      ? { ...r, target_run: { ...r.target_run, match_mode: 'created' } }
+      : dryRun && opts.runName !== undefined && runId === null
+        ? { ...r, target_run: { ...r.target_run, name: opts.runName.trim() } }
+        : r,
+  );
   if (!out.json && shown.length > 0) io.stdout(renderImports(shown));
   if (opts.failOnFailures) {
     const failing = finished.reduce((s, r) => s + failingCount(r), 0);

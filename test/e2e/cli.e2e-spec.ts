@@ -298,6 +298,27 @@ describe('tms (the command-line client) against a test server', () => {
     },
   );
 
+  it('import --run-name: the table says the run was created by this step, and existing on the next', async () => {
+    const projectId = await t.createProject();
+    const xml = file('table-run.xml', report('TableRun', { one: 'pass' }));
+    const args = [
+      'import',
+      xml,
+      '--project',
+      projectId,
+      '--run-name',
+      'table-run',
+      '--create-missing-cases',
+    ];
+    // tms creates the run, then imports into it (the import's own answer says `existing`).
+    const first = await tms(args);
+    expect(first.code).toBe(0);
+    expect(first.stdout).toMatch(/^Run: table-run \([0-9a-f-]{36}, created\)\n/);
+    const next = await tms([...args.slice(0, -1), '--build', 'next']);
+    expect(next.code).toBe(0);
+    expect(next.stdout).toMatch(/^Run: table-run \([0-9a-f-]{36}, existing\)\n/);
+  });
+
   it('import into the project prints the table; --fail-on-failures exits 1 when the report has failures', async () => {
     const projectId = await t.createProject();
     const xml = file('payments.xml', report('Payments', { charge: 'pass', refund: 'fail' }));
