@@ -79,7 +79,7 @@ export function documentConditionalRequests(document: OpenAPIObject): void {
         ...(failed.headers ?? {}),
         ETag: {
           description: 'The current ETag of the resource (compare it with the one sent)',
-          schema: { type: 'string' as const, example: '"3q2-7wH1xX0aV9Zc8kQ2bA"' },
+          schema: { type: 'string', example: '"3q2-7wH1xX0aV9Zc8kQ2bA"' },
         },
       };
     }
@@ -99,12 +99,12 @@ export function documentConditionalRequests(document: OpenAPIObject): void {
         in: 'header',
         required: false,
         description: IF_NONE_MATCH_DESCRIPTION,
-        schema: { type: 'string' as const, example: '"3q2-7wH1xX0aV9Zc8kQ2bA"' },
+        schema: { type: 'string', example: '"3q2-7wH1xX0aV9Zc8kQ2bA"' },
       },
     ];
     const etag = {
       description: ETAG_DESCRIPTION,
-      schema: { type: 'string' as const, example: '"3q2-7wH1xX0aV9Zc8kQ2bA"' },
+      schema: { type: 'string', example: '"3q2-7wH1xX0aV9Zc8kQ2bA"' },
     };
     ok.headers = { ...(ok.headers ?? {}), ETag: etag, Vary: VARY };
     op.responses['304'] = {
