@@ -118,9 +118,12 @@ describe('fuzz: every operation of the OpenAPI document', () => {
   const reading = selected(committed.filter((o) => o.method !== 'delete'));
   const deleting = selected(committed.filter((o) => o.method === 'delete'));
 
-  it.each(reading.map((o) => o.key))('%s', async (key) => {
-    await fuzz(liveOp(key));
-  }, 120_000);
+  // (A FUZZ_ONLY pattern may select none of one kind: jest refuses an empty table.)
+  if (reading.length > 0) {
+    it.each(reading.map((o) => o.key))('%s', async (key) => {
+      await fuzz(liveOp(key));
+    }, 120_000);
+  }
 
   it('fuzzes the operations the app has beyond the committed openapi.json', async () => {
     const extra = selected([...live.values()].filter((o) => !committedKeys.has(o.key)));
@@ -238,9 +241,11 @@ describe('fuzz: every operation of the OpenAPI document', () => {
     );
   }, 120_000);
 
-  it.each(deleting.map((o) => o.key))('%s', async (key) => {
-    await fuzz(liveOp(key));
-  }, 120_000);
+  if (deleting.length > 0) {
+    it.each(deleting.map((o) => o.key))('%s', async (key) => {
+      await fuzz(liveOp(key));
+    }, 120_000);
+  }
 
   // Guards the generators themselves: requests that never pass validation would make every
   // property above vacuous for the services behind it.
