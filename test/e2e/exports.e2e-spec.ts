@@ -324,6 +324,28 @@ describe('Run report export (CONTRACT §6)', () => {
     for (const row of rows) expect(row).toHaveLength(header.length);
   });
 
+  it('csv: bom=true starts it with a UTF-8 byte order mark (for Excel); other formats ignore it', async () => {
+    const plain = (await exportRun('csv')).body as Buffer;
+    expect(plain.subarray(0, 3).equals(Buffer.from([0xef, 0xbb, 0xbf]))).toBe(false);
+    expect(plain.subarray(0, 11).toString('latin1')).toBe('run_item_id');
+    const withBom = await exportRun('csv&bom=true');
+    expect(withBom.status).toBe(200);
+    const bytes = withBom.body as Buffer;
+    expect(bytes.subarray(0, 3).equals(Buffer.from([0xef, 0xbb, 0xbf]))).toBe(true);
+    // The rest is the same report (no `generated_at` in a CSV): the same bytes.
+    expect(bytes.subarray(3).equals(plain)).toBe(true);
+    expect((await exportRun('csv&bom=false')).body).toEqual(plain);
+    const json = await exportRun('json&bom=true');
+    expect(json.status).toBe(200);
+    expect((json.body as Buffer)[0]).toBe(0x7b); // "{"
+    const refused = await t.req(
+      'get',
+      `/api/v1/test-runs/${runId}/export?format=csv&bom=maybe`,
+      f.viewer.token,
+    );
+    expect(expectProblem(refused, 422, 'validation_error').errors).toHaveProperty(['query.bom']);
+  });
+
   it('pdf: a real PDF with pages', async () => {
     const res = await exportRun('pdf');
     expect(res.status).toBe(200);

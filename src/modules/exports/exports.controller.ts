@@ -29,13 +29,14 @@ export class ExportsController {
       '- `xml` — the same payload under `<test_run_report>`; lists are containers of `<item>`, null is an empty element.',
       '- `junit` — JUnit XML (`.xml`) with one testcase per row that has a result, which this service imports',
       '  again into the same cases and rows (title, suite path, automation id and row label are carried as',
-      '  properties), by the import\'s matching rules: automation id, else suite path and title, else a title',
+      "  properties), by the import's matching rules: automation id, else suite path and title, else a title",
       '  that no other active case of the project has. A case with neither automation id nor suite whose title',
       '  other cases share comes back as `ambiguous` (the import does not match by case key).',
       '  `blocked` has no JUnit equivalent: it is written as `<skipped type="blocked">` and imports',
       '  back as skipped; `untested`/`in_progress` rows are left out.',
       '- `csv` — a header line and one line per run item (RFC 4180, CRLF, lists joined with `;`); text',
       "  starting with `=`, `+`, `-`, `@`, a tab or CR gets a leading `'` so that spreadsheets do not run it.",
+      '  `bom=true` starts it with a UTF-8 byte order mark, for Excel.',
       '- `pdf` — a readable report: run fields, summary figures, status bar and pie charts, and the item table',
       '  over as many pages as needed. Text is set in DejaVu Sans (embedded): Latin with its extended letters,',
       '  Greek, Cyrillic, Armenian, Georgian and common symbols appear as written; characters the font lacks',
@@ -74,6 +75,6 @@ export class ExportsController {
   ): Promise<StreamableFile> {
     return req.method === 'HEAD'
       ? Promise.resolve(this.exports.exportHead(id, q.format))
-      : this.exports.export(id, q.format);
+      : this.exports.export(id, q.format, { bom: q.bom });
   }
 }

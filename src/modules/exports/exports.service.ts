@@ -26,6 +26,9 @@ export const EXPORT_MEDIA: Record<ReportFormat, { type: string; ext: string }> =
   pdf: { type: 'application/pdf', ext: 'pdf' },
 };
 
+/** The UTF-8 byte order mark a CSV download starts with on `bom=true`. */
+export const UTF8_BOM = Buffer.from([0xef, 0xbb, 0xbf]);
+
 /** Seconds a client is asked to wait when every download slot of the instance is taken. */
 export const EXPORT_RETRY_AFTER_SECONDS = 5;
 
@@ -66,7 +69,11 @@ export class ExportsService {
     return this.download(runId, format, Readable.from([]));
   }
 
-  async export(runId: string, format: ReportFormat): Promise<StreamableFile> {
+  async export(
+    runId: string,
+    format: ReportFormat,
+    options: { bom?: boolean } = {},
+  ): Promise<StreamableFile> {
     if (this.open >= this.config.exportConcurrency) {
       throw new AppException(
         'service_unavailable',
@@ -90,9 +97,12 @@ export class ExportsService {
       stream = pdfReport(reader) as unknown as Readable;
     } else {
       const write = TEXT_WRITERS[format];
+      // `bom=true` on a CSV: the UTF-8 byte order mark first, for Excel.
+      const bom = options.bom === true && format === 'csv';
       stream = Readable.from(
         (async function* () {
           try {
+            if (bom) yield UTF8_BOM;
             yield* chunked(write(reader));
           } finally {
             await reader.close();
