@@ -184,7 +184,8 @@ describe('JUnit import: many files in one import (issue #18 §2)', () => {
   });
 
   describe('one refused file refuses the import, names the file, and changes nothing', () => {
-    it.each([
+    /** A file of each kind the import refuses, and the problem code it gets. */
+    const REFUSED: Array<[string, Buffer, string]> = [
       ['malformed XML', Buffer.from('<testsuite><testcase name="x">'), 'invalid_junit_xml'],
       ['an empty file', Buffer.alloc(0), 'empty_upload'],
       ['plain text', Buffer.from('hello'), 'unsupported_report_format'],
@@ -194,7 +195,9 @@ describe('JUnit import: many files in one import (issue #18 §2)', () => {
         Buffer.concat([Buffer.from([0x1f, 0x8b]), randomBytes(64)]),
         'invalid_gzip',
       ],
-    ])('%s among valid files → 422 naming it', async (_what, bad, code) => {
+    ];
+
+    it.each(REFUSED)('%s among valid files → 422 naming it', async (_what, bad, code) => {
       const projectId = await newProject();
       const runId = await createRun(projectId);
       const before = await snapshot(projectId, runId);
@@ -212,18 +215,9 @@ describe('JUnit import: many files in one import (issue #18 §2)', () => {
       expect(await snapshot(projectId, runId)).toEqual(before);
     });
 
-    it.each([
-      ['malformed XML', Buffer.from('<testsuite>'), 'invalid_junit_xml'],
-      ['an empty file', Buffer.alloc(0), 'empty_upload'],
-      ['plain text', Buffer.from('hello'), 'unsupported_report_format'],
-      ['invalid results JSON', Buffer.from('{"cases": []}'), 'invalid_tms_results_json'],
-      // Its detail began "is not a valid gzip file" (the file's name left out, and the subject with it).
-      [
-        'a part that does not decompress',
-        Buffer.concat([Buffer.from([0x1f, 0x8b]), randomBytes(64)]),
-        'invalid_gzip',
-      ],
-    ])(
+    // (A gzip part's detail began "is not a valid gzip file": the file's name left out, and the
+    // subject with it.)
+    it.each(REFUSED)(
       'names nothing but the reason with a single file (%s), in a sentence',
       async (_what, bad, code) => {
         const projectId = await newProject();
