@@ -63,15 +63,22 @@ export function registerPdfFonts(doc: PDFKit.PDFDocument): void {
 const RIGHT_TO_LEFT =
   /[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufeff]|\ud802[\udc00-\udfff]|\ud83a[\udc00-\udfff]/;
 
-/** Per code point: 0 not asked yet, 1 every style draws it, 2 one does not (1.1 MB, made once). */
+/** Per code point: 0 not asked yet, 1 the report shows it, 2 it does not (1.1 MB, made once). */
 let drawableCache: Uint8Array | null = null;
 
-/** Whether every style of the report's font draws this code point. */
+/**
+ * Whether the report shows this code point as itself: not a lone surrogate, not in a right-to-left
+ * script, and drawn by every style of the font. Decided once per code point.
+ */
 function drawable(codePoint: number): boolean {
   drawableCache ??= new Uint8Array(0x110000);
   let known = drawableCache[codePoint];
   if (known === 0) {
-    known = fonts().faces.every((face) => face.hasGlyphForCodePoint(codePoint)) ? 1 : 2;
+    const shown =
+      (codePoint < 0xd800 || codePoint > 0xdfff) &&
+      !RIGHT_TO_LEFT.test(String.fromCodePoint(codePoint)) &&
+      fonts().faces.every((face) => face.hasGlyphForCodePoint(codePoint));
+    known = shown ? 1 : 2;
     drawableCache[codePoint] = known;
   }
   return known === 1;
@@ -92,8 +99,6 @@ export function pdfText(value: string | null | undefined): string {
       out += ' ';
     } else if (codePoint < 0x7f) {
       out += char;
-    } else if ((codePoint >= 0xd800 && codePoint <= 0xdfff) || RIGHT_TO_LEFT.test(char)) {
-      out += '?';
     } else {
       out += drawable(codePoint) ? char : '?';
     }
