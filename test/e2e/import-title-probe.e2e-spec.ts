@@ -4,15 +4,20 @@ import {
   ImportRepository,
 } from '../../src/modules/imports/import.repository';
 import type { CandidateFilter } from '../../src/modules/imports/matching';
+import { TRANSLATE_TITLE_PROBE_SQL } from '../../src/database/migrations/1763700019930-TestCaseTitleProbe';
+import {
+  FasterTitleProbe1763700019970,
+  REGEXP_TITLE_PROBE_SQL,
+} from '../../src/database/migrations/1763700019970-FasterTitleProbe';
 import { createTestApp, RoleFixture, TestApp } from '../support/test-app';
 import { sqlTitleProbe } from '../support/title-probe-model';
 
 /**
  * An import of a report smaller than its project reads only the cases under its results'
- * automation ids or title probes (`test_case_title_probe`, migration `TestCaseTitleProbe`). The
- * unit tests prove the filter never leaves out a case the rules match, with `sqlTitleProbe`
- * standing for the database; this checks the SQL function against it, the query's plan, and
- * imports that match through either read.
+ * automation ids or title probes (`test_case_title_probe`, migrations `TestCaseTitleProbe` and
+ * `FasterTitleProbe`). The unit tests prove the filter never leaves out a case the rules match,
+ * with `sqlTitleProbe` standing for the database; this checks the SQL function against it and
+ * against its first body, the query's plan, and imports that match through either read.
  */
 describe('JUnit import: candidate cases read by title probe', () => {
   let t: TestApp;
@@ -89,6 +94,55 @@ describe('JUnit import: candidate cases read by title probe', () => {
       [titles],
     )) as Array<{ probe: string }>;
     expect(rows.map((r) => r.probe)).toEqual(titles.map(sqlTitleProbe));
+  });
+
+  it('answers what the translate body of migration TestCaseTitleProbe did (FasterTitleProbe kept the index)', async () => {
+    const ascii = Array.from({ length: 127 }, (_, i) => String.fromCharCode(i + 1));
+    const anyText = fc.string({ unit: 'binary' }).filter((s) => !s.includes('\u0000'));
+    const titles = [
+      '',
+      ...ascii,
+      ...ascii.flatMap((a) => ascii.map((b) => a + b)),
+      ...fc.sample(anyText, { numRuns: 2000, seed: 23 }),
+      'İstanbul TEST',
+      'KELVIN \u212a',
+      'Straße',
+      'x\u0080',
+    ];
+    /** The function's answer and `expression`'s, for each title. */
+    const both = (expression: string) =>
+      `SELECT test_case_title_probe(title) AS now, ${expression} AS other
+         FROM unnest($1::text[]) AS u(title)`;
+    const rows = (await t.db.query(both(TRANSLATE_TITLE_PROBE_SQL), [titles])) as Array<{
+      now: string;
+      other: string;
+    }>;
+    expect(rows).toHaveLength(titles.length);
+    expect(rows.filter((r) => r.now !== r.other)).toEqual([]);
+    // The migration is reversible: down puts the translate body back, answering as the new one.
+    const migration = new FasterTitleProbe1763700019970();
+    const qr = t.db.createQueryRunner();
+    await qr.connect();
+    try {
+      await qr.startTransaction();
+      await migration.down(qr);
+      const body = (await qr.query(
+        `SELECT prosrc FROM pg_proc WHERE proname = 'test_case_title_probe'`,
+      )) as Array<{ prosrc: string }>;
+      expect(body[0].prosrc).toContain('translate(');
+      const down = (await qr.query(both(REGEXP_TITLE_PROBE_SQL), [titles])) as typeof rows;
+      expect(down).toHaveLength(titles.length);
+      expect(down.filter((r) => r.now !== r.other)).toEqual([]);
+      await migration.up(qr);
+      const up = (await qr.query(
+        `SELECT prosrc FROM pg_proc WHERE proname = 'test_case_title_probe'`,
+      )) as Array<{ prosrc: string }>;
+      expect(up[0].prosrc).toContain('regexp_replace(');
+      await qr.commitTransaction();
+    } finally {
+      if (qr.isTransactionActive) await qr.rollbackTransaction();
+      await qr.release();
+    }
   });
 
   it('a small project is read whole, and matches by name across case, separators and test', async () => {

@@ -12,6 +12,14 @@ const FROM =
 const literal = (text: string): string => `'${text.replace(/'/g, "''")}'`;
 
 /**
+ * This migration's probe of `title` as a SQL expression (replaced by migration
+ * `FasterTitleProbe`, which must answer the same; its test compares the two).
+ */
+export const TRANSLATE_TITLE_PROBE_SQL = `CASE WHEN translate(title, ${literal(ASCII)}, '') = ''
+                          THEN translate(title, ${literal(FROM)}, ${literal(KEPT.slice(0, 23))})
+                          ELSE '' END`;
+
+/**
  * `test_case_title_probe(title)` and the index `ix_test_cases_title_probe` on it (issue #23 item
  * 2): an import's matching read every active case of the project (0.5–0.7 s at 200,000 cases,
  * whatever the report's size); with a report smaller than the project it now reads the cases under
@@ -30,9 +38,7 @@ export class TestCaseTitleProbe1763700019930 implements MigrationInterface {
     await q.query(`
       CREATE FUNCTION test_case_title_probe(title text) RETURNS text
         LANGUAGE sql IMMUTABLE PARALLEL SAFE
-        AS $$ SELECT CASE WHEN translate(title, ${literal(ASCII)}, '') = ''
-                          THEN translate(title, ${literal(FROM)}, ${literal(KEPT.slice(0, 23))})
-                          ELSE '' END $$`);
+        AS $$ SELECT ${TRANSLATE_TITLE_PROBE_SQL} $$`);
     // Not partial: the planner reads an expression's statistics only from a non-partial index, and
     // without them it took thousands of keys for the whole project.
     await q.query(

@@ -28,6 +28,7 @@ import { TestCaseTitleProbe1763700019930 } from './1763700019930-TestCaseTitlePr
 import { LeanRunWrites1763700019940 } from './1763700019940-LeanRunWrites';
 import { UserEmailsUnique1763700019950 } from './1763700019950-UserEmailsUnique';
 import { WebhookAttemptsUnique1763700019960 } from './1763700019960-WebhookAttemptsUnique';
+import { FasterTitleProbe1763700019970 } from './1763700019970-FasterTitleProbe';
 import { RunItemCaseCopiesOnDemand1763700019850 } from './1763700019850-RunItemCaseCopiesOnDemand';
 import { RunItemIndexesLean1763700019860 } from './1763700019860-RunItemIndexesLean';
 import { LeanImportWrites1763700002500 } from './1763700002500-LeanImportWrites';
@@ -72,4 +73,5 @@ export const MIGRATIONS = [
   LeanRunWrites1763700019940,
   UserEmailsUnique1763700019950,
   WebhookAttemptsUnique1763700019960,
+  FasterTitleProbe1763700019970,
 ];
