@@ -19,8 +19,9 @@ const probeFunction = (body: string): string => `
  * `test_case_title_probe(title)` (the expression of `ix_test_cases_title_probe`, evaluated for
  * every case written, and of the import's read by key) without `translate` (issue #23 item 2):
  * `translate` looks each character of the title up in its 127-character lists, about 33 µs a
- * title on the embedded PostgreSQL 18 (4.0 s for 120,000 titles; 3 s of database time in a
- * 100,000-testcase import that creates 90,000 cases), against 2.4 µs (0.29 s) for this body.
+ * title on the embedded PostgreSQL 18 (4.0 s for 120,000 titles), against 2.4 µs (0.29 s) for
+ * this body; the bench's 100,000-testcase import, which creates 90,000 cases, took 1.6 s less of
+ * the database's CPU (bench/README.md, fix 49).
  *
  * The answer is the same for every title (for an ASCII one, a character is kept, lower-cased,
  * exactly when its lower case is a kept letter or digit, which is what the two `translate` calls
