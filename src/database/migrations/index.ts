@@ -29,6 +29,7 @@ import { LeanRunWrites1763700019940 } from './1763700019940-LeanRunWrites';
 import { UserEmailsUnique1763700019950 } from './1763700019950-UserEmailsUnique';
 import { WebhookAttemptsUnique1763700019960 } from './1763700019960-WebhookAttemptsUnique';
 import { FasterTitleProbe1763700019970 } from './1763700019970-FasterTitleProbe';
+import { PartialNullKeyIndexes1763700019980 } from './1763700019980-PartialNullKeyIndexes';
 import { RunItemCaseCopiesOnDemand1763700019850 } from './1763700019850-RunItemCaseCopiesOnDemand';
 import { RunItemIndexesLean1763700019860 } from './1763700019860-RunItemIndexesLean';
 import { LeanImportWrites1763700002500 } from './1763700002500-LeanImportWrites';
@@ -74,4 +75,5 @@ export const MIGRATIONS = [
   UserEmailsUnique1763700019950,
   WebhookAttemptsUnique1763700019960,
   FasterTitleProbe1763700019970,
+  PartialNullKeyIndexes1763700019980,
 ];
