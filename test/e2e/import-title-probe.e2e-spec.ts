@@ -119,7 +119,8 @@ describe('JUnit import: candidate cases read by title probe', () => {
     }>;
     expect(rows).toHaveLength(titles.length);
     expect(rows.filter((r) => r.now !== r.other)).toEqual([]);
-    // The migration is reversible: down puts the translate body back, answering as the new one.
+    // The migration is reversible (in a transaction rolled back after): down puts the translate
+    // body back, answering as the new one, and up the new body again.
     const migration = new FasterTitleProbe1763700019970();
     const qr = t.db.createQueryRunner();
     await qr.connect();
@@ -138,9 +139,8 @@ describe('JUnit import: candidate cases read by title probe', () => {
         `SELECT prosrc FROM pg_proc WHERE proname = 'test_case_title_probe'`,
       )) as Array<{ prosrc: string }>;
       expect(up[0].prosrc).toContain('regexp_replace(');
-      await qr.commitTransaction();
     } finally {
-      if (qr.isTransactionActive) await qr.rollbackTransaction();
+      await qr.rollbackTransaction();
       await qr.release();
     }
   });

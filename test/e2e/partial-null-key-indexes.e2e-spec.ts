@@ -76,7 +76,7 @@ describe('partial indexes of owner and assignee (migration PartialNullKeyIndexes
     }
   });
 
-  it('is reversible: down rebuilds both whole, up makes them partial again', async () => {
+  it('is reversible: down rebuilds both whole, up makes them partial again (rolled back after)', async () => {
     const migration = new PartialNullKeyIndexes1763700019980();
     const qr = t.db.createQueryRunner();
     await qr.connect();
@@ -90,9 +90,8 @@ describe('partial indexes of owner and assignee (migration PartialNullKeyIndexes
       const partial = await definitions((sql) => qr.query(sql));
       expect(partial.ix_test_cases_owner).toMatch(/WHERE \(owner_id IS NOT NULL\)$/);
       expect(partial.ix_run_items_assignee).toMatch(/WHERE \(assignee_id IS NOT NULL\)$/);
-      await qr.commitTransaction();
     } finally {
-      if (qr.isTransactionActive) await qr.rollbackTransaction();
+      await qr.rollbackTransaction();
       await qr.release();
     }
   });
