@@ -376,7 +376,8 @@ describe('Run report export (CONTRACT §6)', () => {
 
   it('pdf: names in Polish, Czech or Cyrillic are drawn as written (an embedded Unicode font)', async () => {
     // The standard PDF fonts drew only Western European letters: these came out as `?`.
-    const name = 'Zażółć gęślą jaźń – Проверка';
+    // "fi" and "fl" are drawn as ligature glyphs, whose ToUnicode entries hold two code points.
+    const name = 'Zażółć gęślą jaźń – Проверка – official flow';
     const title = 'Příliš žluťoučký kůň';
     const run = await t
       .req('post', '/api/v1/test-runs', f.tester.token)

@@ -70,8 +70,11 @@ function decode(hex: string, map: Map<number, string> | null): string {
 /** A ToUnicode CMap's `bfrange` (with arrays or a start value) and `bfchar` entries. */
 function parseToUnicode(cmap: string): Map<number, string> {
   const map = new Map<number, string>();
+  // A hex string may hold white space: pdfkit writes a ligature's code points as `<0066 0069>`.
   const utf16 = (hex: string) =>
-    String.fromCharCode(...(hex.match(/.{4}/g) ?? []).map((h) => parseInt(h, 16)));
+    String.fromCharCode(
+      ...(hex.replace(/\s+/g, '').match(/.{4}/g) ?? []).map((h) => parseInt(h, 16)),
+    );
   for (const [, body] of cmap.matchAll(/beginbfrange([\s\S]*?)endbfrange/g)) {
     for (const [, lo, hi, array, start] of body.matchAll(
       /<([0-9a-fA-F]+)>\s*<([0-9a-fA-F]+)>\s*(?:\[([^\]]*)\]|<([0-9a-fA-F]+)>)/g,
@@ -79,7 +82,9 @@ function parseToUnicode(cmap: string): Map<number, string> {
       const first = parseInt(lo, 16);
       const last = parseInt(hi, 16);
       if (array !== undefined) {
-        [...array.matchAll(/<([0-9a-fA-F]*)>/g)].forEach((v, i) => map.set(first + i, utf16(v[1])));
+        [...array.matchAll(/<([0-9a-fA-F\s]*)>/g)].forEach((v, i) =>
+          map.set(first + i, utf16(v[1])),
+        );
       } else {
         const base = parseInt(start, 16);
         for (let code = first; code <= last; code++)
@@ -88,7 +93,7 @@ function parseToUnicode(cmap: string): Map<number, string> {
     }
   }
   for (const [, body] of cmap.matchAll(/beginbfchar([\s\S]*?)endbfchar/g)) {
-    for (const [, code, value] of body.matchAll(/<([0-9a-fA-F]+)>\s*<([0-9a-fA-F]+)>/g)) {
+    for (const [, code, value] of body.matchAll(/<([0-9a-fA-F]+)>\s*<([0-9a-fA-F\s]+)>/g)) {
       map.set(parseInt(code, 16), utf16(value));
     }
   }
