@@ -30,6 +30,7 @@ import { UserEmailsUnique1763700019950 } from './1763700019950-UserEmailsUnique'
 import { WebhookAttemptsUnique1763700019960 } from './1763700019960-WebhookAttemptsUnique';
 import { FasterTitleProbe1763700019970 } from './1763700019970-FasterTitleProbe';
 import { PartialNullKeyIndexes1763700019980 } from './1763700019980-PartialNullKeyIndexes';
+import { ImportAnswerText1763700019990 } from './1763700019990-ImportAnswerText';
 import { RunItemCaseCopiesOnDemand1763700019850 } from './1763700019850-RunItemCaseCopiesOnDemand';
 import { RunItemIndexesLean1763700019860 } from './1763700019860-RunItemIndexesLean';
 import { LeanImportWrites1763700002500 } from './1763700002500-LeanImportWrites';
@@ -76,4 +77,5 @@ export const MIGRATIONS = [
   WebhookAttemptsUnique1763700019960,
   FasterTitleProbe1763700019970,
   PartialNullKeyIndexes1763700019980,
+  ImportAnswerText1763700019990,
 ];

@@ -42,6 +42,7 @@ export interface ImportRecordRow {
   file_name: string;
   size_bytes: string;
   sha256: string;
+  /** The counters the list shows, read out of `summary`. */
   summary: Record<string, unknown>;
   created_by: string;
   created_by_name: string | null;
@@ -63,7 +64,10 @@ export interface ImportJobRow {
   finished_at: Date | null;
   problem: Record<string, unknown> | null;
   request: Record<string, unknown> | null;
+  /** The answer without its per-case lists; null unless succeeded. */
   summary: Record<string, unknown> | null;
+  /** The whole answer's JSON text, as stored; null unless succeeded. */
+  answer: string | null;
   created_by: string;
   created_at: Date;
 }
@@ -170,7 +174,12 @@ export class ImportRepository {
     return new Map(rows.map((r) => [r.test_case_id, r.id]));
   }
 
-  /** The record of a synchronous import: `succeeded`, started and finished when it was made. */
+  /**
+   * The record of a synchronous import: `succeeded`, started and finished when it was made.
+   * `answer` is stored as `json`, its text kept as it is (the whole answer: 24 MB for 100,000 new
+   * cases, which `jsonb` would convert to its binary form), `summary` as `jsonb` (what the list
+   * reads: migration `ImportAnswerText`).
+   */
   async insertRecord(record: {
     id: string;
     projectId: string;
@@ -178,17 +187,19 @@ export class ImportRepository {
     fileName: string;
     sizeBytes: number;
     sha256: string;
-    /** The answer's JSON text (stored as `jsonb`). */
+    /** The answer without its per-case lists, as JSON text. */
     summaryJson: string;
+    /** The whole answer's JSON text. */
+    answerJson: string;
     userId: string;
     createdAt: Date;
     testcases: number;
   }): Promise<void> {
     await this.db.query(
       `INSERT INTO junit_imports (id, project_id, test_run_id, file_name, size_bytes, sha256, summary,
-                                  created_by, created_at, status, progress_processed, progress_total,
-                                  started_at, finished_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8, $9, 'succeeded', $10, $10, $9, $9)`,
+                                  answer, created_by, created_at, status, progress_processed,
+                                  progress_total, started_at, finished_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8::json, $9, $10, 'succeeded', $11, $11, $10, $10)`,
       [
         record.id,
         record.projectId,
@@ -197,6 +208,7 @@ export class ImportRepository {
         record.sizeBytes,
         record.sha256,
         record.summaryJson,
+        record.answerJson,
         record.userId,
         record.createdAt,
         record.testcases,
@@ -269,7 +281,8 @@ export class ImportRepository {
     const rows = await this.db.query<ImportJobRow>(
       `SELECT id, project_id, test_run_id, file_name, size_bytes::text AS size_bytes, sha256, status,
               progress_processed, progress_total, started_at, finished_at, problem, request,
-              CASE WHEN status = 'succeeded' THEN summary END AS summary, created_by, created_at
+              CASE WHEN status = 'succeeded' THEN summary END AS summary, answer::text AS answer,
+              created_by, created_at
          FROM junit_imports WHERE id = $1`,
       [id],
     );
@@ -316,22 +329,32 @@ export class ImportRepository {
 
   /**
    * A background import applied (in its transaction): `succeeded` with its target run, file facts
-   * and answer; its stored files are deleted.
+   * and answer (stored as {@link insertRecord} stores them); its stored files are deleted.
    */
   async completeRecord(record: {
     id: string;
     runId: string;
     fileName: string;
-    /** The answer's JSON text (stored as `jsonb`). */
+    /** The answer without its per-case lists, as JSON text. */
     summaryJson: string;
+    /** The whole answer's JSON text. */
+    answerJson: string;
     testcases: number;
   }): Promise<void> {
     await this.db.query(
       `UPDATE junit_imports
           SET status = 'succeeded', test_run_id = $2, file_name = $3, summary = $4::jsonb,
-              progress_processed = $5, progress_total = $5, finished_at = now(), request = NULL
+              answer = $5::json, progress_processed = $6, progress_total = $6, finished_at = now(),
+              request = NULL
         WHERE id = $1`,
-      [record.id, record.runId, record.fileName, record.summaryJson, record.testcases],
+      [
+        record.id,
+        record.runId,
+        record.fileName,
+        record.summaryJson,
+        record.answerJson,
+        record.testcases,
+      ],
     );
     await this.db.query(`DELETE FROM import_uploads WHERE import_id = $1`, [record.id]);
   }

@@ -16,7 +16,7 @@ import { Page } from '../../common/pagination/page';
 import { CURSOR_PAGING_NOTE, PageOrCursorSchema } from '../../common/pagination/cursor-query';
 import { CursorPage } from '../../common/pagination/keyset';
 import { withNextLink } from '../../common/pagination/link';
-import { JsonBody } from '../../common/http/json-body';
+import { JsonBody, sendJsonParts } from '../../common/http/json-body';
 import { Transactional } from '../../common/persistence/transaction.interceptor';
 import { Query } from '../../common/validation/request-parts';
 import { TEST_RUNS } from '../test-runs/test-runs.resource';
@@ -319,8 +319,9 @@ export class ImportsController {
     project: fromResource(IMPORTS),
     response: ImportJobDto,
   })
-  getImport(@Param('id') id: string): Promise<ImportJobDto> {
-    return this.imports.getImport(id);
+  async getImport(@Param('id') id: string, @Res() res: Response): Promise<void> {
+    // Written explicitly: a succeeded import's answer goes out as its stored text.
+    sendJsonParts(res, await this.imports.getImportJson(id));
   }
 
   @Get('test-runs/:id/imports')

@@ -3,7 +3,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { Request } from 'express';
 import { ProjectAccess } from '../../common/access/project-access';
 import type { ProjectRole } from '../../common/access/roles';
-import { JsonBody } from '../../common/http/json-body';
+import { JsonBody, JsonPart } from '../../common/http/json-body';
 import { JobQueue } from '../../common/jobs/job-queue.service';
 import { AuthenticatedUser } from '../../common/auth/authenticated-user';
 import { AppException, FieldErrors, FormRefusal } from '../../common/errors/app-exception';
@@ -360,11 +360,25 @@ export class ImportsService {
     return this.finish(access, user, upload, facts, flags, plan, runTarget, job);
   }
 
-  /** `GET /imports/{id}`: any import record with its state. */
-  async getImport(id: string): Promise<ImportJobDto> {
+  /**
+   * `GET /imports/{id}`: any import record with its state, as JSON parts: a succeeded import's
+   * `result` is its stored answer's text, sent as it is (not parsed and serialised again).
+   */
+  async getImportJson(id: string): Promise<JsonPart[]> {
     const row = await this.repo.findImport(id);
     if (row === null) throw AppException.notFound('import_not_found', 'Import');
-    return toJobDto(row);
+    const { result: _none, problem, ...head } = toJobDto(row);
+    const text = JSON.stringify(head);
+    // `head` always has fields, so its text ends with `}` after one: `result` and `problem` follow
+    // as the last two (ImportJobDto's order).
+    return [
+      text.slice(0, -1),
+      ',"result":',
+      row.answer ?? 'null',
+      ',"problem":',
+      JSON.stringify(problem),
+      '}',
+    ];
   }
 
   /** `GET /test-runs/{id}/imports`: the run's import records, newest first. */
@@ -833,30 +847,9 @@ export class ImportsService {
     // Serialised once: the record stores this text and the request answers it (23 MB for 100,000
     // created cases: a second serialisation cost its time and as much memory again).
     const json = JSON.stringify(result);
-    if (recordId !== null && target.run !== null && job !== null) {
-      await this.repo.completeRecord({
-        id: recordId,
-        runId: target.run.id,
-        fileName: file.fileName,
-        summaryJson: json,
-        testcases: facts.results,
-      });
-    } else if (recordId !== null && target.run !== null) {
-      await this.repo.insertRecord({
-        id: recordId,
-        projectId: access.projectId,
-        runId: target.run.id,
-        fileName: file.fileName,
-        sizeBytes: file.sizeBytes,
-        sha256: file.sha256,
-        summaryJson: json,
-        userId: user.id,
-        createdAt: now,
-        testcases: facts.results,
-      });
-    }
     if (recordId !== null && target.run !== null) {
-      // Webhooks (issue #20): the import as answered, without its per-case lists.
+      // The import as answered without its per-case lists: the record's summary (what the list of
+      // imports reads) and the webhook's body (issue #20).
       const {
         created_cases: _created,
         unmatched_cases: _unmatched,
@@ -867,6 +860,29 @@ export class ImportsService {
         warnings: _warnings,
         ...summary
       } = result;
+      const stored = { summaryJson: JSON.stringify(summary), answerJson: json };
+      if (job !== null) {
+        await this.repo.completeRecord({
+          id: recordId,
+          runId: target.run.id,
+          fileName: file.fileName,
+          ...stored,
+          testcases: facts.results,
+        });
+      } else {
+        await this.repo.insertRecord({
+          id: recordId,
+          projectId: access.projectId,
+          runId: target.run.id,
+          fileName: file.fileName,
+          sizeBytes: file.sizeBytes,
+          sha256: file.sha256,
+          ...stored,
+          userId: user.id,
+          createdAt: now,
+          testcases: facts.results,
+        });
+      }
       await this.webhooks.emit(access.projectId, 'import.completed', summary);
     }
     return new JsonBody([json]);
@@ -1045,8 +1061,16 @@ function fileLabel(
   };
 }
 
+/**
+ * An import record as {@link ImportJobDto}, with `result` null: a succeeded import's answer is the
+ * stored text ({@link ImportsService.getImportJson} sends it); the queued and failed ones the other
+ * callers answer have none.
+ */
 function toJobDto(row: ImportJobRow): ImportJobDto {
-  const result = row.status === 'succeeded' ? (row.summary as unknown as JunitImportDto) : null;
+  const result =
+    row.status === 'succeeded'
+      ? (row.summary as unknown as Pick<JunitImportDto, 'summary'> | null)
+      : null;
   const total = row.progress_total ?? (result ? result.summary.total_cases : null);
   return {
     id: row.id,
@@ -1065,7 +1089,7 @@ function toJobDto(row: ImportJobRow): ImportJobDto {
     started_at: (row.started_at ?? (result ? row.created_at : null))?.toISOString() ?? null,
     finished_at: (row.finished_at ?? (result ? row.created_at : null))?.toISOString() ?? null,
     summary: result?.summary ?? null,
-    result,
+    result: null,
     problem: row.status === 'failed' ? row.problem : null,
   };
 }

@@ -14,8 +14,10 @@ export class JunitImportEntity {
   /** bigint: the driver returns it as a string. */
   @Column({ name: 'size_bytes', type: 'bigint' }) sizeBytes: string;
   @Column({ type: 'char', length: 64 }) sha256: string;
-  /** The import result as answered by the import call (status, counters, issue lists). */
+  /** The import's answer without its per-case lists (status, counters, files); `{}` until it succeeded. */
   @Column({ type: 'jsonb', default: () => "'{}'::jsonb" }) summary: Record<string, unknown>;
+  /** The whole answer as the import call sent it (with the issue lists); set exactly when succeeded. */
+  @Column({ type: 'json', nullable: true }) answer: Record<string, unknown> | null;
   /** `queued`, `running` (background imports), `succeeded`, `failed` (with `problem`). */
   @Column({ type: 'varchar', length: 16, default: 'succeeded' }) status: string;
   @Column({ name: 'progress_processed', type: 'int', default: 0 }) progressProcessed: number;
