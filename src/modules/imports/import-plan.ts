@@ -9,13 +9,13 @@ import { ImportRepository, RunRef } from './import.repository';
 import type { JunitResult } from './junit/dialects';
 import type { ParsedReport } from './junit/junit-parser';
 import {
+  CreationKeyMap,
   MatchIndex,
   MatchKeys,
   MatchKind,
   REASONS,
   SuitePlanner,
   candidateFilterOf,
-  creationKeyOf,
   readsByKeys,
   matchKeysOf,
   runLevelReason,
@@ -172,16 +172,20 @@ export class ImportPlanner {
     const index = new MatchIndex(candidates, suites, wanted);
     const planner = new SuitePlanner(suites);
     const plan: ImportPlan = { matches: [], cases: [], planner, unmatched: [], ambiguous: [] };
-    const plannedByKey = new Map<string, number>();
+    // Planned cases by creation key (creationKeyOf).
+    const plannedByKey = new CreationKeyMap<number>();
     // Every planned case under its suite path and title too (the creation key it would have without
-    // automation id; -1 once two share it): a result without automation id takes the case an earlier
-    // result of this import created there with an id, as its re-import will find that case by suite
-    // path and title (reference §4.7). Results with automation ids keep a case each, even under one
-    // suite and title (pytest's one `pytest` suite holds every module's `test_create`).
-    const plannedByName = new Map<string, number>();
+    // automation id, the map's `…Named` methods; -1 once two share it): a result without automation
+    // id takes the case an earlier result of this import created there with an id, as its re-import
+    // will find that case by suite path and title (reference §4.7). Results with automation ids keep
+    // a case each, even under one suite and title (pytest's one `pytest` suite holds every module's
+    // `test_create`).
+    const plannedByName = new CreationKeyMap<number>();
     let matched: Array<{ result: JunitResult; ref: CaseRef; by: MatchKind }> = [];
 
-    for (const [i, result] of report.results.entries()) {
+    const results = report.results;
+    for (let i = 0; i < results.length; i++) {
+      const result = results[i] as JunitResult;
       const resultKeys = keys[i] as MatchKeys;
       const outcome = index.matchKeys(resultKeys);
       if (outcome.type === 'matched') {
@@ -201,26 +205,21 @@ export class ImportPlanner {
         });
         continue;
       }
-      const key = creationKeyOf(resultKeys);
-      let planned = plannedByKey.get(key);
-      // Its creation key without automation id (computed once, only for a result not planned yet).
-      let nameKey: string | undefined;
+      let planned = plannedByKey.get(resultKeys);
       if (planned === undefined && resultKeys.automationId === null) {
-        nameKey = key;
-        const named = plannedByName.get(key);
+        const named = plannedByName.getNamed(resultKeys);
         if (named !== undefined && named >= 0) planned = named;
       } else if (planned === undefined) {
         // The reverse order: a result with automation id takes the case an earlier result without
         // one created under its suite path and title, and gives it its id, so both orders create
         // one case. Only a case still without id: a second automation id there gets its own case.
         const automationId = resultKeys.automationId as string;
-        nameKey = creationKeyOf({ ...resultKeys, automationId: null });
-        const named = plannedByName.get(nameKey);
+        const named = plannedByName.getNamed(resultKeys);
         const idless = named !== undefined && named >= 0 ? plan.cases[named] : undefined;
         if (idless?.automation_id === null && !index.isAutomationIdTaken(automationId)) {
           idless.automation_id = automationId;
           planned = named;
-          plannedByKey.set(key, planned as number);
+          plannedByKey.set(resultKeys, planned as number);
         }
       }
       if (planned === undefined) {
@@ -245,9 +244,8 @@ export class ImportPlanner {
           preconditions: result.preconditions,
           assertions: result.assertions === null ? null : cutText(result.assertions, STEP_TEXT_MAX),
         });
-        plannedByKey.set(key, planned);
-        nameKey ??= creationKeyOf({ ...resultKeys, automationId: null });
-        plannedByName.set(nameKey, plannedByName.has(nameKey) ? -1 : planned);
+        plannedByKey.set(resultKeys, planned);
+        plannedByName.setNamed(resultKeys, plannedByName.hasNamed(resultKeys) ? -1 : planned);
       }
       const by: MatchKind = plan.cases[planned]?.automation_id != null ? 'automation_id' : 'name';
       matched.push({ result, ref: { planned }, by });

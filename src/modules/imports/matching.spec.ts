@@ -3,12 +3,14 @@ import fc from 'fast-check';
 import { filterCandidates, sqlTitleProbe } from '../../../test/support/title-probe-model';
 import { normalizeTitle } from './junit/dialects';
 import {
+  CreationKeyMap,
   MAX_AUTOMATION_ID_CHARS,
   MatchIndex,
   REASONS,
   SuitePlanner,
   candidateFilterOf,
   creationKey,
+  creationKeyOf,
   matchKeysOf,
   readsByKeys,
   runLevelReason,
@@ -367,6 +369,40 @@ describe('creationKey', () => {
     expect(creationKey(result('A', ['x'], 'id'))).toBe(creationKey(result('B', ['y'], 'id')));
     expect(creationKey(result('test_login', ['S']))).toBe(creationKey(result('Login', ['s'])));
     expect(creationKey(result('Login', ['S1']))).not.toBe(creationKey(result('Login', ['S2'])));
+  });
+});
+
+describe('CreationKeyMap', () => {
+  // The plan keys its planned cases by the parts of the creation key; it must hold exactly what a
+  // map by the key itself holds, with and without the automation id.
+  const word = fc.constantFrom('Login', 'login', 'test_login', 'Lo"gin', '[x]', ',', 'ü', ' ', '');
+  const anyResult = fc.record({
+    title: word,
+    suite_path: fc.array(word, { maxLength: 3 }),
+    automation_id: fc.option(fc.constantFrom('a', 'b', 'n:x', '[[]'), { nil: null }),
+  });
+  it('answers like a Map by creationKeyOf', () => {
+    fc.assert(
+      fc.property(fc.array(fc.tuple(anyResult, fc.boolean()), { maxLength: 30 }), (ops) => {
+        const map = new CreationKeyMap<number>();
+        const plain = new Map<string, number>();
+        ops.forEach(([r, byName], i) => {
+          const keys = matchKeysOf(r);
+          const nameKey = creationKeyOf({ ...keys, automationId: null });
+          expect(map.get(keys)).toBe(plain.get(creationKeyOf(keys)));
+          expect(map.getNamed(keys)).toBe(plain.get(nameKey));
+          expect(map.hasNamed(keys)).toBe(plain.has(nameKey));
+          if (byName) {
+            map.setNamed(keys, i);
+            plain.set(nameKey, i);
+          } else {
+            map.set(keys, i);
+            plain.set(creationKeyOf(keys), i);
+          }
+        });
+      }),
+      { numRuns: 300 },
+    );
   });
 });
 

@@ -17,7 +17,7 @@
  * created.
  */
 import type { JunitResult } from './junit/dialects';
-import { normalizeSuitePath, normalizeTitle } from './junit/dialects';
+import { normalizeSuitePath, normalizeTitle, stringOfCodes } from './junit/dialects';
 import { DEFAULT_MAX_TEXT_CHARS, DEFAULT_MAX_TOTAL_TEXT_CHARS } from './junit/junit-parser';
 import { storageAutomationId, storageSuitePath, storageTitle } from './storage-form';
 
@@ -207,12 +207,13 @@ for (const c of PROBE_KEPT) PROBE_KEEPS[c.charCodeAt(0)] = 1;
  * and a case the rules could match is never left out; `''` is always looked up, for the others.
  */
 export function titleProbe(normalized: string): string {
-  let out = '';
+  const kept: number[] = [];
   for (let i = 0; i < normalized.length; i++) {
     const code = normalized.charCodeAt(i);
-    if (code < 128 && PROBE_KEEPS[code] === 1) out += normalized[i];
+    if (code < 128 && PROBE_KEEPS[code] === 1) kept.push(code);
   }
-  return out;
+  // Made at once, flat: every probe of a report is put in a Set.
+  return stringOfCodes(kept);
 }
 
 /** What the database is asked for: the cases under these automation ids or title probes. */
@@ -391,6 +392,43 @@ export function creationKey(result: MatchableResult): string {
 export function creationKeyOf(keys: MatchKeys): string {
   if (keys.automationId !== null) return `a:${keys.automationId}`;
   return `n:${formsKey(keys.forms, keys.title)}`;
+}
+
+/**
+ * A map keyed by {@link creationKeyOf} that never builds the key: it holds the key's parts — the
+ * automation id, or the suite path's {@link PathForms.keyHead} and the normalised title — which
+ * matching has hashed already (the head is shared by a suite's results), where a key string would be
+ * new, long and hashed once more for each result of a large import. `…Named` methods use the key
+ * the result would have without automation id.
+ */
+export class CreationKeyMap<V> {
+  private readonly byAutomationId = new Map<string, V>();
+  private readonly byPathTitle = new Map<string, Map<string, V>>();
+
+  get(keys: MatchKeys): V | undefined {
+    return keys.automationId !== null
+      ? this.byAutomationId.get(keys.automationId)
+      : this.getNamed(keys);
+  }
+
+  set(keys: MatchKeys, value: V): void {
+    if (keys.automationId !== null) this.byAutomationId.set(keys.automationId, value);
+    else this.setNamed(keys, value);
+  }
+
+  getNamed(keys: MatchKeys): V | undefined {
+    return this.byPathTitle.get(keys.forms.keyHead)?.get(keys.title);
+  }
+
+  hasNamed(keys: MatchKeys): boolean {
+    return this.byPathTitle.get(keys.forms.keyHead)?.has(keys.title) ?? false;
+  }
+
+  setNamed(keys: MatchKeys, value: V): void {
+    let titles = this.byPathTitle.get(keys.forms.keyHead);
+    if (titles === undefined) this.byPathTitle.set(keys.forms.keyHead, (titles = new Map()));
+    titles.set(keys.title, value);
+  }
 }
 
 /** A new suite: its position in the list of planned suites and its parent (existing id or index). */
