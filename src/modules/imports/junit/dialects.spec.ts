@@ -525,6 +525,15 @@ describe('normalizeTitle (reference §4.6)', () => {
     );
   });
 
+  it('normalises long ASCII titles (past the scratch space and one fromCharCode call) as the rules do', () => {
+    for (const length of [2047, 2048, 2049, 5000, 9000, 20000]) {
+      const title = 'aTest_b-testC '.repeat(Math.ceil(length / 14)).slice(0, length);
+      expect(normalizeAsciiTitle(title)).toBe(normalizeTitleByRules(title));
+      // The title after a long one gets nothing of it.
+      expect(normalizeAsciiTitle('shortTitle')).toBe('short title');
+    }
+  });
+
   it('takes the rules for a title with any character beyond ASCII', () => {
     expect(normalizeTitle('Tést_Ünïcode testÄ')).toBe(normalizeTitleByRules('Tést_Ünïcode testÄ'));
     expect(normalizeTitle('test\u00a0Straße')).toBe('strasse');

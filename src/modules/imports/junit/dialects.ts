@@ -218,12 +218,30 @@ const MAX_ATTEMPT_MESSAGE = 200;
 export function parseDurationMs(time: string | null | undefined): number | null {
   if (time === null || time === undefined) return null;
   let text = time.trim();
-  if (/^\d{1,3}(,\d{3})+(\.\d*)?$/.test(text)) text = text.replace(/,/g, '');
-  if (!/^\+?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(text)) return null;
+  if (!isPlainDecimal(text)) {
+    if (/^\d{1,3}(,\d{3})+(\.\d*)?$/.test(text)) text = text.replace(/,/g, '');
+    if (!/^\+?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(text)) return null;
+  }
   const seconds = Number(text);
   if (!Number.isFinite(seconds) || seconds < 0) return null;
   const ms = Math.trunc(Math.round(seconds * 1_000_000) / 1000);
   return ms > MAX_DURATION_MS ? null : ms;
+}
+
+/**
+ * `\d+(\.\d*)?`, the form nearly every `time` attribute has (`0.003`): one that the checks of
+ * {@link parseDurationMs} let through unchanged, so it skips their regular expressions (read once
+ * per testcase of a report).
+ */
+function isPlainDecimal(text: string): boolean {
+  if (text === '') return false;
+  let dot = false;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code === 0x2e && i > 0 && !dot) dot = true;
+    else if (code < 0x30 || code > 0x39) return false;
+  }
+  return true;
 }
 
 /** Reference §4.4 comment: `"<message>\n\n<details>"` when both exist, else whichever, else null. */
@@ -266,36 +284,47 @@ function isAsciiSpace(code: number): boolean {
 }
 
 /**
+ * Step 1 of {@link normalizeAsciiTitle} writes here (titles up to 2,048 characters): one array less
+ * per title. Only read within the call that wrote it (nothing in between can call it again).
+ */
+const SPLIT_SCRATCH = new Uint16Array(4096);
+
+/**
  * {@link normalizeTitleByRules} of an ASCII title in two passes over its character codes, without
  * regular expressions (matching normalises every candidate case and every result of an import:
  * 200,000 titles for a large one). Property-tested against the rules in `dialects.spec.ts`.
  */
 export function normalizeAsciiTitle(value: string): string {
   // 1. camelCase split (a space before an upper-case letter that follows [a-z0-9]), `_`/`-` → space.
-  const split: number[] = [];
+  // At most two codes per character; into the shared scratch array when they fit.
+  const split =
+    value.length * 2 <= SPLIT_SCRATCH.length ? SPLIT_SCRATCH : new Uint16Array(value.length * 2);
+  let length = 0;
   for (let i = 0; i < value.length; i++) {
     const code = value.charCodeAt(i);
     if (code >= 0x41 && code <= 0x5a && i > 0) {
       const before = value.charCodeAt(i - 1);
       if ((before >= 0x61 && before <= 0x7a) || (before >= 0x30 && before <= 0x39))
-        split.push(0x20);
+        split[length++] = 0x20;
     }
-    split.push(code === 0x5f || code === 0x2d ? 0x20 : code);
+    split[length++] = code === 0x5f || code === 0x2d ? 0x20 : code;
   }
   // 2. The standalone word `test` (any case) deleted — its neighbours are looked at in the split
   // text, as the rules' look-behind and look-ahead do —, whitespace collapsed and trimmed, lower case.
-  let out = '';
+  // The codes are collected and made into a string at once ({@link stringOfCodes}): matching puts
+  // every title in Maps and Sets.
+  const out: number[] = [];
   let space = false;
-  for (let i = 0; i < split.length; i++) {
+  for (let i = 0; i < length; i++) {
     const code = split[i] as number;
     if (
       (code | 0x20) === 0x74 &&
-      i + 4 <= split.length &&
+      i + 4 <= length &&
       ((split[i + 1] as number) | 0x20) === 0x65 &&
       ((split[i + 2] as number) | 0x20) === 0x73 &&
       ((split[i + 3] as number) | 0x20) === 0x74 &&
       (i === 0 || !isAsciiAlnum(split[i - 1] as number)) &&
-      (i + 4 === split.length || !isAsciiAlnum(split[i + 4] as number))
+      (i + 4 === length || !isAsciiAlnum(split[i + 4] as number))
     ) {
       i += 3;
       continue;
@@ -304,11 +333,27 @@ export function normalizeAsciiTitle(value: string): string {
       space = out.length > 0;
       continue;
     }
-    if (space) out += ' ';
+    if (space) out.push(0x20);
     space = false;
-    out += String.fromCharCode(code >= 0x41 && code <= 0x5a ? code + 0x20 : code);
+    out.push(code >= 0x41 && code <= 0x5a ? code + 0x20 : code);
   }
-  return out;
+  return stringOfCodes(out);
+}
+
+/** Character codes passed to one `String.fromCharCode` call: well below engines' argument limits. */
+const CODES_PER_CALL = 8192;
+
+/**
+ * The string of UTF-16 code units `codes`, built flat (made at once, not grown a character at a
+ * time, so that hashing it in a Map or Set does not first have to flatten a chain of concatenations).
+ */
+export function stringOfCodes(codes: readonly number[]): string {
+  if (codes.length <= CODES_PER_CALL) return String.fromCharCode(...codes);
+  let text = '';
+  for (let i = 0; i < codes.length; i += CODES_PER_CALL) {
+    text += String.fromCharCode(...codes.slice(i, i + CODES_PER_CALL));
+  }
+  return text;
 }
 
 /** The normalisation as the reference states it (any title; {@link normalizeTitle} for ASCII ones). */
@@ -464,7 +509,13 @@ interface ElementVerdict {
 
 /** Applies the per-element rules to one testcase element. */
 export function judgeTestcase(raw: RawTestcase): ElementVerdict {
-  const duration = parseDurationMs(raw.time);
+  return judgeElement(raw, parseDurationMs(raw.time));
+}
+
+/** {@link judgeTestcase} of an element whose `time` is `duration` (parsed once by the caller). */
+function judgeElement(raw: RawTestcase, duration: number | null): ElementVerdict {
+  // Most elements have no outcome element: their verdict needs none of the lists below.
+  if (raw.outcomes.length === 0) return attributeVerdict(raw, duration, []);
   const failures = raw.outcomes.filter((o) => o.kind === 'failure');
   const errors = raw.outcomes.filter((o) => o.kind === 'error');
   const skips = raw.outcomes.filter((o) => o.kind === 'skipped');
@@ -513,24 +564,40 @@ export function judgeTestcase(raw: RawTestcase): ElementVerdict {
     };
   }
 
+  return attributeVerdict(raw, duration, flakyAttempts);
+}
+
+/**
+ * The verdict of an element without primary, rerun or skip element: its `status` / `result`
+ * attributes decide.
+ */
+function attributeVerdict(
+  raw: RawTestcase,
+  duration: number | null,
+  flakyAttempts: JunitAttempt[],
+): ElementVerdict {
   const statusAttr = raw.status_attr?.toLowerCase() ?? '';
   const resultAttr = raw.result_attr?.toLowerCase() ?? '';
   let status: JunitStatus = 'passed';
   if (SKIP_STATUS_ATTRS.has(statusAttr) || SKIP_RESULT_ATTRS.has(resultAttr)) status = 'skipped';
   else if (FAILURE_STATUS_ATTRS.has(statusAttr)) status = 'failure';
   else if (ERROR_STATUS_ATTRS.has(statusAttr)) status = 'error';
+  const attempt: JunitAttempt = { status, message: null, duration_ms: duration };
   return {
     status,
     message: null,
     details: null,
-    attempts: [...flakyAttempts, { status, message: null, duration_ms: duration }],
+    attempts: flakyAttempts.length === 0 ? [attempt] : [...flakyAttempts, attempt],
   };
 }
 
 function isFlaky(attempts: readonly JunitAttempt[]): boolean {
   const last = attempts[attempts.length - 1];
   if (last === undefined || last.status !== 'passed') return false;
-  return attempts.slice(0, -1).some((attempt) => FAILING.has(attempt.status));
+  for (let i = 0; i < attempts.length - 1; i++) {
+    if (FAILING.has((attempts[i] as JunitAttempt).status)) return true;
+  }
+  return false;
 }
 
 function clip(text: string, max: number): string {
@@ -565,10 +632,10 @@ function composeComment(
   message: string | null,
   details: string | null,
 ): string | null {
-  const parts = [describeAttempts(attempts, flaky), buildComment(message, details)].filter(
-    (part): part is string => part !== null,
-  );
-  return parts.length > 0 ? parts.join('\n\n') : null;
+  const block = describeAttempts(attempts, flaky);
+  const comment = buildComment(message, details);
+  if (block === null || comment === null) return block ?? comment;
+  return `${block}\n\n${comment}`;
 }
 
 /** What a result takes from its properties (computed once per properties object). */
@@ -608,7 +675,8 @@ function factsOf(properties: Readonly<Record<string, string>>): PropertyFacts {
 
 /** Maps one testcase element to a result (Surefire flaky/rerun elements already folded in). */
 export function mapTestcase(raw: RawTestcase): JunitResult {
-  const verdict = judgeTestcase(raw);
+  const duration = parseDurationMs(raw.time);
+  const verdict = judgeElement(raw, duration);
   const properties = raw.properties;
   const facts = factsOf(properties);
   const flaky = isFlaky(verdict.attempts);
@@ -627,7 +695,7 @@ export function mapTestcase(raw: RawTestcase): JunitResult {
     message: verdict.message,
     details: verdict.details,
     comment: composeComment(verdict.attempts, flaky, verdict.message, verdict.details),
-    duration_ms: parseDurationMs(raw.time),
+    duration_ms: duration,
     system_out: raw.system_out,
     system_err: raw.system_err,
     flaky,
@@ -651,7 +719,16 @@ export function mapTestcase(raw: RawTestcase): JunitResult {
  */
 export function retryKey(result: JunitResult): string {
   // `[<suite path>,…]`: the path's JSON is made once per path array (a suite's testcases share it).
-  const rest = JSON.stringify([
+  return `[${pathJson(result.suite_path)},${retryKeyRest(result).slice(1)}`;
+}
+
+/**
+ * The parts of {@link retryKey} after the suite path, as a JSON array: `retryKey` is
+ * `[<path JSON>,` followed by this without its `[`. The path's JSON is a complete JSON value, so
+ * two results have the same key exactly when they have the same path JSON and the same rest.
+ */
+function retryKeyRest(result: JunitResult): string {
+  return JSON.stringify([
     result.automation_id_property === null
       ? ''
       : storageAutomationId(result.automation_id_property),
@@ -662,7 +739,6 @@ export function retryKey(result: JunitResult): string {
       ? ''
       : storageAutomationId(result.dataset.name ?? result.dataset.key ?? ''),
   ]);
-  return `[${pathJson(result.suite_path)},${rest.slice(1)}`;
 }
 
 /** JSON texts of suite path arrays already seen (the parsers give a suite's testcases one array). */
@@ -706,21 +782,30 @@ export function foldAttempts(results: readonly JunitResult[]): JunitResult {
  * occurrence of each test.
  */
 export function foldRetries(raws: Iterable<RawTestcase>): JunitResult[] {
-  // A test run once (the common case) keeps its result alone, without a group array.
-  const groups = new Map<string, JunitResult | JunitResult[]>();
+  // The groups in order of first occurrence; a test run once (the common case) keeps its result
+  // alone, without a group array.
+  const groups: Array<JunitResult | JunitResult[]> = [];
+  // Group positions by retry key, taken in its two parts (see retryKeyRest): the suite path's JSON,
+  // shared by a suite's testcases and so hashed once, then the rest. The same grouping as one map
+  // by the whole key, without building and hashing a long new key for every testcase.
+  const byPath = new Map<string, Map<string, number>>();
   for (const raw of raws) {
     const result = mapTestcase(raw);
-    const key = retryKey(result);
-    const group = groups.get(key);
-    if (group === undefined) groups.set(key, result);
-    else if (Array.isArray(group)) group.push(result);
-    else groups.set(key, [group, result]);
+    const path = pathJson(result.suite_path);
+    let byRest = byPath.get(path);
+    if (byRest === undefined) byPath.set(path, (byRest = new Map()));
+    const rest = retryKeyRest(result);
+    const position = byRest.get(rest);
+    if (position === undefined) {
+      byRest.set(rest, groups.length);
+      groups.push(result);
+      continue;
+    }
+    const group = groups[position] as JunitResult | JunitResult[];
+    if (Array.isArray(group)) group.push(result);
+    else groups[position] = [group, result];
   }
-  const results: JunitResult[] = [];
-  for (const group of groups.values()) {
-    results.push(Array.isArray(group) ? foldAttempts(group) : group);
-  }
-  return results;
+  return groups.map((group) => (Array.isArray(group) ? foldAttempts(group) : group));
 }
 
 /** Counts results per final status. */
