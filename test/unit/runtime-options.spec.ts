@@ -11,7 +11,7 @@ describe('node options of the production service', () => {
 
   it('npm start keeps the young generation at 16 MB a semi-space on every supported Node.js', () => {
     // Node.js 20 derives 16 MB from the 1 GiB cap; Node.js 24 would take 64 MB (the heap limit
-    // 1,216 MB instead of 1,072), about 100 MB more resident memory for no measured speed.
+    // 1,216 MB instead of 1,072), about 80 MB more resident memory for no measured speed.
     expect(productionNodeArgs(ROOT)).toContain('--max-semi-space-size=16');
   });
 
