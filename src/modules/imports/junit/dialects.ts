@@ -507,13 +507,11 @@ interface ElementVerdict {
   attempts: JunitAttempt[];
 }
 
-/** Applies the per-element rules to one testcase element. */
-export function judgeTestcase(raw: RawTestcase): ElementVerdict {
-  return judgeElement(raw, parseDurationMs(raw.time));
-}
-
-/** {@link judgeTestcase} of an element whose `time` is `duration` (parsed once by the caller). */
-function judgeElement(raw: RawTestcase, duration: number | null): ElementVerdict {
+/**
+ * Applies the per-element rules to one testcase element whose `time` is `duration` (parsed once
+ * by the caller, which keeps it for the result too).
+ */
+function judgeTestcase(raw: RawTestcase, duration: number | null): ElementVerdict {
   // Most elements have no outcome element: their verdict needs none of the lists below.
   if (raw.outcomes.length === 0) return attributeVerdict(raw, duration, []);
   const failures = raw.outcomes.filter((o) => o.kind === 'failure');
@@ -676,7 +674,7 @@ function factsOf(properties: Readonly<Record<string, string>>): PropertyFacts {
 /** Maps one testcase element to a result (Surefire flaky/rerun elements already folded in). */
 export function mapTestcase(raw: RawTestcase): JunitResult {
   const duration = parseDurationMs(raw.time);
-  const verdict = judgeElement(raw, duration);
+  const verdict = judgeTestcase(raw, duration);
   const properties = raw.properties;
   const facts = factsOf(properties);
   const flaky = isFlaky(verdict.attempts);
