@@ -116,6 +116,20 @@ describe('JUnit import: the answer stored as sent (migration ImportAnswerText)',
     expect(list.body.items[0]).toMatchObject({ id, summary: answer.summary, status: 'completed' });
   });
 
+  it('stores and answers the same bytes for text beyond ASCII and JSON escapes', async () => {
+    // The record stores the answer's text and the request answers its UTF-8 bytes: the same bytes.
+    const { id, text } = await importReport('bytes é€😀 \\ back\\slash');
+    expect(text).toContain('bytes é€😀 \\\\ back\\\\slash');
+    const [row] = (await t.db.query(
+      `SELECT answer::text AS answer FROM junit_imports WHERE id = $1`,
+      [id],
+    )) as Array<{ answer: string }>;
+    expect(row?.answer).toBe(text);
+    const got = await t.req('get', `/api/v1/imports/${id}`, f.viewer.token);
+    expect(got.status).toBe(200);
+    expect(got.text).toContain(`,"result":${text},"problem":null}`);
+  });
+
   it('keeps an answer exactly on a record that succeeded', async () => {
     const { id } = await importReport('checked');
     await expect(
