@@ -5,7 +5,7 @@ import type { INestApplication } from '@nestjs/common';
 import { Client } from 'pg';
 import request from 'supertest';
 import type { Response } from 'supertest';
-import { DataSource } from 'typeorm';
+import { DataSource, QueryRunner } from 'typeorm';
 import { createApp } from '../../src/bootstrap';
 import { AppConfig, loadConfig } from '../../src/config/config';
 import { ProjectRole } from '../../src/common/access/roles';
@@ -89,6 +89,22 @@ export class TestApp {
   async addMember(projectId: string, userId: string, role: ProjectRole, token = this.adminToken): Promise<void> {
     const res = await this.req('post', `/api/v1/projects/${projectId}/members`, token).send({ user_id: userId, role });
     if (res.status !== 201) throw new Error(`add member failed: ${res.status} ${JSON.stringify(res.body)}`);
+  }
+
+  /**
+   * `work` in a transaction of its own connection, rolled back afterwards whatever happens: for
+   * a migration's `down`/`up` or session settings (`SET LOCAL`) that must leave nothing behind.
+   */
+  async inRolledBackTransaction<T>(work: (qr: QueryRunner) => Promise<T>): Promise<T> {
+    const qr = this.db.createQueryRunner();
+    await qr.connect();
+    try {
+      await qr.startTransaction();
+      return await work(qr);
+    } finally {
+      await qr.rollbackTransaction();
+      await qr.release();
+    }
   }
 
   /** A project whose lead, tester and viewer are distinct users, plus an outsider with no membership. */

@@ -31,6 +31,7 @@ import { WebhookAttemptsUnique1763700019960 } from './1763700019960-WebhookAttem
 import { FasterTitleProbe1763700019970 } from './1763700019970-FasterTitleProbe';
 import { PartialNullKeyIndexes1763700019980 } from './1763700019980-PartialNullKeyIndexes';
 import { ImportAnswerText1763700019990 } from './1763700019990-ImportAnswerText';
+import { RunListCoveringIndexes1763700020000 } from './1763700020000-RunListCoveringIndexes';
 import { RunItemCaseCopiesOnDemand1763700019850 } from './1763700019850-RunItemCaseCopiesOnDemand';
 import { RunItemIndexesLean1763700019860 } from './1763700019860-RunItemIndexesLean';
 import { LeanImportWrites1763700002500 } from './1763700002500-LeanImportWrites';
@@ -78,4 +79,5 @@ export const MIGRATIONS = [
   FasterTitleProbe1763700019970,
   PartialNullKeyIndexes1763700019980,
   ImportAnswerText1763700019990,
+  RunListCoveringIndexes1763700020000,
 ];
