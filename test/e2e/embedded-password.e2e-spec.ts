@@ -1,6 +1,7 @@
 import { chmodSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from 'pg';
+import { SHUT_DOWN_LINE } from '../../src/database/embedded-postgres';
 import { MainProcess, startTsScript, waitForMain } from '../support/main-process';
 import { freePort, newDataDir } from '../support/pg-server';
 
@@ -12,10 +13,20 @@ import { freePort, newDataDir } from '../support/pg-server';
  */
 const EMBEDDED = `
 const { startEmbeddedPostgres } = require('./src/database/embedded-postgres.ts');
-startEmbeddedPostgres({ dataDir: process.env.D, port: Number(process.env.P), database: 'postgres' }).then(
+startEmbeddedPostgres({
+  dataDir: process.env.D,
+  port: Number(process.env.P),
+  database: 'postgres',
+  onLog: (line) => process.stdout.write('PG ' + line + '\\n'),
+}).then(
   (pg) => {
     process.stdout.write('STARTED ' + JSON.stringify({ url: pg.url, notes: pg.notes }) + '\\n');
-    process.stdin.once('data', () => pg.stop().then(() => process.exit(0)));
+    process.stdin.once('data', () =>
+      pg.stop().then(() => {
+        process.stdout.write('STOPPED\\n');
+        process.exit(0);
+      }),
+    );
   },
   (err) => {
     console.error(err);
@@ -103,5 +114,21 @@ describe('embedded PostgreSQL: the superuser password is drawn per cluster', () 
     expect(await login('postgres')).toBe('28P01');
     expect(await login(stored())).toBe('ok');
     expect(stored()).not.toBe('postgres');
+  });
+
+  it("stop() returns once the server has written its last line (nothing of it after the caller's next)", async () => {
+    await stop(); // the server the tests before left running
+    await start();
+    const s = running!;
+    await stop();
+    const lines = s.output().split('\n');
+    const stopped = lines.indexOf('STOPPED');
+    expect(stopped).toBeGreaterThan(0);
+    expect(lines.slice(stopped + 1).filter((l) => l.startsWith('PG '))).toEqual([]);
+    const last = lines
+      .slice(0, stopped)
+      .filter((l) => l.startsWith('PG '))
+      .pop();
+    expect(last).toMatch(SHUT_DOWN_LINE);
   });
 });
