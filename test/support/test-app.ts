@@ -100,9 +100,12 @@ export class TestApp {
     await qr.connect();
     try {
       await qr.startTransaction();
-      return await work(qr);
+      try {
+        return await work(qr);
+      } finally {
+        await qr.rollbackTransaction();
+      }
     } finally {
-      await qr.rollbackTransaction();
       await qr.release();
     }
   }
