@@ -1,8 +1,8 @@
-import { Client } from 'pg';
 import {
   RUN_LIST_INDEXES,
   RunListCoveringIndexes1763700020000,
 } from '../../src/database/migrations/1763700020000-RunListCoveringIndexes';
+import { SentStatement, statementsDuring } from '../support/query-count';
 import { createTestApp, RoleFixture, TestApp } from '../support/test-app';
 
 const api = (path: string) => `/api/v1${path}`;
@@ -91,29 +91,15 @@ describe('run list pages walk their sort index alone (migration RunListCoveringI
   }
 
   /** The page statement the service sent for `url`, with its values, and the page it answered. */
-  async function pageStatement(
-    url: string,
-  ): Promise<{ sql: string; values: unknown[]; ids: string[] }> {
-    const spy = jest.spyOn(Client.prototype, 'query');
-    try {
-      const res = await t.req('get', api(url), g.viewer.token);
-      expect(res.status).toBe(200);
-      const call = spy.mock.calls
-        .map(([q, v]) =>
-          typeof q === 'string'
-            ? { sql: q, values: v as unknown[] }
-            : {
-                sql: String((q as { text?: string }).text),
-                values: (q as { values?: unknown[] }).values ?? [],
-              },
-        )
-        .find((c) => c.sql.includes('WITH page AS'));
-      expect(call).toBeDefined();
-      const items = res.body.items as Array<{ id: string }>;
-      return { ...(call as { sql: string; values: unknown[] }), ids: items.map((i) => i.id) };
-    } finally {
-      spy.mockRestore();
-    }
+  async function pageStatement(url: string): Promise<SentStatement & { ids: string[] }> {
+    const { result: res, sent } = await statementsDuring(async () =>
+      t.req('get', api(url), g.viewer.token),
+    );
+    expect(res.status).toBe(200);
+    const page = sent.find((c) => c.sql.includes('WITH page AS'));
+    expect(page).toBeDefined();
+    const items = res.body.items as Array<{ id: string }>;
+    return { ...(page as SentStatement), ids: items.map((i) => i.id) };
   }
 
   interface PlanNode {
