@@ -1,4 +1,4 @@
-import { blankToNull, caseKey, cutText, normalizeStringList } from './normalize';
+import { blankToNull, caseKey, cutText, normalizeStringList, ownText } from './normalize';
 import { isWellFormedText } from './validation/well-formed';
 
 describe('normalizeStringList', () => {
@@ -70,5 +70,20 @@ describe('cutText', () => {
     for (let max = 0; max <= text.length; max++) {
       expect(isWellFormedText(cutText(text, max))).toBe(true);
     }
+  });
+});
+
+describe('ownText', () => {
+  const long = 'a long text of a report, \u{1F600} and a lone \uD800 surrogate';
+  it.each<[string, string]>([
+    ['', ''],
+    ['short', 'short'],
+    ['twelve chars', 'twelve chars'],
+    ['thirteen char', 'thirteen char'],
+    [long, long],
+    ['slice of a longer text'.slice(3, 20), 'ce of a longer te'],
+  ])('%j → an equal string %j', (text, expected) => {
+    expect(ownText(text)).toBe(expected);
+    expect(ownText(text)).toHaveLength(text.length);
   });
 });

@@ -1,4 +1,6 @@
 import { Readable } from 'node:stream';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 
 import {
   ATTRIBUTES_REASON,
@@ -892,6 +894,51 @@ describe('parseJunit: a large streamed document', () => {
       system_out: 'out 19999',
       properties: { tms_preconditions: '199' },
     });
+  });
+});
+
+describe('parseJunit: what a parsed report keeps alive', () => {
+  /** The collector, for measuring what stays reachable (`--expose-gc` given at run time). */
+  function collector(): () => void {
+    setFlagsFromString('--expose-gc');
+    return runInNewContext('gc') as () => void;
+  }
+
+  it('keeps the texts it stores, not the chunks of the report they were read from', async () => {
+    const gc = collector();
+    const testcases = 2_000;
+    // Each testcase arrives in a chunk of its own with 8 KB of comment the parser skips: the
+    // report is about 16 MB of text, what a result stores well under 1 KB of it. A stored text that
+    // were a view of its chunk (V8 keeps a substring of 13 or more characters as one) would keep
+    // all the chunks, the whole report, reachable.
+    const padding = `<!-- ${'x'.repeat(8192)} -->\n`;
+    let chars = 0;
+    function* generate(): Generator<Buffer> {
+      yield Buffer.from(`${XML_DECL}<testsuite name="s">\n`);
+      for (let i = 0; i < testcases; i++) {
+        const chunk =
+          `<testcase classname="pkg.Memory" name="test_${i}"><failure message="boom ${i}">` +
+          `stack trace of test ${i}, long enough to be a view</failure>` +
+          `<system-out>output of test ${i}, long enough as well</system-out></testcase>${padding}`;
+        chars += chunk.length;
+        yield Buffer.from(chunk);
+      }
+      yield Buffer.from('</testsuite>\n');
+    }
+    gc();
+    const before = process.memoryUsage().heapUsed;
+    const report = await parseJunit(Readable.from(generate()));
+    gc();
+    const kept = process.memoryUsage().heapUsed - before;
+
+    expect(report.results).toHaveLength(testcases);
+    expect(report.results[testcases - 1]).toMatchObject({
+      details: `stack trace of test ${testcases - 1}, long enough to be a view`,
+      system_out: `output of test ${testcases - 1}, long enough as well`,
+    });
+    expect(chars).toBeGreaterThan(16_000_000);
+    // The results themselves take about 2 MB; the chunks would add their 16 MB (19 MB measured).
+    expect(kept).toBeLessThan(chars / 2);
   });
 });
 

@@ -24,7 +24,7 @@ import { Readable } from 'node:stream';
 import { TextDecoder } from 'node:util';
 import * as sax from 'sax';
 
-import { cutText } from '../../../common/normalize';
+import { cutText, ownText } from '../../../common/normalize';
 import { extendStoragePath } from '../storage-form';
 import {
   JunitResult,
@@ -214,17 +214,20 @@ export class TextSink {
     return this.dropped > 0;
   }
 
-  /** Trimmed text kept (null when blank), without any note. */
+  /**
+   * Trimmed text kept (null when blank), without any note. Like {@link finish}, a string of its own
+   * (`ownText`): the parser's chunk it came from is not kept alive by it.
+   */
   finishPlain(): string | null {
     const text = this.text.trim();
-    return text === '' ? null : text;
+    return text === '' ? null : ownText(text);
   }
 
-  /** Trimmed text (null when blank) with a note when something was cut. */
+  /** Trimmed text (null when blank) with a note when something was cut; a string of its own. */
   finish(): string | null {
     const text = this.text.trim();
-    if (this.dropped === 0) return text === '' ? null : text;
-    return `${text}\n[truncated: ${this.dropped} more characters not stored]`;
+    if (this.dropped === 0) return text === '' ? null : ownText(text);
+    return ownText(`${text}\n[truncated: ${this.dropped} more characters not stored]`);
   }
 }
 
