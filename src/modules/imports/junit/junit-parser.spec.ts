@@ -898,14 +898,23 @@ describe('parseJunit: a large streamed document', () => {
 });
 
 describe('parseJunit: what a parsed report keeps alive', () => {
-  /** The collector, for measuring what stays reachable (`--expose-gc` given at run time). */
-  function collector(): () => void {
+  /**
+   * Parses the report `generate` streams, and measures the heap its result keeps reachable (the
+   * collector run before and after, `--expose-gc` given at run time).
+   */
+  async function parseAndMeasure(
+    generate: () => Generator<Buffer>,
+  ): Promise<{ report: ParsedReport; kept: number }> {
     setFlagsFromString('--expose-gc');
-    return runInNewContext('gc') as () => void;
+    const gc = runInNewContext('gc') as () => void;
+    gc();
+    const before = process.memoryUsage().heapUsed;
+    const report = await parseJunit(Readable.from(generate()));
+    gc();
+    return { report, kept: process.memoryUsage().heapUsed - before };
   }
 
   it('keeps the texts it stores, not the chunks of the report they were read from', async () => {
-    const gc = collector();
     const testcases = 2_000;
     // Each testcase arrives in a chunk of its own with 8 KB of comment the parser skips: the
     // report is about 16 MB of text, what a result stores well under 1 KB of it. A stored text that
@@ -913,7 +922,7 @@ describe('parseJunit: what a parsed report keeps alive', () => {
     // all the chunks, the whole report, reachable.
     const padding = `<!-- ${'x'.repeat(8192)} -->\n`;
     let chars = 0;
-    function* generate(): Generator<Buffer> {
+    const { report, kept } = await parseAndMeasure(function* () {
       yield Buffer.from(`${XML_DECL}<testsuite name="s">\n`);
       for (let i = 0; i < testcases; i++) {
         const chunk =
@@ -924,12 +933,7 @@ describe('parseJunit: what a parsed report keeps alive', () => {
         yield Buffer.from(chunk);
       }
       yield Buffer.from('</testsuite>\n');
-    }
-    gc();
-    const before = process.memoryUsage().heapUsed;
-    const report = await parseJunit(Readable.from(generate()));
-    gc();
-    const kept = process.memoryUsage().heapUsed - before;
+    });
 
     expect(report.results).toHaveLength(testcases);
     expect(report.results[testcases - 1]).toMatchObject({
@@ -939,6 +943,26 @@ describe('parseJunit: what a parsed report keeps alive', () => {
     expect(chars).toBeGreaterThan(16_000_000);
     // The results themselves take about 2 MB; the chunks would add their 16 MB (19 MB measured).
     expect(kept).toBeLessThan(chars / 2);
+  });
+
+  it('keeps one string for a classname or a file that many testcases repeat', async () => {
+    const testcases = 5_000;
+    // Long values, so that a string per testcase would show: 5,000 × 2 × 2,000 characters.
+    const classname = `pkg.${'Deep'.repeat(499)}`;
+    const file = `src/${'dir/'.repeat(499)}`;
+    const { report, kept } = await parseAndMeasure(function* () {
+      yield Buffer.from(`${XML_DECL}<testsuite name="s">\n`);
+      for (let i = 0; i < testcases; i++) {
+        yield Buffer.from(`<testcase classname="${classname}" file="${file}" name="test_${i}"/>\n`);
+      }
+      yield Buffer.from('</testsuite>\n');
+    });
+
+    expect(report.results).toHaveLength(testcases);
+    expect(report.results[testcases - 1]).toMatchObject({ classname, file, name: 'test_4999' });
+    expect(report.results[0].automation_id).toBe(`${classname}.test_0`);
+    // A string per testcase would be 20 MB (one-byte characters; 22.5 MB measured).
+    expect(kept).toBeLessThan(5_000_000);
   });
 });
 

@@ -395,6 +395,12 @@ class ReportBuilder {
   private elementCount = 0;
   /** Nameless testcases seen per suite path (and classname): the N of their generated names. */
   private readonly namelessSeen = new Map<string, number>();
+  /**
+   * One string per distinct `classname` and `file` value: the testcases of a class repeat them, and
+   * sax reads every attribute into a string of its own (4.6 of the 54 MB a parsed report of the
+   * bench's 100,000 testcases took; bench/README.md fix 63). Dropped with the builder.
+   */
+  private readonly shared = new Map<string, string>();
   private anyTruncated = false;
 
   constructor(
@@ -561,9 +567,18 @@ class ReportBuilder {
     return generatedTestcaseName(classname, position);
   }
 
+  /** The string kept for an attribute value many testcases repeat (see `shared`). */
+  private share(value: string | null): string | null {
+    if (value === null) return null;
+    const kept = this.shared.get(value);
+    if (kept !== undefined) return kept;
+    this.shared.set(value, value);
+    return value;
+  }
+
   private openTestcase(suite: SuiteNode, attrs: Record<string, string>): Frame {
     const given = blankToNull(attr(attrs, 'name'));
-    const classname = blankToNull(attr(attrs, 'classname'));
+    const classname = this.share(blankToNull(attr(attrs, 'classname')));
     let name = given;
     if (name === null) {
       if (this.rejectNameless) this.fail(NAMELESS_TESTCASE_REASON);
@@ -583,7 +598,7 @@ class ReportBuilder {
       name,
       generatedName: given === null,
       classname,
-      file: blankToNull(attr(attrs, 'file')),
+      file: this.share(blankToNull(attr(attrs, 'file'))),
       line: parseLine(attr(attrs, 'line')),
       time: attr(attrs, 'time'),
       statusAttr: blankToNull(attr(attrs, 'status')),
