@@ -1,4 +1,5 @@
-import { SentStatement, statementsDuring } from '../support/query-count';
+import { mostRowsCarrying, sentWhileGetting } from '../support/plan-rows';
+import type { SentStatement } from '../support/query-count';
 import { createTestApp, RoleFixture, TestApp } from '../support/test-app';
 
 const api = (path: string) => `/api/v1${path}`;
@@ -7,8 +8,8 @@ const api = (path: string) => `/api/v1${path}`;
  * A deep page of the case list (OFFSET 500 on), and every page sorted by owner or suite name, is a
  * deferred join (`TestCasesRepository.findPage`): the page's ids are chosen from the sort keys
  * alone, and only the page's cases are read whole and joined. Checked on the statement the service
- * itself sends, under EXPLAIN ANALYZE: no step of its plan handles a case's whole row (its
- * `description`) more times than the page has cases; and each page equals the page of the plain
+ * itself sends, under EXPLAIN ANALYZE: no join, sort or limit of its plan carries a case's whole
+ * row (its `description`) for more cases than the page has; and each page equals the page of the plain
  * statement, which sorts the whole rows.
  */
 describe('case list pages: the whole rows of the page only (deferred join)', () => {
@@ -74,51 +75,13 @@ describe('case list pages: the whole rows of the page only (deferred join)', () 
     return rows.map((r) => r.id);
   }
 
-  /** The page statement the service sent for `url`, with its values, and the page it answered. */
+  /** The page statement the service sent for `url`, and the page's ids. */
   async function pageStatement(url: string): Promise<SentStatement & { ids: string[] }> {
-    const { result: res, sent } = await statementsDuring(async () =>
-      t.req('get', api(url), g.viewer.token),
+    const { res, ...statement } = await sentWhileGetting(t, api(url), g.viewer.token, (c) =>
+      c.sql.includes('tc.description'),
     );
     expect(res.status).toBe(200);
-    const page = sent.find((c) => c.sql.includes('ORDER BY') && c.sql.includes('tc.description'));
-    expect(page).toBeDefined();
-    const items = res.body.items as Array<{ id: string }>;
-    return { ...(page as SentStatement), ids: items.map((i) => i.id) };
-  }
-
-  interface PlanNode {
-    'Node Type': string;
-    Output?: string[];
-    'Actual Rows'?: number;
-    'Actual Loops'?: number;
-    Plans?: PlanNode[];
-  }
-
-  /**
-   * The most rows any join, sort or limit of the statement's plan carried with a case's whole row
-   * in its output (EXPLAIN ANALYZE, VERBOSE), with sequential scans and hash joins off: the walk and
-   * the lookups the statement can do, whatever the planner makes of a table this small. Scans are
-   * left out: a scan reads each row it visits whole whatever it passes on (PostgreSQL may then pass
-   * the whole row, for the step above to narrow), where joins and sorts cost by what they carry.
-   */
-  async function wholeRowsHandled(sql: string, values: unknown[]): Promise<number> {
-    const rows = await t.inRolledBackTransaction(async (qr) => {
-      await qr.query('SET LOCAL enable_seqscan = off');
-      await qr.query('SET LOCAL enable_hashjoin = off');
-      return (await qr.query(`EXPLAIN (ANALYZE, VERBOSE, FORMAT JSON) ${sql}`, values)) as Array<{
-        'QUERY PLAN': Array<{ Plan: PlanNode }>;
-      }>;
-    });
-    let most = 0;
-    const walk = (n: PlanNode) => {
-      const carries = !n['Node Type'].endsWith('Scan') && !n['Node Type'].startsWith('Bitmap');
-      if (carries && n.Output?.some((column) => column.includes('description'))) {
-        most = Math.max(most, (n['Actual Rows'] ?? 0) * (n['Actual Loops'] ?? 1));
-      }
-      n.Plans?.forEach(walk);
-    };
-    rows[0]?.['QUERY PLAN'].forEach((p) => walk(p.Plan));
-    return most;
+    return { ...statement, ids: (res.body.items as Array<{ id: string }>).map((i) => i.id) };
   }
 
   it.each<[string, 'asc' | 'desc', number]>([
@@ -134,12 +97,14 @@ describe('case list pages: the whole rows of the page only (deferred join)', () 
     const url =
       `/test-cases?project_id=${g.projectId}&sort_by=${sortBy}&sort_order=${order}` +
       `&page=${page}&page_size=${SIZE}`;
-    const { sql, values, ids } = await pageStatement(url);
+    const { ids, ...statement } = await pageStatement(url);
     expect(ids).toHaveLength(SIZE);
     expect(ids).toEqual(await plainPage(sortBy, order, page));
-    // The page's 50 cases read whole; the plain statement handles every case it skips whole too
-    // (600 to 2,000 here).
-    expect(await wholeRowsHandled(sql, values)).toBe(SIZE);
+    // The page's 50 cases carried whole; the plain statement carries every case it skips whole
+    // too (600 to 2,000 here). Sequential scans and hash joins off: the walk and the lookups the
+    // statement can do, whatever the planner makes of a table this small.
+    const settings = ['enable_seqscan = off', 'enable_hashjoin = off'];
+    expect(await mostRowsCarrying(t, statement, 'description', settings)).toBe(SIZE);
   });
 
   it('a shallow page sorted by a column of the case is the plain statement, with the same page', async () => {
