@@ -101,6 +101,8 @@ export interface BenchConfig {
   cpuProfDir: string | null;
   /** Where results.json goes. */
   resultsPath: string;
+  /** True when BENCH_RESULTS named it (else it is bench/results.json, the committed figures). */
+  resultsPathGiven: boolean;
   /** Connection pool size of both servers. */
   poolSize: number;
   /** Extra node arguments for the service (experiments, e.g. `--require ./patch.js`). */
@@ -147,10 +149,24 @@ export function loadBenchConfig(env: Env, defaultResultsPath: string): BenchConf
     keep: env.BENCH_KEEP === '1' || env.BENCH_KEEP === 'true',
     cpuProfDir: env.BENCH_CPU_PROF?.trim() || null,
     resultsPath: env.BENCH_RESULTS?.trim() || defaultResultsPath,
+    resultsPathGiven: Boolean(env.BENCH_RESULTS?.trim()),
     poolSize: Math.round(positive(env, 'DB_POOL_SIZE', 20)),
     serviceNodeArgs: (env.BENCH_SERVICE_NODE_ARGS ?? '').split(/\s+/).filter(Boolean),
     pgSlowMs: env.BENCH_PG_SLOW_MS?.trim() ? positive(env, 'BENCH_PG_SLOW_MS', 100) : null,
     pgLogPath: env.BENCH_PG_LOG?.trim() || '/tmp/tms-bench-postgres.log',
     pgStatements: env.BENCH_PG_STATEMENTS === '1' || env.BENCH_PG_STATEMENTS === 'true',
   };
+}
+
+/**
+ * Where a run's results go, or null for nowhere: the file BENCH_RESULTS names, else
+ * bench/results.json only when the run measured something (`measured`: its scenarios and imports).
+ * A run that only seeded, or held the servers for a look (`BENCH_ONLY=none`, `BENCH_HOLD=1`), would
+ * otherwise replace the committed figures with a run of none.
+ */
+export function resultsTarget(
+  cfg: Pick<BenchConfig, 'resultsPath' | 'resultsPathGiven'>,
+  measured: number,
+): string | null {
+  return cfg.resultsPathGiven || measured > 0 ? cfg.resultsPath : null;
 }

@@ -19,7 +19,7 @@ import { join, resolve } from 'node:path';
 import { Client } from 'pg';
 import { startEmbeddedPostgres } from '../src/database/embedded-postgres';
 import { BENCH_POSTGRES_FLAGS, migrateAndSeed } from './bench-database';
-import { BenchConfig, loadBenchConfig } from './config';
+import { BenchConfig, loadBenchConfig, resultsTarget } from './config';
 import { writeJunitReport, uploadJunit } from './junit';
 import {
   LoadResult,
@@ -1088,9 +1088,14 @@ async function main(): Promise<void> {
       imports: bench.imports,
       targets,
     };
-    writeFileSync(cfg.resultsPath, JSON.stringify(results, null, 2) + '\n');
+    const target = resultsTarget(cfg, bench.scenarios.length + bench.imports.length);
+    if (target !== null) writeFileSync(target, JSON.stringify(results, null, 2) + '\n');
     printSummary(bench, targets);
-    log(`\nresults written to ${cfg.resultsPath}`);
+    log(
+      target !== null
+        ? `\nresults written to ${target}`
+        : `\nno scenario or import ran: ${cfg.resultsPath} left as it was (BENCH_RESULTS names a file to write anyway)`,
+    );
   } catch (err) {
     failed = true;
     process.stderr.write(
