@@ -421,10 +421,10 @@ export class RunItemsRepository {
       return { rows, total: null };
     }
     // A deferred join: the page's ids and the window count are taken from the matching items
-    // alone (narrow rows; PostgreSQL drops the joins neither the filter nor the sort reads), and
-    // only the page's items are then read whole with their run, case, suite and assignee. Counting
-    // and sorting the whole joined rows took 32-43 ms a page of a 10,000-item run, this 7-22 ms
-    // (bench/README.md fix 66).
+    // alone (narrow rows; PostgreSQL drops the outer joins neither the filter nor the sort reads),
+    // and only the page's items are then read whole with their run, case, suite and assignee.
+    // Counting and sorting the whole joined rows took 32-43 ms a page of a 10,000-item run, this
+    // 7-22 ms (bench/README.md fix 66).
     const rows = await this.db.query<RunItemRow & { total: number }>(
       `WITH page AS (
          SELECT ri.id, count(*) OVER ()::int AS total

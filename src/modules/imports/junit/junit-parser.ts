@@ -397,7 +397,7 @@ class ReportBuilder {
   private readonly namelessSeen = new Map<string, number>();
   /**
    * One string per distinct `classname` and `file` value: the testcases of a class repeat them, and
-   * sax reads every attribute into a string of its own (4.6 of the 54 MB a parsed report of the
+   * sax reads every attribute into a string of its own (4.7 of the 54 MB a parsed report of the
    * bench's 100,000 testcases took; bench/README.md fix 63). Dropped with the builder.
    */
   private readonly shared = new Map<string, string>();
