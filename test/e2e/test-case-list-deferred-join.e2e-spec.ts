@@ -9,8 +9,8 @@ const api = (path: string) => `/api/v1${path}`;
  * deferred join (`TestCasesRepository.findPage`): the page's ids are chosen from the sort keys
  * alone, and only the page's cases are read whole and joined. Checked on the statement the service
  * itself sends, under EXPLAIN ANALYZE: no join, sort or limit of its plan carries a case's whole
- * row (its `description`) for more cases than the page has; and each page equals the page of the plain
- * statement, which sorts the whole rows.
+ * row (its `description`) for more cases than the page has; and each page equals the page of the
+ * plain statement, which sorts the whole rows.
  */
 describe('case list pages: the whole rows of the page only (deferred join)', () => {
   let t: TestApp;
