@@ -2,7 +2,8 @@ import {
   RUN_LIST_INDEXES,
   RunListCoveringIndexes1763700020000,
 } from '../../src/database/migrations/1763700020000-RunListCoveringIndexes';
-import { SentStatement, statementsDuring } from '../support/query-count';
+import { explainedSteps, sentWhileGetting } from '../support/plan-rows';
+import type { SentStatement } from '../support/query-count';
 import { createTestApp, RoleFixture, TestApp } from '../support/test-app';
 
 const api = (path: string) => `/api/v1${path}`;
@@ -90,45 +91,13 @@ describe('run list pages walk their sort index alone (migration RunListCoveringI
       .map((r) => r.id);
   }
 
-  /** The page statement the service sent for `url`, with its values, and the page it answered. */
+  /** The page statement the service sent for `url`, and the page's ids. */
   async function pageStatement(url: string): Promise<SentStatement & { ids: string[] }> {
-    const { result: res, sent } = await statementsDuring(async () =>
-      t.req('get', api(url), g.viewer.token),
+    const { res, ...statement } = await sentWhileGetting(t, api(url), g.viewer.token, (c) =>
+      c.sql.includes('WITH page AS'),
     );
     expect(res.status).toBe(200);
-    const page = sent.find((c) => c.sql.includes('WITH page AS'));
-    expect(page).toBeDefined();
-    const items = res.body.items as Array<{ id: string }>;
-    return { ...(page as SentStatement), ids: items.map((i) => i.id) };
-  }
-
-  interface PlanNode {
-    'Node Type': string;
-    'Index Name'?: string;
-    'Heap Fetches'?: number;
-    'Actual Rows'?: number;
-    Plans?: PlanNode[];
-  }
-
-  /**
-   * The scans of the statement's plan under EXPLAIN ANALYZE, with sequential scans and sorts off
-   * (the walk it can do, whatever the planner makes of a table this small).
-   */
-  async function scans(sql: string, values: unknown[]): Promise<PlanNode[]> {
-    const rows = await t.inRolledBackTransaction(async (qr) => {
-      await qr.query('SET LOCAL enable_seqscan = off');
-      await qr.query('SET LOCAL enable_sort = off');
-      return (await qr.query(`EXPLAIN (ANALYZE, FORMAT JSON) ${sql}`, values)) as Array<{
-        'QUERY PLAN': Array<{ Plan: PlanNode }>;
-      }>;
-    });
-    const all: PlanNode[] = [];
-    const walk = (n: PlanNode) => {
-      if (n['Index Name'] !== undefined) all.push(n);
-      n.Plans?.forEach(walk);
-    };
-    rows[0]?.['QUERY PLAN'].forEach((p) => walk(p.Plan));
-    return all;
+    return { ...statement, ids: (res.body.items as Array<{ id: string }>).map((i) => i.id) };
   }
 
   const live = STATUSES.filter((s) => s !== 'archived');
@@ -159,10 +128,13 @@ describe('run list pages walk their sort index alone (migration RunListCoveringI
     ],
   ])('GET /test-runs?page=12%s: %s, index only', async (query, index, key, order, statuses) => {
     const url = `/test-runs?project_id=${g.projectId}&fields=id&page=12&page_size=50${query}`;
-    const { sql, values, ids } = await pageStatement(url);
+    const { ids, ...statement } = await pageStatement(url);
     expect(ids).toEqual(await expectedPage(key, order, statuses, 12, 50));
     expect(ids).toHaveLength(50);
-    const walk = (await scans(sql, values)).find((n) => n['Index Name'] === index);
+    // Sequential scans and sorts off: the walk the statement can do, whatever the planner makes
+    // of a table this small.
+    const steps = await explainedSteps(t, statement, ['enable_seqscan = off', 'enable_sort = off']);
+    const walk = steps.find((n) => n['Index Name'] === index);
     // 600 runs skipped and 50 read (after the skipped ones the filter dropped), none of them
     // fetched from the table.
     expect(walk).toMatchObject({ 'Node Type': 'Index Only Scan', 'Heap Fetches': 0 });
